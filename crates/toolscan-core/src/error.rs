@@ -1,0 +1,39 @@
+//! Errors of configuration (not of model output: bad model output never
+//! errors, it becomes text plus a [`Diagnostic`](crate::Diagnostic)).
+
+use std::fmt;
+
+/// What went wrong while setting a parser up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// No format of that name is registered.
+    UnknownFormat(String),
+    /// A format definition is inconsistent (empty marker, a marker that is a
+    /// substring of another active marker, a jump out of range…).
+    InvalidFormat {
+        /// The format's name.
+        format: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A `tools` array could not be read.
+    Tools(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::UnknownFormat(name) => write!(
+                f,
+                "unknown format `{name}` (`toolscan formats` lists the known ones)"
+            ),
+            Error::InvalidFormat { format, reason } => {
+                write!(f, "invalid format `{format}`: {reason}")
+            }
+            Error::Tools(why) => write!(f, "invalid tools array: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

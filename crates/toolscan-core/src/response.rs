@@ -1,0 +1,104 @@
+//! Collecting events into the final response object (`--output final`), and
+//! the one-shot [`parse`](crate::parse) built on it.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::event::{Diagnostic, Event, FinishReason};
+
+/// One completed call of a [`Response`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// The call id.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The arguments object.
+    pub arguments: Map<String, Value>,
+}
+
+/// A whole response: what collecting every event of a stream gives.
+///
+/// Serialises to the object `toolscan parse --output final` prints:
+/// `{"text", "tool_calls", "diagnostics", "finish_reason"}` (plus
+/// `"reasoning"` when reasoning separation produced any).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Response {
+    /// All text deltas, concatenated.
+    pub text: String,
+    /// All reasoning deltas, concatenated (reasoning separation only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// The completed calls, in index order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Every diagnostic, in order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// From the `done` event (`stop` if there was none).
+    pub finish_reason: FinishReason,
+}
+
+impl Default for Response {
+    fn default() -> Self {
+        Response {
+            text: String::new(),
+            reasoning: None,
+            tool_calls: Vec::new(),
+            diagnostics: Vec::new(),
+            finish_reason: FinishReason::Stop,
+        }
+    }
+}
+
+impl Response {
+    /// Folds one event in.
+    pub fn push(&mut self, event: &Event) {
+        match event {
+            Event::Text { delta } => self.text.push_str(delta),
+            Event::Reasoning { delta } => self
+                .reasoning
+                .get_or_insert_with(String::new)
+                .push_str(delta),
+            Event::ToolCallEnd {
+                id,
+                name,
+                arguments,
+                ..
+            } => self.tool_calls.push(ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            }),
+            Event::Diagnostic(d) => self.diagnostics.push(d.clone()),
+            Event::Done { finish_reason } => self.finish_reason = *finish_reason,
+            Event::ToolCallStart { .. } | Event::ToolCallArgs { .. } => {}
+        }
+    }
+
+    /// Collects a sequence of events.
+    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Response {
+        let mut r = Response::default();
+        for e in events {
+            r.push(e);
+        }
+        r
+    }
+}
+
+/// Merges consecutive `text` deltas, consecutive `reasoning` deltas and
+/// consecutive `tool_call_args` deltas of the same index: the form in which
+/// chunking invariance (contract §2.1) is stated.
+pub fn coalesce(events: impl IntoIterator<Item = Event>) -> Vec<Event> {
+    let mut out: Vec<Event> = Vec::new();
+    for e in events {
+        match (out.last_mut(), e) {
+            (Some(Event::Text { delta: a }), Event::Text { delta: b }) => a.push_str(&b),
+            (Some(Event::Reasoning { delta: a }), Event::Reasoning { delta: b }) => a.push_str(&b),
+            (
+                Some(Event::ToolCallArgs { index: i, delta: a }),
+                Event::ToolCallArgs { index: j, delta: b },
+            ) if *i == j => a.push_str(&b),
+            (_, e) => out.push(e),
+        }
+    }
+    out
+}

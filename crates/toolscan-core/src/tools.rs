@@ -1,0 +1,93 @@
+//! The request's `tools` array (OpenAI style): tool names and their JSON
+//! Schemas.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::Error;
+
+/// The tools a request offered, by name, with their parameter schemas.
+///
+/// ```
+/// use toolscan_core::Tools;
+/// let tools = Tools::from_json(&serde_json::json!([
+///     {"type": "function", "function": {"name": "get_weather",
+///      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+/// ])).unwrap();
+/// assert!(tools.contains("get_weather"));
+/// assert!(!tools.contains("search"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tools {
+    by_name: Arc<BTreeMap<String, Value>>,
+}
+
+impl Tools {
+    /// Reads an OpenAI `tools` array: each element is
+    /// `{"type": "function", "function": {"name", "parameters"}}`; the bare
+    /// `{"name", "parameters"}` form is accepted too.
+    pub fn from_json(tools: &Value) -> Result<Tools, Error> {
+        let Some(items) = tools.as_array() else {
+            return Err(Error::Tools("expected a JSON array of tools".into()));
+        };
+        let mut by_name = BTreeMap::new();
+        for (i, item) in items.iter().enumerate() {
+            let f = item.get("function").unwrap_or(item);
+            let Some(name) = f.get("name").and_then(Value::as_str) else {
+                return Err(Error::Tools(format!("tool #{i} has no string \"name\"")));
+            };
+            let params = f.get("parameters").cloned().unwrap_or(Value::Null);
+            by_name.insert(name.to_owned(), params);
+        }
+        Ok(Tools {
+            by_name: Arc::new(by_name),
+        })
+    }
+
+    /// Reads a `tools` array from JSON text.
+    pub fn from_json_str(text: &str) -> Result<Tools, Error> {
+        let v: Value = serde_json::from_str(text).map_err(|e| Error::Tools(e.to_string()))?;
+        Self::from_json(&v)
+    }
+
+    /// Whether a tool of that name was offered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    /// The JSON Schema of a tool's parameters, if it was offered.
+    pub fn schema(&self, name: &str) -> Option<&Value> {
+        self.by_name.get(name)
+    }
+
+    /// Tool names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_form_and_errors() {
+        let t = Tools::from_json_str(r#"[{"name": "a"}]"#).unwrap();
+        assert!(t.contains("a"));
+        assert!(Tools::from_json_str(r#"{"name": "a"}"#).is_err());
+        assert!(Tools::from_json_str(r#"[{"nom": "a"}]"#).is_err());
+        assert!(Tools::from_json_str("[").is_err());
+    }
+}
