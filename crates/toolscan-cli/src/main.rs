@@ -1,1 +1,64 @@
-fn main(){}
+//! `toolscan`: the command line of contract §3.
+//!
+//! - `toolscan parse` reads model output and writes tool-call events as JSON
+//!   Lines ([`parse`]);
+//! - `toolscan formats` lists the known formats ([`formats`]).
+//!
+//! Modules: [`args`] (clap definitions), [`chunking`] (`--chunk` plans),
+//! [`failure`] (exit statuses and stderr messages).
+#![forbid(unsafe_code)]
+
+mod args;
+mod chunking;
+mod failure;
+mod formats;
+mod parse;
+
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::Parser as _;
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_failure(&e),
+    };
+    let result = match cli.command {
+        Command::Parse(args) => parse::run(args),
+        Command::Formats(args) => formats::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.report(),
+    }
+}
+
+/// Handles what clap could not parse: `--help` and `--version` print as
+/// usual (exit 0); a missing subcommand prints the help on stderr; any other
+/// usage error becomes a one-line message. Those exit with clap's usage
+/// status, 2.
+fn clap_failure(e: &clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // Writes to stdout or stderr as appropriate; a closed stream is
+            // not worth a panic.
+            let _ = e.print();
+        }
+        _ => {
+            let rendered = e.to_string();
+            let first = rendered
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("invalid usage");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            failure::error(&format!("{first} (see `toolscan --help`)"));
+        }
+    }
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+}

@@ -8,11 +8,12 @@ use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 
 /// How a parser mints the id of a call whose format carries none.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum IdMint {
     /// OpenAI style, `call_` + 24 alphanumerics, from a random per-parser
     /// seed (the default).
+    #[default]
     Random,
     /// OpenAI style, `call_` + 24 alphanumerics, from a fixed seed:
     /// reproducible output (the command line uses this).
@@ -20,12 +21,6 @@ pub enum IdMint {
     /// Mistral style: exactly 9 alphanumerics (Mistral templates reject any
     /// other form), from a fixed seed.
     Mistral(u64),
-}
-
-impl Default for IdMint {
-    fn default() -> Self {
-        IdMint::Random
-    }
 }
 
 const ALNUM: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

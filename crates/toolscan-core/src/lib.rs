@@ -19,23 +19,54 @@
 //! assert_eq!(name, "get_weather");
 //! assert_eq!(args["city"], "Paris");
 //! ```
+//!
+//! The pieces: [`Registry`] names the formats and compiles a [`Grammar`]
+//! (the marker automata and block programs of one format, or of `auto`);
+//! a [`Parser`] runs one response through it; [`Response`] collects events
+//! into the final object; [`parse`] does both at once.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod call;
 mod error;
 mod event;
+pub mod format;
+mod formats;
+mod grammar;
 mod ids;
+mod json;
+mod marker;
 mod options;
 mod parser;
 mod registry;
 mod response;
 mod tools;
+mod utf8;
 
 pub use error::Error;
 pub use event::{Diagnostic, DiagnosticKind, Event, FinishReason};
+pub use format::Format;
+pub use grammar::Grammar;
 pub use ids::IdMint;
 pub use options::{Limits, Options};
 pub use parser::Parser;
-pub use registry::{format_for_model, Format, Grammar, Registry};
+pub use registry::{format_for_model, Registry};
 pub use response::{coalesce, Response, ToolCall};
 pub use tools::Tools;
+
+/// Parses a whole response at once: exactly what collecting the events of
+/// feeding it in any chunks gives (contract invariant 7).
+///
+/// ```
+/// use toolscan_core::{parse, FinishReason, Options, Registry};
+/// let g = Registry::builtin().grammar("auto").unwrap();
+/// let r = parse(g, Options::default(), b"[TOOL_CALLS]get_time[ARGS]{}");
+/// assert_eq!(r.tool_calls[0].name, "get_time");
+/// assert_eq!(r.finish_reason, FinishReason::ToolCalls);
+/// ```
+pub fn parse(grammar: std::sync::Arc<Grammar>, options: Options, input: &[u8]) -> Response {
+    let mut p = Parser::new(grammar, options);
+    let mut events = p.feed(input);
+    p.finish_into(&mut events);
+    Response::from_events(&events)
+}

@@ -1,73 +1,243 @@
-//! Placeholder registry while the engine lands.
-use std::sync::Arc;
+//! Named formats, `auto`, and the mapping from model ids to formats.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::Error;
+use crate::format::{Format, Trust};
+use crate::formats;
+use crate::grammar::Grammar;
 
-/// A format definition.
-#[derive(Clone, Debug)]
-pub struct Format {
-    name: String,
-}
-
-impl Format {
-    /// The format's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-    /// The catalogue entry (e.g. `F01, F02`).
-    pub fn catalogue(&self) -> &str {
-        ""
-    }
-    /// One-line description.
-    pub fn description(&self) -> &str {
-        ""
-    }
-    /// Human-readable markers.
-    pub fn markers(&self) -> Vec<String> {
-        Vec::new()
-    }
-}
-
-/// A compiled set of formats.
-#[derive(Debug)]
-pub struct Grammar {
-    name: String,
-}
-
-impl Grammar {
-    /// The grammar's name (a format name or `auto`).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// Named formats.
+/// The formats a parser can be built for, by name.
+///
+/// [`Registry::builtin`] has every built-in format; [`register`](Registry::register)
+/// adds a custom one at run time.
+///
+/// ```
+/// use toolscan_core::Registry;
+/// let reg = Registry::builtin();
+/// assert!(reg.get("hermes").is_some());
+/// let auto = reg.grammar("auto").unwrap();
+/// assert_eq!(auto.name(), "auto");
+/// ```
 #[derive(Clone, Debug)]
 pub struct Registry {
     formats: Vec<Format>,
+    /// No custom format was registered: compiled grammars can be shared
+    /// process-wide.
+    pristine: bool,
+}
+
+fn cache() -> &'static Mutex<HashMap<String, Arc<Grammar>>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Grammar>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 impl Registry {
-    /// The built-in formats.
+    /// The built-in formats (`toolscan formats` lists them).
     pub fn builtin() -> Registry {
-        Registry { formats: vec![Format { name: "hermes".into() }] }
+        static BUILTIN: OnceLock<Vec<Format>> = OnceLock::new();
+        Registry {
+            formats: BUILTIN.get_or_init(formats::builtin).clone(),
+            pristine: true,
+        }
     }
-    /// All formats.
+
+    /// Adds a custom format. Its name must be new (and not `auto`), and its
+    /// markers must compile on their own.
+    pub fn register(&mut self, format: Format) -> Result<(), Error> {
+        let invalid = |reason: &str| Error::InvalidFormat {
+            format: format.name.clone(),
+            reason: reason.into(),
+        };
+        if format.name == "auto" || self.get(&format.name).is_some() {
+            return Err(invalid("a format of that name exists"));
+        }
+        if format.openers.is_empty() {
+            return Err(invalid("no opening marker"));
+        }
+        Grammar::new(&format.name, &[&format])?;
+        self.formats.push(format);
+        self.pristine = false;
+        Ok(())
+    }
+
+    /// The format of that name.
+    pub fn get(&self, name: &str) -> Option<&Format> {
+        self.formats.iter().find(|f| f.name == name)
+    }
+
+    /// All formats, in `auto` precedence order.
     pub fn formats(&self) -> &[Format] {
         &self.formats
     }
-    /// The compiled grammar of a format name, or of `auto`.
+
+    /// The compiled grammar of a format, or of `auto` (every format's
+    /// openers except bare JSON ones, first match decides; openers that share
+    /// a marker are told apart by the first byte of their body).
     pub fn grammar(&self, name: &str) -> Result<Arc<Grammar>, Error> {
-        if name == "auto" || self.formats.iter().any(|f| f.name == name) {
-            Ok(Arc::new(Grammar { name: name.into() }))
-        } else {
-            Err(Error::UnknownFormat(name.into()))
+        if self.pristine {
+            if let Some(g) = cache().lock().ok().and_then(|c| c.get(name).cloned()) {
+                return Ok(g);
+            }
         }
+        let g = Arc::new(if name == "auto" {
+            let picked: Vec<Format> = self
+                .formats
+                .iter()
+                .map(|f| {
+                    let mut f = f.clone();
+                    f.openers.retain(|o| o.trust != Trust::Bare);
+                    f
+                })
+                .collect();
+            let refs: Vec<&Format> = picked.iter().filter(|f| !f.openers.is_empty()).collect();
+            Grammar::new("auto", &refs)?
+        } else {
+            let f = self
+                .get(name)
+                .ok_or_else(|| Error::UnknownFormat(name.to_string()))?;
+            Grammar::new(name, &[f])?
+        });
+        if self.pristine {
+            if let Ok(mut c) = cache().lock() {
+                c.insert(name.to_string(), Arc::clone(&g));
+            }
+        }
+        Ok(g)
     }
 }
 
-/// The format a model id is known to use.
+/// Model-id fragments and the format each family writes, most specific
+/// first (catalogue entries in brackets).
+const MODELS: &[(&str, &str)] = &[
+    ("qwen3-coder", "qwen3-coder"), // F25
+    ("qwen3.5", "qwen3-coder"),     // Qwen3.5+ switched to the XML form (P23)
+    ("qwen3.6", "qwen3-coder"),
+    ("qwen3.8", "qwen3-coder"),
+    ("step-3.5", "qwen3-coder"),
+    ("step3.5", "qwen3-coder"),
+    ("nemotron-3", "qwen3-coder"),
+    ("qwq", "hermes"),
+    ("qwen", "hermes"), // F01: Qwen2.5, Qwen3
+    ("hermes", "hermes"),
+    ("granite-4", "hermes"),
+    ("ernie-4.5", "hermes"),
+    ("deepseek-v3.2-exp", "deepseek-v3.1"),
+    ("deepseek-v3.1", "deepseek-v3.1"), // F19
+    ("deepseek-v3.2", "deepseek-v3.2"), // F20
+    ("deepseek-v4", "deepseek-v3.2"),
+    ("deepseek-v3", "deepseek-v3"), // F18
+    ("deepseek-r1", "deepseek-v3"),
+    ("mistral-small-3.2", "mistral-v11"), // F05
+    ("mistral-small-4", "mistral-v11"),
+    ("mistral-medium-3.5", "mistral-v11"),
+    ("magistral", "mistral-v11"),
+    ("devstral", "mistral-v11"),
+    ("ministral-3", "mistral-v11"),
+    ("mistral", "mistral"), // F04
+    ("mixtral", "mistral"),
+    ("codestral", "mistral"),
+    ("llama-4", "pythonic"), // F30
+    ("llama4", "pythonic"),
+    ("llama-3", "llama3-json"), // F03
+    ("llama3", "llama3-json"),
+    ("gpt-oss", "harmony"), // F24
+    ("kimi-k3", "kimi-k3"),
+    ("kimi-k2", "kimi-k2"),
+    ("glm-4.5", "glm45"),
+    ("glm-4.6", "glm45"),
+    ("glm-4.7", "glm47"),
+    ("glm-5", "glm47"),
+    ("minimax-m2", "minimax-m2"),
+    ("minimax-m1", "minimax-m1"),
+    ("minimax-text-01", "minimax-m1"),
+    ("granite", "granite"),
+    ("phi-4-mini", "phi4-mini"),
+    ("internlm", "internlm"),
+    ("intern-s1", "internlm"),
+    ("jamba", "jamba"),
+    ("hunyuan", "jamba"),
+    ("command-r7b", "command-r7b"),
+    ("command-a", "command-r7b"),
+    ("command-r", "command-r"),
+    ("xlam", "xlam"),
+    ("apertus", "apertus"),
+    ("nemotron", "nemotron"),
+    ("gigachat", "gigachat3"),
+    ("step-3", "step3"),
+    ("step3", "step3"),
+    ("seed-oss", "seed-oss"),
+    ("olmo-3", "olmo3"),
+    ("olmo3", "olmo3"),
+    ("lfm2", "lfm2"),
+    ("functiongemma", "functiongemma"),
+    ("gemma-4", "gemma4"),
+    ("gemma-3", "gemma-tool-code"),
+    ("functionary", "functionary-v3.2"),
+];
+
+/// The format a model id is known to write, from its family name
+/// (`Qwen/Qwen3-8B` → `hermes`, `mistralai/Mistral-Small-3.2-24B-Instruct-2506`
+/// → `mistral-v11`). `None` for an unknown family. The format may be one this
+/// build does not implement yet ([`Registry::get`] tells).
+///
+/// ```
+/// use toolscan_core::format_for_model;
+/// assert_eq!(format_for_model("Qwen/Qwen3-8B"), Some("hermes"));
+/// assert_eq!(format_for_model("deepseek-ai/DeepSeek-V3.1"), Some("deepseek-v3.1"));
+/// assert_eq!(format_for_model("some-org/unknown-model"), None);
+/// ```
 pub fn format_for_model(model: &str) -> Option<&'static str> {
-    let _ = model;
-    None
+    let id = model.to_ascii_lowercase().replace('_', "-");
+    let base = id.rsplit('/').next().unwrap_or(&id);
+    MODELS
+        .iter()
+        .find(|(frag, _)| base.contains(frag))
+        .map(|&(_, f)| f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_families() {
+        for (model, want) in [
+            ("Qwen/Qwen2.5-7B-Instruct", "hermes"),
+            ("Qwen/Qwen3.5-4B", "qwen3-coder"),
+            ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3-coder"),
+            ("NousResearch/Hermes-3-Llama-3.1-8B", "hermes"),
+            ("meta-llama/Llama-3.1-8B-Instruct", "llama3-json"),
+            ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "pythonic"),
+            ("mistralai/Mistral-7B-Instruct-v0.3", "mistral"),
+            (
+                "mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+                "mistral-v11",
+            ),
+            ("deepseek-ai/DeepSeek-R1-0528", "deepseek-v3"),
+            ("deepseek-ai/DeepSeek-V3.2", "deepseek-v3.2"),
+            ("openai/gpt-oss-20b", "harmony"),
+            ("zai-org/GLM-4.7-Flash", "glm47"),
+        ] {
+            assert_eq!(format_for_model(model), Some(want), "{model}");
+        }
+    }
+
+    #[test]
+    fn every_builtin_compiles_and_auto_too() {
+        let reg = Registry::builtin();
+        for f in reg.formats() {
+            reg.grammar(f.name()).unwrap();
+        }
+        reg.grammar("auto").unwrap();
+        assert!(matches!(reg.grammar("nope"), Err(Error::UnknownFormat(_))));
+    }
+
+    #[test]
+    fn register_rejects_duplicates() {
+        let mut reg = Registry::builtin();
+        let f = reg.get("hermes").unwrap().clone();
+        assert!(reg.register(f).is_err());
+    }
 }

@@ -1,0 +1,145 @@
+//! `toolscan formats`: the known formats with their catalogue entries,
+//! markers and descriptions, as a table or as JSON Lines (`--json`).
+
+use std::io::{self, Write};
+
+use toolscan_core::{Format, Registry};
+
+use crate::args::FormatsArgs;
+use crate::failure::Failure;
+
+/// Runs `toolscan formats`.
+pub fn run(args: FormatsArgs) -> Result<(), Failure> {
+    let registry = Registry::builtin();
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    if args.json {
+        write_json(&mut out, registry.formats())
+    } else {
+        write_table(&mut out, registry.formats())
+    }
+    .and_then(|()| out.flush())
+    .map_err(Failure::Output)
+}
+
+/// One JSON object per format per line, keys in this order:
+/// `{"name","catalogue","markers":[…],"description"}`.
+fn write_json(out: &mut impl Write, formats: &[Format]) -> io::Result<()> {
+    for f in formats {
+        out.write_all(b"{\"name\":")?;
+        serde_json::to_writer(&mut *out, f.name())?;
+        out.write_all(b",\"catalogue\":")?;
+        serde_json::to_writer(&mut *out, f.catalogue())?;
+        out.write_all(b",\"markers\":")?;
+        serde_json::to_writer(&mut *out, &f.markers())?;
+        out.write_all(b",\"description\":")?;
+        serde_json::to_writer(&mut *out, f.description())?;
+        out.write_all(b"}\n")?;
+    }
+    Ok(())
+}
+
+/// A table with the columns NAME, CATALOGUE, MARKERS, DESCRIPTION.
+fn write_table(out: &mut impl Write, formats: &[Format]) -> io::Result<()> {
+    let header = ["NAME", "CATALOGUE", "MARKERS", "DESCRIPTION"].map(str::to_owned);
+    let rows: Vec<[String; 4]> = formats
+        .iter()
+        .map(|f| {
+            [
+                f.name().to_owned(),
+                dash_if_empty(f.catalogue()),
+                dash_if_empty(&f.markers().join(" ")),
+                dash_if_empty(f.description()),
+            ]
+        })
+        .collect();
+    let mut widths = [0usize; 3];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(display_width(cell));
+        }
+    }
+    for row in std::iter::once(&header).chain(&rows) {
+        let mut line = String::new();
+        for (w, cell) in widths.iter().zip(row) {
+            line.push_str(cell);
+            line.extend(std::iter::repeat_n(' ', w - display_width(cell) + 2));
+        }
+        line.push_str(&row[3]);
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+/// Table cells must not be empty, or the columns read wrong.
+fn dash_if_empty(s: &str) -> String {
+    let s = crate::failure::one_line(s);
+    if s.is_empty() {
+        "-".to_owned()
+    } else {
+        s
+    }
+}
+
+/// Columns a string takes in a terminal: wide (East Asian) characters such as
+/// DeepSeek's `｜` count two, everything else one. An estimate; good enough
+/// to line a table up.
+fn display_width(s: &str) -> usize {
+    s.chars()
+        .map(|c| {
+            let c = u32::from(c);
+            let wide = matches!(c,
+                0x1100..=0x115F | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF
+                | 0x4E00..=0x9FFF | 0xA000..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF
+                | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6
+                | 0x1F300..=0x1F64F | 0x1F900..=0x1F9FF | 0x20000..=0x3FFFD);
+            if wide {
+                2
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_lines_have_the_four_fields() {
+        let registry = Registry::builtin();
+        let mut buf = Vec::new();
+        write_json(&mut buf, registry.formats()).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert_eq!(text.lines().count(), registry.formats().len());
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert!(v["name"].is_string());
+            assert!(v["catalogue"].is_string());
+            assert!(v["markers"].is_array());
+            assert!(v["description"].is_string());
+        }
+    }
+
+    #[test]
+    fn table_has_a_header_and_a_row_per_format() {
+        let registry = Registry::builtin();
+        let mut buf = Vec::new();
+        write_table(&mut buf, registry.formats()).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), registry.formats().len() + 1);
+        assert!(lines[0].starts_with("NAME"));
+        for (line, f) in lines[1..].iter().zip(registry.formats()) {
+            assert!(line.starts_with(f.name()));
+        }
+    }
+
+    #[test]
+    fn widths() {
+        assert_eq!(display_width("abc"), 3);
+        assert_eq!(display_width("<｜tool｜>"), 10);
+        assert_eq!(display_width("東京"), 4);
+    }
+}

@@ -1,0 +1,494 @@
+//! End-to-end tests of the `toolscan` binary (contract §3): exit statuses,
+//! stdin and file input, both output modes, and chunking invariance of the
+//! output.
+//!
+//! The engine behind the binary is still changing, so these tests check the
+//! shape of the output and the invariants, not exact event sequences.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolscan");
+
+/// Runs `toolscan ARGS` with `stdin` piped in.
+fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn toolscan");
+    let mut pipe = child.stdin.take().expect("stdin");
+    let input = stdin.to_vec();
+    // Write from a thread so a large input cannot deadlock against output.
+    let writer = std::thread::spawn(move || {
+        // The binary may exit before reading everything (usage errors).
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait toolscan");
+    writer.join().expect("writer thread");
+    out
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A file in a fresh per-test temporary directory.
+fn temp_file(test: &str, name: &str, contents: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolscan-cli-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, contents).expect("write temp file");
+    path
+}
+
+/// Asserts exit status 2, nothing on stdout and one line on stderr.
+fn assert_usage_error(out: &Output, what: &str) {
+    assert_eq!(out.status.code(), Some(2), "{what}: {}", stderr(out));
+    assert!(out.stdout.is_empty(), "{what}: stdout {:?}", stdout(out));
+    let err = stderr(out);
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{what}: one-line message, got {err:?}"
+    );
+    assert!(err.ends_with('\n') && err.len() > 1, "{what}: {err:?}");
+}
+
+const CALL: &str = r#"Let me check. <tool_call>{"name":"f","arguments":{"a":1}}</tool_call> Done."#;
+
+#[test]
+fn bad_flag_exits_2() {
+    assert_usage_error(&run(&["parse", "--bogus"], b""), "--bogus");
+    assert_usage_error(&run(&["parse", "--output", "yaml"], b""), "--output yaml");
+    assert_usage_error(&run(&["parse", "--ids", "nope"], b""), "--ids nope");
+    assert_usage_error(&run(&["frobnicate"], b""), "unknown subcommand");
+    assert_usage_error(&run(&["parse", "a", "b"], b""), "two files");
+}
+
+#[test]
+fn no_subcommand_exits_2() {
+    let out = run(&[], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    for args in [&["--help"][..], &["parse", "--help"], &["--version"]] {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn bad_chunk_exits_2() {
+    for chunk in ["0", "-3", "x", "random:", "random:x", "random:-1"] {
+        assert_usage_error(&run(&["parse", "--chunk", chunk], b"hi"), chunk);
+    }
+}
+
+#[test]
+fn missing_file_exits_2() {
+    let out = run(&["parse", "/definitely/not/here.txt"], b"");
+    assert_usage_error(&out, "missing file");
+    assert!(stderr(&out).contains("/definitely/not/here.txt"));
+}
+
+#[test]
+fn directory_as_input_exits_2() {
+    let dir = std::env::temp_dir();
+    let out = run(&["parse", dir.to_str().expect("utf-8 temp dir")], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(stderr(&out).lines().count(), 1);
+}
+
+#[test]
+fn unknown_format_exits_2() {
+    assert_usage_error(
+        &run(&["parse", "--format", "no-such-format"], b"hi"),
+        "format",
+    );
+}
+
+#[test]
+fn bad_tools_file_exits_2() {
+    let missing = "/definitely/not/tools.json";
+    assert_usage_error(&run(&["parse", "--tools", missing], b"hi"), "missing tools");
+
+    let cases: [(&str, &[u8]); 4] = [
+        ("syntax.json", b"[{"),
+        ("object.json", br#"{"name":"f"}"#),
+        ("nameless.json", br#"[{"type":"function","function":{}}]"#),
+        ("binary.json", b"\xff\xfe\x00"),
+    ];
+    for (name, contents) in cases {
+        let path = temp_file("bad_tools", name, contents);
+        let out = run(&["parse", "--tools", path.to_str().expect("utf-8")], b"hi");
+        assert_usage_error(&out, name);
+    }
+}
+
+#[test]
+fn good_tools_file_is_accepted() {
+    let tools = br#"[{"type":"function","function":{"name":"f",
+        "parameters":{"type":"object","properties":{"a":{"type":"integer"}}}}}]"#;
+    let path = temp_file("good_tools", "tools.json", tools);
+    let out = run(
+        &[
+            "parse",
+            "--tools",
+            path.to_str().expect("utf-8"),
+            "--output",
+            "final",
+        ],
+        CALL.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    final_object(&stdout(&out));
+}
+
+#[test]
+fn good_input_exits_0() {
+    for input in [&b""[..], b"hello", CALL.as_bytes(), b"\xff\xfe broken \xc3"] {
+        let out = run(&["parse"], input);
+        assert_eq!(out.status.code(), Some(0), "{input:?}: {}", stderr(&out));
+        assert!(out.stderr.is_empty(), "{input:?}: {}", stderr(&out));
+        events(&stdout(&out));
+    }
+}
+
+#[test]
+fn reads_a_file() {
+    let path = temp_file("reads_a_file", "in.txt", CALL.as_bytes());
+    let from_file = run(
+        &["parse", "--output", "final", path.to_str().expect("utf-8")],
+        b"",
+    );
+    let from_stdin = run(&["parse", "--output", "final"], CALL.as_bytes());
+    assert_eq!(from_file.status.code(), Some(0), "{}", stderr(&from_file));
+    assert_eq!(from_file.stdout, from_stdin.stdout);
+}
+
+#[test]
+fn dash_reads_stdin() {
+    let dash = run(&["parse", "-"], CALL.as_bytes());
+    let none = run(&["parse"], CALL.as_bytes());
+    assert_eq!(dash.status.code(), Some(0), "{}", stderr(&dash));
+    assert_eq!(dash.stdout, none.stdout);
+    let evs = events(&stdout(&dash));
+    assert!(evs.len() >= 2, "some content and done: {evs:?}");
+}
+
+/// Checks `--output final` output: one line, one object with the four keys.
+fn final_object(out: &str) -> Value {
+    assert_eq!(out.lines().count(), 1, "one line: {out:?}");
+    assert!(out.ends_with('\n'));
+    let v: Value = serde_json::from_str(out).expect("valid JSON");
+    assert!(v["text"].is_string(), "{v}");
+    assert!(v["tool_calls"].is_array(), "{v}");
+    assert!(v["diagnostics"].is_array(), "{v}");
+    let reason = v["finish_reason"].as_str().expect("finish_reason");
+    assert!(["stop", "tool_calls", "length"].contains(&reason), "{v}");
+    for call in v["tool_calls"].as_array().into_iter().flatten() {
+        assert!(call["id"].is_string() && call["name"].is_string(), "{call}");
+        assert!(call["arguments"].is_object(), "{call}");
+    }
+    v
+}
+
+/// Checks `--output events` output: each line a JSON object with a known
+/// `type`, the last (and only the last) one `done`.
+fn events(out: &str) -> Vec<Value> {
+    const TYPES: [&str; 7] = [
+        "text",
+        "reasoning",
+        "tool_call_start",
+        "tool_call_args",
+        "tool_call_end",
+        "diagnostic",
+        "done",
+    ];
+    let evs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let (last, rest) = evs.split_last().expect("at least the done event");
+    for e in &evs {
+        let t = e["type"].as_str().expect("a type field");
+        assert!(TYPES.contains(&t), "{e}");
+    }
+    assert_eq!(last["type"], "done", "{last}");
+    assert!(last["finish_reason"].is_string(), "{last}");
+    assert!(
+        rest.iter().all(|e| e["type"] != "done"),
+        "done is last: {out}"
+    );
+    evs
+}
+
+#[test]
+fn output_final_is_one_object() {
+    for input in ["", "plain text", CALL] {
+        let out = run(&["parse", "--output", "final"], input.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        final_object(&stdout(&out));
+    }
+}
+
+#[test]
+fn output_events_are_json_lines_ending_in_done() {
+    for input in ["", "plain text", CALL] {
+        let out = run(&["parse", "--output", "events"], input.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        events(&stdout(&out));
+    }
+}
+
+#[test]
+fn events_and_final_agree() {
+    for input in ["plain text", CALL] {
+        let evs = events(&stdout(&run(&["parse"], input.as_bytes())));
+        let fin = final_object(&stdout(&run(
+            &["parse", "--output", "final"],
+            input.as_bytes(),
+        )));
+        let text: String = evs
+            .iter()
+            .filter(|e| e["type"] == "text")
+            .filter_map(|e| e["delta"].as_str())
+            .collect();
+        assert_eq!(fin["text"], text.as_str());
+        let ends = evs.iter().filter(|e| e["type"] == "tool_call_end").count();
+        assert_eq!(fin["tool_calls"].as_array().map(Vec::len), Some(ends));
+        assert_eq!(fin["finish_reason"], evs[evs.len() - 1]["finish_reason"]);
+    }
+}
+
+#[test]
+fn every_input_byte_reaches_the_output_for_plain_text() {
+    let input = "Zürich 東京 😀 and nothing else";
+    let fin = final_object(&stdout(&run(
+        &["parse", "--output", "final"],
+        input.as_bytes(),
+    )));
+    assert_eq!(fin["text"], input);
+}
+
+#[test]
+fn model_flag() {
+    // An unknown model falls back to auto with a one-line warning.
+    let out = run(
+        &["parse", "--model", "no-such-org/no-such-model-123"],
+        b"hi",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("warning"));
+    events(&stdout(&out));
+    // An explicit --format wins (no warning, even for an unknown model).
+    let out = run(
+        &["parse", "--format", "auto", "--model", "no-such/model"],
+        b"hi",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    // A known model runs.
+    let out = run(
+        &["parse", "--model", "Qwen/Qwen3-8B", "--output", "final"],
+        CALL.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    final_object(&stdout(&out));
+}
+
+#[test]
+fn reasoning_flag_is_accepted() {
+    let input = b"<think>hmm</think>Answer.";
+    let out = run(&["parse", "--reasoning", "--output", "final"], input);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    final_object(&stdout(&out));
+}
+
+#[test]
+fn ids_flag() {
+    for ids in ["seeded", "random", "mistral"] {
+        let out = run(
+            &["parse", "--ids", ids, "--output", "final"],
+            CALL.as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{ids}: {}", stderr(&out));
+        final_object(&stdout(&out));
+    }
+}
+
+#[test]
+fn output_is_reproducible() {
+    let a = run(&["parse"], CALL.as_bytes());
+    let b = run(&["parse"], CALL.as_bytes());
+    assert_eq!(a.stdout, b.stdout);
+}
+
+const CHUNKINGS: [&str; 6] = ["1", "2", "3", "random:7", "random:12345", "1000000"];
+
+/// `--output final` is byte-identical however the input is chunked
+/// (contract §2.1; ids are seeded by default, so they match too).
+fn assert_chunking_invariant(inputs: &[&str]) {
+    for input in inputs {
+        for format in ["auto", "hermes"] {
+            let whole = run(
+                &["parse", "--format", format, "--output", "final"],
+                input.as_bytes(),
+            );
+            assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
+            final_object(&stdout(&whole));
+            for chunk in CHUNKINGS {
+                let out = run(
+                    &[
+                        "parse", "--format", format, "--output", "final", "--chunk", chunk,
+                    ],
+                    input.as_bytes(),
+                );
+                assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+                assert_eq!(
+                    stdout(&out),
+                    stdout(&whole),
+                    "--format {format} --chunk {chunk} on {input:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Many lines: more than one 8 KiB read block.
+fn many_lines(line: &str) -> String {
+    (0..400).map(|i| format!("line {i}: {line}\n")).collect()
+}
+
+#[test]
+fn final_output_is_chunking_invariant() {
+    assert_chunking_invariant(&[
+        "",
+        "Just some plain text, nothing to see here.\nSecond line.",
+        CALL,
+        &many_lines("plain text"),
+        &many_lines(CALL),
+    ]);
+}
+
+/// Merges consecutive `text` / `reasoning` deltas and consecutive
+/// `tool_call_args` deltas of one index: the form in which contract §2.1
+/// states chunking invariance of the event stream.
+fn merged(evs: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for e in evs {
+        if let Some(last) = out.last_mut() {
+            let same_kind = last["type"] == e["type"];
+            let mergeable = match e["type"].as_str() {
+                Some("text" | "reasoning") => same_kind,
+                Some("tool_call_args") => same_kind && last["index"] == e["index"],
+                _ => false,
+            };
+            if mergeable {
+                let joined = format!(
+                    "{}{}",
+                    last["delta"].as_str().unwrap_or_default(),
+                    e["delta"].as_str().unwrap_or_default()
+                );
+                last["delta"] = Value::String(joined);
+                continue;
+            }
+        }
+        out.push(e);
+    }
+    out
+}
+
+#[test]
+fn events_are_chunking_invariant_after_merging() {
+    for input in ["plain text only", CALL, &many_lines(CALL)] {
+        let whole = merged(events(&stdout(&run(&["parse"], input.as_bytes()))));
+        for chunk in CHUNKINGS {
+            let out = run(&["parse", "--chunk", chunk], input.as_bytes());
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            let got = merged(events(&stdout(&out)));
+            assert_eq!(got, whole, "--chunk {chunk} on {input:?}");
+        }
+    }
+}
+
+/// Splits inside multi-byte characters must not change the output.
+#[test]
+fn final_output_is_chunking_invariant_utf8() {
+    assert_chunking_invariant(&[
+        "Zürich 東京 😀 — «ok»",
+        r#"Zürich 東京 😀 <tool_call>{"name":"f","arguments":{"city":"東京 😀"}}</tool_call>"#,
+        &many_lines("Zürich 東京 😀"),
+    ]);
+}
+
+#[test]
+fn formats_table_and_json() {
+    let table = run(&["formats"], b"");
+    assert_eq!(table.status.code(), Some(0));
+    let table = stdout(&table);
+    assert!(table.starts_with("NAME"), "{table}");
+
+    let json = run(&["formats", "--json"], b"");
+    assert_eq!(json.status.code(), Some(0));
+    let json = stdout(&json);
+    let names: Vec<String> = json
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("JSON line");
+            assert!(
+                v["catalogue"].is_string() && v["description"].is_string(),
+                "{v}"
+            );
+            assert!(v["markers"].is_array(), "{v}");
+            v["name"].as_str().expect("name").to_owned()
+        })
+        .collect();
+    assert!(!names.is_empty());
+    assert_eq!(
+        table.lines().count(),
+        names.len() + 1,
+        "header + one row each"
+    );
+    // Every listed format is accepted by `parse --format`.
+    for name in &names {
+        let out = run(&["parse", "--format", name], b"hi");
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn closed_stdout_does_not_panic() {
+    let mut child = Command::new(BIN)
+        .args(["parse", "--chunk", "1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take()); // close the reading end at once
+    let mut pipe = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&vec![b'x'; 1 << 20]);
+    });
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("writer");
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}

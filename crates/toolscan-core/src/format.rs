@@ -1,0 +1,459 @@
+//! How a format is declared: markers that open a block, and a small program
+//! of steps that says what the block holds — where the name is, how the
+//! arguments are encoded, what ends the call.
+//!
+//! Every built-in format is such a declaration over the same machinery, and
+//! so is a user's:
+//!
+//! ```
+//! use toolscan_core::format::{CallKeys, Format, Opener, Step};
+//! use toolscan_core::{Options, Parser, Registry};
+//!
+//! // <<call get_weather>>{"city": "Paris"}<</call>>
+//! let fmt = Format::new("double-angle", "custom", "<<call NAME>>{json}<</call>>")
+//!     .opener(Opener::definite("<<call ", vec![
+//!         Step::name_until(">>"),
+//!         Step::Ws,
+//!         Step::args(),
+//!         Step::Ws,
+//!         Step::lit("<</call>>"),
+//!         Step::Dispatch,
+//!         Step::End,
+//!     ]));
+//! let mut reg = Registry::builtin();
+//! reg.register(fmt).unwrap();
+//! let mut p = Parser::new(reg.grammar("double-angle").unwrap(), Options::default());
+//! let mut events = p.feed(b"ok <<call get_weather>>{\"city\": \"Paris\"}<</call>>");
+//! events.extend(p.finish());
+//! assert!(events.iter().any(|e| matches!(e,
+//!     toolscan_core::Event::ToolCallEnd { name, .. } if name == "get_weather")));
+//! ```
+
+/// A literal byte string, optionally ASCII-case-insensitive.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Lit {
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// Whether ASCII letters match in either case.
+    pub case_insensitive: bool,
+}
+
+impl Lit {
+    /// A case-sensitive literal.
+    pub fn new(s: &str) -> Lit {
+        Lit {
+            bytes: s.as_bytes().to_vec(),
+            case_insensitive: false,
+        }
+    }
+
+    /// An ASCII-case-insensitive literal.
+    pub fn ci(s: &str) -> Lit {
+        Lit {
+            bytes: s.as_bytes().to_vec(),
+            case_insensitive: true,
+        }
+    }
+
+    /// Whether byte `b` matches the literal's byte at `i`.
+    #[inline]
+    pub(crate) fn matches_at(&self, i: usize, b: u8) -> bool {
+        let want = self.bytes[i];
+        want == b || (self.case_insensitive && want.eq_ignore_ascii_case(&b))
+    }
+
+    /// Whether `hay` ends with this literal.
+    pub(crate) fn is_suffix_of(&self, hay: &[u8]) -> bool {
+        let n = self.bytes.len();
+        hay.len() >= n && (0..n).all(|i| self.matches_at(i, hay[hay.len() - n + i]))
+    }
+
+    /// The literal as display text.
+    pub fn display(&self) -> String {
+        String::from_utf8_lossy(&self.bytes)
+            .replace('\n', "\\n")
+            .to_string()
+    }
+}
+
+/// What a captured word is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Field {
+    /// The tool name.
+    Name,
+    /// The call id carried by the format (e.g. Mistral's `[CALL_ID]`).
+    Id,
+    /// A word to check and drop (e.g. DeepSeek's `function` type).
+    Discard,
+}
+
+/// A run of name-like bytes, ended by a delimiter (consumed) or a stop byte
+/// (left for the next step). Surrounding whitespace is trimmed; whitespace or
+/// markup inside the word fails the block.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Capture {
+    /// What the word is.
+    pub field: Field,
+    /// Bytes that end the word and are left for the next step.
+    pub stop: Vec<u8>,
+    /// Literals that end the word and are consumed; each may jump to another
+    /// step (`None`: the next one).
+    pub delims: Vec<(Lit, Option<usize>)>,
+}
+
+/// What JSON value a [`Step::Json`] expects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// The arguments object itself (the name came from markup).
+    Args,
+    /// One call object holding name and arguments (see [`CallKeys`]).
+    Call,
+    /// An array of call objects (a single call object is accepted too); each
+    /// call is dispatched as soon as its object closes.
+    CallList,
+    /// A call object, an array of them, or an envelope
+    /// `{"tool_calls": [...]}` / `{"tool_call": {...}}`.
+    Root,
+}
+
+/// Which keys of a call object hold what.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CallKeys {
+    /// Keys of the tool name, e.g. `name`.
+    pub name: Vec<String>,
+    /// Keys of the arguments (an object, a JSON string holding one, or
+    /// `null`), e.g. `arguments`, `parameters`.
+    pub args: Vec<String>,
+    /// Key of an in-text call id, e.g. `id`.
+    pub id: Option<String>,
+    /// Key of a nested `{"name", "arguments"}` object (OpenAI's `function`).
+    pub function: Option<String>,
+    /// Other keys a call object may carry (e.g. `type`). In a tentative
+    /// block, a key that is none of these means "not a call".
+    pub other: Vec<String>,
+}
+
+impl Default for CallKeys {
+    fn default() -> Self {
+        CallKeys::new(&["name"], &["arguments", "parameters"])
+    }
+}
+
+impl CallKeys {
+    /// Name keys and argument keys; no id.
+    pub fn new(name: &[&str], args: &[&str]) -> CallKeys {
+        CallKeys {
+            name: name.iter().map(|s| s.to_string()).collect(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            id: None,
+            function: None,
+            other: vec!["type".into()],
+        }
+    }
+
+    /// Adds an in-text id key.
+    pub fn with_id(mut self, key: &str) -> CallKeys {
+        self.id = Some(key.into());
+        self
+    }
+
+    /// Adds a nested function-object key.
+    pub fn with_function(mut self, key: &str) -> CallKeys {
+        self.function = Some(key.into());
+        self
+    }
+}
+
+/// A JSON value inside a block.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct JsonStep {
+    /// What the value is.
+    pub shape: Shape,
+    /// Keys of call objects.
+    pub keys: CallKeys,
+    /// Accept (and normalise) single quotes, raw control characters in
+    /// strings, Python `True`/`False`/`None` and trailing commas.
+    pub lenient: bool,
+}
+
+/// A set of bytes for [`Step::Fork`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ByteSet {
+    /// These bytes.
+    Bytes(Vec<u8>),
+    /// Any byte.
+    Any,
+}
+
+impl ByteSet {
+    pub(crate) fn contains(&self, b: u8) -> bool {
+        match self {
+            ByteSet::Bytes(v) => v.contains(&b),
+            ByteSet::Any => true,
+        }
+    }
+}
+
+/// One step of a block's program. Steps run in order; jumps are indices into
+/// the program.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Step {
+    /// Optional ASCII whitespace.
+    Ws,
+    /// A required literal.
+    Lit(Lit),
+    /// An optional literal, taken when the next byte is its first byte.
+    OptLit(Lit),
+    /// A closing literal that the end of the stream may stand for: at
+    /// `finish`, a block waiting here completes normally (a code fence the
+    /// model never closed).
+    LitOrEof(Lit),
+    /// An optional info word after a code fence (` ```json `).
+    Word,
+    /// A name, id or discarded word.
+    Capture(Capture),
+    /// A JSON value.
+    Json(JsonStep),
+    /// The current call is complete: emit `tool_call_end` now.
+    Dispatch,
+    /// Branch on the next byte: the first set that holds it wins; no match
+    /// fails the block.
+    Fork(Vec<(ByteSet, usize)>),
+    /// After a call: optional whitespace, then one of these literals (jump to
+    /// its step) — or anything else, which ends the block and is scanned as
+    /// text again.
+    Then(Vec<(Lit, usize)>),
+    /// Jump.
+    Goto(usize),
+    /// The block is over; back to text.
+    End,
+}
+
+impl Step {
+    /// A required literal.
+    pub fn lit(s: &str) -> Step {
+        Step::Lit(Lit::new(s))
+    }
+
+    /// The tool name, up to (and including) a delimiter literal.
+    pub fn name_until(delim: &str) -> Step {
+        Step::Capture(Capture {
+            field: Field::Name,
+            stop: Vec::new(),
+            delims: vec![(Lit::new(delim), None)],
+        })
+    }
+
+    /// The arguments object (strict JSON).
+    pub fn args() -> Step {
+        Step::Json(JsonStep {
+            shape: Shape::Args,
+            keys: CallKeys::default(),
+            lenient: false,
+        })
+    }
+
+    /// A call object with these keys (strict JSON).
+    pub fn call(keys: CallKeys) -> Step {
+        Step::Json(JsonStep {
+            shape: Shape::Call,
+            keys,
+            lenient: false,
+        })
+    }
+
+    /// Jump targets of this step.
+    pub(crate) fn targets_mut(&mut self) -> Vec<&mut usize> {
+        match self {
+            Step::Capture(c) => c
+                .delims
+                .iter_mut()
+                .filter_map(|(_, j)| j.as_mut())
+                .collect(),
+            Step::Fork(alts) => alts.iter_mut().map(|(_, j)| j).collect(),
+            Step::Then(opts) => opts.iter_mut().map(|(_, j)| j).collect(),
+            Step::Goto(j) => vec![j],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// How much an opening marker says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Trust {
+    /// Dedicated tool-call markup: a block that fails to parse is reported.
+    Definite,
+    /// Markup that often wraps other things (a code fence, `<response>`):
+    /// until a call is recognised in it, a failed block is silently text.
+    Tentative,
+    /// Like tentative, and so common (a bare `{`) that `auto` leaves it out.
+    Bare,
+}
+
+/// A marker that opens a block, and the block's program.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Opener {
+    /// The marker.
+    pub marker: Lit,
+    /// The marker only counts at the start of a line (or of the stream).
+    pub line_start: bool,
+    /// How much the marker says.
+    pub trust: Trust,
+    /// The marker's bytes are also the start of the body (a bare `{`), so
+    /// the program reads them again.
+    pub replay: bool,
+    /// The program.
+    pub program: Vec<Step>,
+}
+
+impl Opener {
+    /// A definite marker.
+    pub fn definite(marker: &str, program: Vec<Step>) -> Opener {
+        Opener {
+            marker: Lit::new(marker),
+            line_start: false,
+            trust: Trust::Definite,
+            replay: false,
+            program,
+        }
+    }
+
+    /// A tentative marker.
+    pub fn tentative(marker: &str, program: Vec<Step>) -> Opener {
+        Opener {
+            trust: Trust::Tentative,
+            ..Opener::definite(marker, program)
+        }
+    }
+
+    /// A bare marker whose bytes start the body (`{`, `[`).
+    pub fn bare(marker: &str, program: Vec<Step>) -> Opener {
+        Opener {
+            trust: Trust::Bare,
+            replay: true,
+            ..Opener::definite(marker, program)
+        }
+    }
+
+    /// Makes the marker ASCII-case-insensitive.
+    pub fn case_insensitive(mut self) -> Opener {
+        self.marker.case_insensitive = true;
+        self
+    }
+
+    /// Anchors the marker at the start of a line.
+    pub fn at_line_start(mut self) -> Opener {
+        self.line_start = true;
+        self
+    }
+
+    /// The bytes that may start the block's body (after optional
+    /// whitespace), used to merge openers that share a marker.
+    pub(crate) fn first_set(&self) -> ByteSet {
+        first_set(&self.program, 0, 0)
+    }
+}
+
+fn first_set(program: &[Step], pc: usize, depth: usize) -> ByteSet {
+    if depth > 16 {
+        return ByteSet::Any;
+    }
+    let lit_first = |l: &Lit| {
+        let b = l.bytes[0];
+        if l.case_insensitive {
+            vec![b.to_ascii_lowercase(), b.to_ascii_uppercase()]
+        } else {
+            vec![b]
+        }
+    };
+    match program.get(pc) {
+        Some(Step::Ws) => first_set(program, pc + 1, depth + 1),
+        Some(Step::Lit(l)) | Some(Step::LitOrEof(l)) => ByteSet::Bytes(lit_first(l)),
+        Some(Step::OptLit(l)) => match first_set(program, pc + 1, depth + 1) {
+            ByteSet::Bytes(mut v) => {
+                v.extend(lit_first(l));
+                ByteSet::Bytes(v)
+            }
+            ByteSet::Any => ByteSet::Any,
+        },
+        Some(Step::Json(j)) => ByteSet::Bytes(match j.shape {
+            Shape::Args | Shape::Call => vec![b'{'],
+            Shape::CallList | Shape::Root => vec![b'[', b'{'],
+        }),
+        Some(Step::Goto(t)) => first_set(program, *t, depth + 1),
+        Some(Step::Fork(alts)) => {
+            let mut v = Vec::new();
+            for (set, _) in alts {
+                match set {
+                    ByteSet::Bytes(b) => v.extend_from_slice(b),
+                    ByteSet::Any => return ByteSet::Any,
+                }
+            }
+            ByteSet::Bytes(v)
+        }
+        _ => ByteSet::Any,
+    }
+}
+
+/// A named format: its openers and where it comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Format {
+    pub(crate) name: String,
+    pub(crate) catalogue: String,
+    pub(crate) description: String,
+    pub(crate) openers: Vec<Opener>,
+}
+
+impl Format {
+    /// A format with no openers yet.
+    pub fn new(name: &str, catalogue: &str, description: &str) -> Format {
+        Format {
+            name: name.into(),
+            catalogue: catalogue.into(),
+            description: description.into(),
+            openers: Vec::new(),
+        }
+    }
+
+    /// Adds an opener.
+    pub fn opener(mut self, opener: Opener) -> Format {
+        self.openers.push(opener);
+        self
+    }
+
+    /// The format's name (`--format NAME`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The catalogue entries that define it (e.g. `F01, F02`).
+    pub fn catalogue(&self) -> &str {
+        &self.catalogue
+    }
+
+    /// One line on what it looks like.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The opening markers, as display text.
+    pub fn markers(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for o in &self.openers {
+            let mut m = o.marker.display();
+            if o.line_start {
+                m = format!("^{m}");
+            }
+            if !v.contains(&m) {
+                v.push(m);
+            }
+        }
+        v
+    }
+
+    /// The openers.
+    pub fn openers(&self) -> &[Opener] {
+        &self.openers
+    }
+}

@@ -1,0 +1,432 @@
+//! The built-in formats, as data. Names, markers and shapes follow
+//! `spec/format-names.md` and the catalogue entries each one cites.
+
+use crate::format::{
+    ByteSet, CallKeys, Capture, Field, Format, JsonStep, Lit, Opener, Shape, Step, Trust,
+};
+
+fn lit(s: &str) -> Step {
+    Step::Lit(Lit::new(s))
+}
+
+fn opt(s: &str) -> Step {
+    Step::OptLit(Lit::new(s))
+}
+
+fn json(shape: Shape, keys: CallKeys, lenient: bool) -> Step {
+    Step::Json(JsonStep {
+        shape,
+        keys,
+        lenient,
+    })
+}
+
+fn capture(field: Field, delims: &[(&str, Option<usize>)]) -> Step {
+    Step::Capture(Capture {
+        field,
+        stop: Vec::new(),
+        delims: delims.iter().map(|&(d, j)| (Lit::new(d), j)).collect(),
+    })
+}
+
+fn then(opts: &[(&str, usize)]) -> Step {
+    Step::Then(opts.iter().map(|&(l, j)| (Lit::new(l), j)).collect())
+}
+
+/// `OPEN` json-call `CLOSE`.
+fn wrapped(open: &str, close: Lit, keys: &CallKeys, trust: Trust) -> Opener {
+    Opener {
+        marker: Lit {
+            bytes: open.as_bytes().to_vec(),
+            case_insensitive: close.case_insensitive,
+        },
+        line_start: false,
+        trust,
+        replay: false,
+        program: vec![
+            Step::Ws,
+            json(Shape::Call, keys.clone(), false),
+            Step::Ws,
+            Step::Lit(close),
+            Step::Dispatch,
+            Step::End,
+        ],
+    }
+}
+
+/// ` ``` ` info-word, a JSON value of `shape`, closing fence (or the end of
+/// the stream).
+fn fence(shape: Shape, keys: &CallKeys, trust: Trust) -> Opener {
+    Opener {
+        marker: Lit::new("```"),
+        line_start: false,
+        trust,
+        replay: false,
+        program: vec![
+            Step::Word,
+            Step::Ws,
+            json(shape, keys.clone(), false),
+            Step::Ws,
+            Step::LitOrEof(Lit::new("```")),
+            Step::Dispatch,
+            Step::End,
+        ],
+    }
+}
+
+/// `<function=NAME>{args}</function>` (F36 v3.1, also an F02 variant).
+fn function_eq() -> Opener {
+    Opener::definite(
+        "<function=",
+        vec![
+            capture(Field::Name, &[(">", None)]),
+            Step::Ws,
+            Step::args(),
+            Step::Ws,
+            lit("</function>"),
+            Step::Dispatch,
+            Step::End,
+        ],
+    )
+}
+
+fn hermes() -> Format {
+    let keys = CallKeys::new(&["name"], &["arguments", "parameters"]);
+    let mut f = Format::new(
+        "hermes",
+        "F01, F02",
+        "<tool_call>{\"name\", \"arguments\"}</tool_call>; also <function_call>, <tools>, <tool>, \
+         <response>, <json>, <xml>, code fences, <function=NAME>, <function name=\"NAME\">",
+    );
+    for (open, close) in [
+        ("<tool_call>", "</tool_call>"),
+        ("<function_call>", "</function_call>"),
+        ("<tools>", "</tools>"),
+        ("<tool>", "</tool>"),
+    ] {
+        f = f.opener(wrapped(open, Lit::new(close), &keys, Trust::Definite));
+    }
+    for (open, close) in [
+        ("<response>", "</response>"),
+        ("<json>", "</json>"),
+        ("<xml>", "</xml>"),
+    ] {
+        f = f.opener(wrapped(open, Lit::ci(close), &keys, Trust::Tentative));
+    }
+    f.opener(fence(Shape::Call, &keys, Trust::Tentative))
+        .opener(function_eq())
+        .opener(Opener::definite(
+            "<function name=\"",
+            vec![
+                capture(Field::Name, &[("\"", None)]),
+                lit(">"),
+                Step::Ws,
+                Step::args(),
+                Step::Ws,
+                lit("</function>"),
+                Step::Dispatch,
+                Step::End,
+            ],
+        ))
+}
+
+fn tool_arguments() -> Format {
+    Format::new(
+        "tool-arguments",
+        "F37",
+        "TOOL: NAME (line start), newline, ARGUMENTS: {json}; no end marker",
+    )
+    .opener(
+        Opener::definite(
+            "TOOL:",
+            vec![
+                capture(Field::Name, &[("\n", None)]),
+                Step::Ws,
+                lit("ARGUMENTS:"),
+                Step::Ws,
+                Step::args(),
+                Step::Dispatch,
+                Step::End,
+            ],
+        )
+        .at_line_start(),
+    )
+}
+
+fn tool_request() -> Format {
+    Format::new(
+        "tool-request",
+        "F38",
+        "[TOOL_REQUEST]NAME {json}[TOOL_REQUEST_END]",
+    )
+    .opener(Opener::definite(
+        "[TOOL_REQUEST]",
+        vec![
+            Step::Ws,
+            Step::Capture(Capture {
+                field: Field::Name,
+                stop: b" \t\r\n{".to_vec(),
+                delims: Vec::new(),
+            }),
+            Step::Ws,
+            Step::args(),
+            Step::Ws,
+            lit("[TOOL_REQUEST_END]"),
+            Step::Dispatch,
+            Step::End,
+        ],
+    ))
+}
+
+fn end_tool_request() -> Format {
+    let keys = CallKeys::new(&["name"], &["arguments", "parameters"]);
+    let body = |ws: bool| {
+        let mut v = Vec::new();
+        if ws {
+            v.push(Step::Ws);
+        }
+        v.extend([
+            json(Shape::Call, keys.clone(), false),
+            Step::Ws,
+            lit("[END_TOOL_REQUEST]"),
+            Step::Dispatch,
+            Step::End,
+        ]);
+        v
+    };
+    Format::new(
+        "end-tool-request",
+        "F39",
+        "{\"name\", \"arguments\"}[END_TOOL_REQUEST], optionally after [TOOL_REQUEST]",
+    )
+    .opener(Opener::definite("[TOOL_REQUEST]", body(true)))
+    .opener(Opener::bare("{", body(false)))
+}
+
+fn run_module() -> Format {
+    let keys = CallKeys::new(&["name", "module"], &["args", "arguments"]);
+    Format::new(
+        "run-module",
+        "F42",
+        "[RUN_MODULE]{\"name\"|\"module\", \"args\"|\"arguments\"}[/RUN_MODULE], case-insensitive",
+    )
+    .opener(wrapped(
+        "[RUN_MODULE]",
+        Lit::ci("[/RUN_MODULE]"),
+        &keys,
+        Trust::Definite,
+    ))
+}
+
+fn tool_call_json() -> Format {
+    let keys = CallKeys::new(
+        &["tool_name", "tool", "name"],
+        &["parameters", "params", "arguments"],
+    );
+    Format::new(
+        "tool-call-json",
+        "F43",
+        "TOOL_CALL (line start) [:] then a lenient JSON object {\"tool_name\", \"parameters\"}, \
+         optionally fenced",
+    )
+    .opener(
+        Opener::definite(
+            "TOOL_CALL",
+            vec![
+                opt(":"),
+                Step::Ws,
+                Step::Fork(vec![
+                    (ByteSet::Bytes(vec![b'`']), 3),
+                    (ByteSet::Bytes(vec![b'{']), 10),
+                ]),
+                lit("```"),
+                Step::Word,
+                Step::Ws,
+                json(Shape::Call, keys.clone(), true),
+                Step::Ws,
+                Step::LitOrEof(Lit::new("```")),
+                Step::Goto(11),
+                json(Shape::Call, keys, true),
+                Step::Dispatch,
+                Step::End,
+            ],
+        )
+        .at_line_start(),
+    )
+}
+
+fn function_tag() -> Format {
+    Format::new(
+        "function-tag",
+        "F36 (v3.1)",
+        "<function=NAME>{json}</function>",
+    )
+    .opener(function_eq())
+}
+
+fn llama3_json() -> Format {
+    let keys = CallKeys::new(&["name"], &["parameters", "arguments"]);
+    Format::new(
+        "llama3-json",
+        "F03",
+        "{\"name\", \"parameters\"}, optionally after <|python_tag|>, `;`-separated, \
+         optional <|eom_id|>",
+    )
+    .opener(Opener::definite(
+        "<|python_tag|>",
+        vec![
+            Step::Ws,
+            json(Shape::Call, keys.clone(), false),
+            Step::Dispatch,
+            then(&[(";", 0), ("<|eom_id|>", 4), ("<|eot_id|>", 4)]),
+            Step::End,
+        ],
+    ))
+    .opener(Opener::bare(
+        "{",
+        vec![
+            json(Shape::Call, keys, false),
+            Step::Dispatch,
+            then(&[(";", 4), ("<|eom_id|>", 3), ("<|eot_id|>", 3)]),
+            Step::End,
+            Step::Ws,
+            Step::Goto(0),
+        ],
+    ))
+}
+
+fn json_format() -> Format {
+    let keys = CallKeys::new(&["name"], &["arguments", "parameters", "args"])
+        .with_id("id")
+        .with_function("function");
+    let root = vec![
+        json(Shape::Root, keys.clone(), false),
+        Step::Dispatch,
+        Step::End,
+    ];
+    Format::new(
+        "json",
+        "F45, F17",
+        "bare or fenced JSON: a call object, a list of them, {\"tool_calls\": [...]}, \
+         {\"tool_call\": {...}}; arguments as object or JSON string",
+    )
+    .opener(Opener::bare("{", root.clone()))
+    .opener(Opener::bare("[", root))
+    .opener(Opener {
+        trust: Trust::Bare,
+        ..fence(Shape::Root, &keys, Trust::Bare)
+    })
+}
+
+fn deepseek(name: &str, catalogue: &str, description: &str) -> Format {
+    const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
+    const CALL_END: &str = "<｜tool▁call▁end｜>";
+    const SEP: &str = "<｜tool▁sep｜>";
+    const CALLS_END: &str = "<｜tool▁calls▁end｜>";
+    const EOS: &str = "<｜end▁of▁sentence｜>";
+    // V3 writes `function<｜tool▁sep｜>NAME\n` + fenced JSON, V3.1
+    // `NAME<｜tool▁sep｜>{json}`: one program reads both — the word before
+    // the separator is the name unless a name follows it.
+    Format::new(name, catalogue, description).opener(Opener::definite(
+        "<｜tool▁calls▁begin｜>",
+        vec![
+            Step::Ws,
+            lit(CALL_BEGIN),
+            capture(Field::Name, &[(SEP, None)]),
+            Step::Ws,
+            Step::Fork(vec![
+                (ByteSet::Bytes(vec![b'{']), 10),
+                (ByteSet::Bytes(vec![b'`']), 7),
+                (ByteSet::Any, 5),
+            ]),
+            capture(Field::Name, &[("\n", None)]),
+            Step::Ws,
+            Step::OptLit(Lit::new("```")),
+            Step::Word,
+            Step::Ws,
+            Step::args(),
+            Step::Ws,
+            opt("```"),
+            Step::Ws,
+            lit(CALL_END),
+            Step::Dispatch,
+            then(&[(CALL_BEGIN, 2), (CALLS_END, 17), (EOS, 18)]),
+            then(&[(EOS, 18)]),
+            Step::End,
+        ],
+    ))
+}
+
+fn mistral_programs() -> (Opener, Opener) {
+    let keys = CallKeys::new(&["name"], &["arguments"]).with_id("id");
+    let array = Opener::definite(
+        "[TOOL_CALLS]",
+        vec![
+            Step::Ws,
+            json(Shape::CallList, keys, false),
+            Step::Dispatch,
+            Step::End,
+        ],
+    );
+    let compact = Opener::definite(
+        "[TOOL_CALLS]",
+        vec![
+            capture(Field::Name, &[("[CALL_ID]", Some(1)), ("[ARGS]", Some(2))]),
+            capture(Field::Id, &[("[ARGS]", None)]),
+            Step::args(),
+            Step::Dispatch,
+            Step::End,
+        ],
+    );
+    (array, compact)
+}
+
+fn mistral() -> Format {
+    let (array, compact) = mistral_programs();
+    Format::new(
+        "mistral",
+        "F04",
+        "[TOOL_CALLS] [{\"name\", \"arguments\", \"id\"}, ...] (also reads the v11 form)",
+    )
+    .opener(array)
+    .opener(compact)
+}
+
+fn mistral_v11() -> Format {
+    let (array, compact) = mistral_programs();
+    Format::new(
+        "mistral-v11",
+        "F05",
+        "[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json} / [TOOL_CALLS]NAME[ARGS]{json}, no end marker \
+         (also reads the array form)",
+    )
+    .opener(compact)
+    .opener(array)
+}
+
+/// Every built-in format, in `auto` precedence order.
+pub(crate) fn builtin() -> Vec<Format> {
+    vec![
+        hermes(),
+        function_tag(),
+        deepseek(
+            "deepseek-v3",
+            "F18",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json {args} ```<｜tool▁call▁end｜>…",
+        ),
+        deepseek(
+            "deepseek-v3.1",
+            "F19",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{args}<｜tool▁call▁end｜>…",
+        ),
+        mistral(),
+        mistral_v11(),
+        llama3_json(),
+        tool_request(),
+        end_tool_request(),
+        run_module(),
+        tool_arguments(),
+        tool_call_json(),
+        json_format(),
+    ]
+}

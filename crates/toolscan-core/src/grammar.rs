@@ -1,0 +1,314 @@
+//! Compiling formats into a [`Grammar`]: openers with the same marker are
+//! merged into one program that forks on the first byte of the body, markers
+//! are validated, and the marker automata are built once.
+
+use std::sync::Arc;
+
+use crate::error::Error;
+use crate::format::{ByteSet, Format, Lit, Opener, Step, Trust};
+use crate::marker::{MarkerSet, Pattern};
+
+/// Reasoning block markers (used with reasoning separation on).
+const THINK: [(&str, &str); 2] = [("<think>", "</think>"), ("[THINK]", "[/THINK]")];
+
+/// What a marker of a text-mode automaton means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PatKind {
+    Opener(usize),
+    ThinkOpen,
+    ThinkClose,
+}
+
+/// The automaton of one text mode.
+#[derive(Clone, Debug)]
+pub(crate) struct TextSet {
+    pub set: MarkerSet,
+    pub kinds: Vec<PatKind>,
+}
+
+/// An opener after merging.
+#[derive(Clone, Debug)]
+pub(crate) struct Compiled {
+    pub trust: Trust,
+    pub replay: bool,
+    pub program: Vec<Step>,
+}
+
+/// A compiled set of formats, shared (`Arc`) by every parser that uses it.
+///
+/// Get one from [`Registry::grammar`](crate::Registry::grammar).
+#[derive(Debug)]
+pub struct Grammar {
+    name: String,
+    pub(crate) openers: Vec<Compiled>,
+    /// Openers only; openers + reasoning openers; openers + reasoning closers.
+    pub(crate) sets: [TextSet; 3],
+}
+
+impl Grammar {
+    /// Compiles the openers of `formats` (in precedence order) into one
+    /// grammar named `name`.
+    pub fn new(name: &str, formats: &[&Format]) -> Result<Grammar, Error> {
+        let invalid = |reason: String| Error::InvalidFormat {
+            format: name.to_string(),
+            reason,
+        };
+        let mut groups: Vec<(Lit, bool, Vec<Opener>)> = Vec::new();
+        for f in formats {
+            for o in &f.openers {
+                check_opener(o).map_err(|r| Error::InvalidFormat {
+                    format: f.name.clone(),
+                    reason: r,
+                })?;
+                let key = |l: &Lit| l.bytes.to_ascii_lowercase();
+                match groups
+                    .iter_mut()
+                    .find(|(m, ls, _)| key(m) == key(&o.marker) && *ls == o.line_start)
+                {
+                    Some((m, _, list)) => {
+                        m.case_insensitive |= o.marker.case_insensitive;
+                        if m.bytes != o.marker.bytes && !m.case_insensitive {
+                            return Err(invalid(format!(
+                                "markers `{}` and `{}` differ only in case",
+                                m.display(),
+                                o.marker.display()
+                            )));
+                        }
+                        if !list
+                            .iter()
+                            .any(|x| x.program == o.program && x.replay == o.replay)
+                        {
+                            list.push(o.clone());
+                        }
+                    }
+                    None => groups.push((o.marker.clone(), o.line_start, vec![o.clone()])),
+                }
+            }
+        }
+        let mut openers = Vec::new();
+        let mut patterns = Vec::new();
+        for (marker, line_start, list) in groups {
+            openers.push(merge(&list).map_err(invalid)?);
+            let mut bytes = marker.bytes.clone();
+            let mut lead = 0;
+            if line_start {
+                bytes.insert(0, b'\n');
+                lead = 1;
+            }
+            patterns.push(Pattern {
+                bytes,
+                case_insensitive: marker.case_insensitive,
+                lead,
+            });
+        }
+        if patterns.is_empty() {
+            return Err(invalid("no opening marker".into()));
+        }
+        check_substrings(&patterns).map_err(invalid)?;
+        let build = |extra: &[(&str, PatKind)]| -> Result<TextSet, Error> {
+            let mut pats = patterns.clone();
+            let mut kinds: Vec<PatKind> = (0..pats.len()).map(PatKind::Opener).collect();
+            for &(m, kind) in extra {
+                let p = Pattern {
+                    bytes: m.as_bytes().to_vec(),
+                    case_insensitive: false,
+                    lead: 0,
+                };
+                let mut with = pats.clone();
+                with.push(p.clone());
+                // A reasoning marker that clashes with an opener is left out.
+                if check_substrings(&with).is_ok() {
+                    pats.push(p);
+                    kinds.push(kind);
+                }
+            }
+            let set = MarkerSet::new(pats).map_err(invalid)?;
+            Ok(TextSet { set, kinds })
+        };
+        let opens: Vec<(&str, PatKind)> = THINK
+            .iter()
+            .map(|&(o, _)| (o, PatKind::ThinkOpen))
+            .collect();
+        let closes: Vec<(&str, PatKind)> = THINK
+            .iter()
+            .map(|&(_, c)| (c, PatKind::ThinkClose))
+            .collect();
+        let sets = [build(&[])?, build(&opens)?, build(&closes)?];
+        Ok(Grammar {
+            name: name.to_string(),
+            openers,
+            sets,
+        })
+    }
+
+    /// The grammar's name: a format name, or `auto`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Wraps it for sharing.
+    pub fn shared(self) -> Arc<Grammar> {
+        Arc::new(self)
+    }
+}
+
+fn check_opener(o: &Opener) -> Result<(), String> {
+    if o.marker.bytes.is_empty() {
+        return Err("empty marker".into());
+    }
+    if !o.marker.bytes[0].is_ascii() {
+        return Err(format!(
+            "marker `{}` must start with an ASCII byte",
+            o.marker.display()
+        ));
+    }
+    if o.program.is_empty() {
+        return Err(format!(
+            "marker `{}` has an empty program",
+            o.marker.display()
+        ));
+    }
+    let n = o.program.len();
+    let mut prog = o.program.clone();
+    for step in &mut prog {
+        for t in step.targets_mut() {
+            if *t >= n {
+                return Err(format!("jump to step {t} of {n}"));
+            }
+        }
+        let lits: Vec<&Lit> = match step {
+            Step::Lit(l) | Step::OptLit(l) | Step::LitOrEof(l) => vec![l],
+            Step::Then(opts) => opts.iter().map(|(l, _)| l).collect(),
+            Step::Capture(c) => c.delims.iter().map(|(l, _)| l).collect(),
+            _ => Vec::new(),
+        };
+        if lits.iter().any(|l| l.bytes.is_empty()) {
+            return Err("empty literal in a program".into());
+        }
+    }
+    Ok(())
+}
+
+/// Merges openers that share a marker into one program: optional
+/// whitespace, then a fork on the first byte of each program's body.
+fn merge(list: &[Opener]) -> Result<Compiled, String> {
+    let first = &list[0];
+    if list.len() == 1 {
+        return Ok(Compiled {
+            trust: first.trust,
+            replay: first.replay,
+            program: first.program.clone(),
+        });
+    }
+    if list.iter().any(|o| o.replay != first.replay) {
+        return Err(format!(
+            "marker `{}` both starts a body and does not",
+            first.marker.display()
+        ));
+    }
+    let mut alts: Vec<(ByteSet, usize)> = Vec::new();
+    let mut program = vec![Step::Ws, Step::Fork(Vec::new())];
+    for o in list {
+        let offset = program.len();
+        alts.push((o.first_set(), offset));
+        for step in &o.program {
+            let mut s = step.clone();
+            for t in s.targets_mut() {
+                *t += offset;
+            }
+            program.push(s);
+        }
+    }
+    // Specific first bytes before "anything": a name-first body is the
+    // fallback of a JSON-first one.
+    alts.sort_by_key(|(set, _)| matches!(set, ByteSet::Any));
+    program[1] = Step::Fork(alts);
+    let trust = if list.iter().any(|o| o.trust == Trust::Definite) {
+        Trust::Definite
+    } else if list.iter().any(|o| o.trust == Trust::Tentative) {
+        Trust::Tentative
+    } else {
+        Trust::Bare
+    };
+    Ok(Compiled {
+        trust,
+        replay: first.replay,
+        program,
+    })
+}
+
+/// No marker may occur inside another: the automaton reports the first
+/// marker to end, so the longer one would never be seen.
+fn check_substrings(patterns: &[Pattern]) -> Result<(), String> {
+    for (i, a) in patterns.iter().enumerate() {
+        for (j, b) in patterns.iter().enumerate() {
+            if i == j || a.bytes.len() > b.bytes.len() {
+                continue;
+            }
+            let ci = a.case_insensitive || b.case_insensitive;
+            let found = b.bytes.windows(a.bytes.len()).any(|w| {
+                if ci {
+                    w.eq_ignore_ascii_case(&a.bytes)
+                } else {
+                    w == a.bytes.as_slice()
+                }
+            });
+            if found {
+                return Err(format!(
+                    "marker `{}` occurs inside marker `{}`",
+                    String::from_utf8_lossy(&a.bytes).escape_debug(),
+                    String::from_utf8_lossy(&b.bytes).escape_debug()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{CallKeys, Step};
+
+    #[test]
+    fn substring_markers_are_rejected() {
+        let f = Format::new("x", "", "")
+            .opener(Opener::bare(
+                "[",
+                vec![Step::call(CallKeys::default()), Step::End],
+            ))
+            .opener(Opener::definite("[TOOL_CALLS]", vec![Step::End]));
+        let e = Grammar::new("x", &[&f]).unwrap_err();
+        assert!(e.to_string().contains("occurs inside"), "{e}");
+    }
+
+    #[test]
+    fn shared_markers_fork_on_the_body() {
+        let a = Format::new("a", "", "").opener(Opener::definite(
+            "<m>",
+            vec![Step::name_until(">"), Step::End],
+        ));
+        let b = Format::new("b", "", "").opener(Opener::definite(
+            "<m>",
+            vec![Step::call(CallKeys::default()), Step::End],
+        ));
+        let g = Grammar::new("ab", &[&a, &b]).unwrap();
+        assert_eq!(g.openers.len(), 1);
+        match &g.openers[0].program[1] {
+            Step::Fork(alts) => {
+                assert_eq!(alts[0].0, ByteSet::Bytes(vec![b'{']));
+                assert_eq!(alts[1].0, ByteSet::Any);
+            }
+            s => panic!("{s:?}"),
+        }
+        // identical programs are not duplicated
+        let g = Grammar::new("aa", &[&a, &a]).unwrap();
+        assert_eq!(g.openers[0].program.len(), 2);
+    }
+
+    #[test]
+    fn bad_jumps_are_rejected() {
+        let f = Format::new("x", "", "").opener(Opener::definite("<x>", vec![Step::Goto(5)]));
+        assert!(Grammar::new("x", &[&f]).is_err());
+    }
+}

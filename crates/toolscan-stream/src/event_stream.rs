@@ -1,0 +1,306 @@
+//! [`EventStream`]: the adapter from a stream of byte chunks to a stream of
+//! events.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_core::ready;
+use futures_core::stream::{FusedStream, Stream};
+use pin_project_lite::pin_project;
+use toolscan_core::{Event, Parser};
+
+use crate::StreamError;
+
+pin_project! {
+    /// A stream of [`Event`]s parsed from a stream of byte chunks.
+    ///
+    /// Built with [`EventStream::new`] or
+    /// [`EventStreamExt::tool_events`](crate::EventStreamExt::tool_events)
+    /// from any stream `S` of `Result<B, E>` where `B: AsRef<[u8]>`; it
+    /// yields `Result<Event, StreamError<E>>`.
+    ///
+    /// # How it polls
+    ///
+    /// As tokio-util's `FramedRead` does with a decoder:
+    ///
+    /// - The events of a chunk are queued and yielded one per poll; the
+    ///   inner stream is polled again only once the queue is empty. Chunks
+    ///   that complete no event are consumed in the same poll, until one
+    ///   does or the inner stream is pending.
+    /// - When the inner stream is pending, so is this one: the inner stream
+    ///   has registered the waker, and nothing here spins.
+    /// - When the inner stream ends, [`Parser::finish`] runs once and its
+    ///   events (ending with [`Event::Done`]) are yielded; after that this
+    ///   stream returns `None` forever and never polls the inner stream
+    ///   again (it is a [`FusedStream`]).
+    ///
+    /// # Transport errors
+    ///
+    /// An `Err(e)` from the inner stream comes out as
+    /// `Err(StreamError::Transport(e))`, after every event of the chunks
+    /// before it, and then the stream ends **without** calling
+    /// [`Parser::finish`]: a broken connection is not the end of the
+    /// response, and an [`Event::Done`] (with its `finish_reason`) would
+    /// tell the consumer that it was. A consumer who wants the events of the
+    /// partial response anyway (the text held back, the call that was cut)
+    /// can finish the parser itself:
+    ///
+    /// ```
+    /// use futures::{executor::block_on, stream, StreamExt};
+    /// use toolscan_core::{Event, Parser};
+    /// use toolscan_stream::{EventStreamExt, StreamError};
+    ///
+    /// let chunks = stream::iter([
+    ///     Ok(&b"partial answ"[..]),
+    ///     Err(std::io::Error::other("connection reset")),
+    /// ]);
+    /// let mut events = chunks.tool_events(Parser::for_format("hermes").unwrap());
+    /// block_on(async {
+    ///     while let Some(item) = events.next().await {
+    ///         if let Err(StreamError::Transport(e)) = item {
+    ///             eprintln!("transport failed: {e}");
+    ///         }
+    ///     }
+    /// });
+    /// let rest = events.parser_mut().finish();
+    /// assert!(matches!(rest.last(), Some(Event::Done { .. })));
+    /// ```
+    #[must_use = "streams do nothing unless polled"]
+    pub struct EventStream<S> {
+        #[pin]
+        inner: S,
+        parser: Parser,
+        // Decoded events not yet yielded.
+        queue: VecDeque<Event>,
+        // Reused output buffer of `feed_into` / `finish_into`.
+        scratch: Vec<Event>,
+        // The inner stream ended or failed: never poll it again.
+        terminated: bool,
+    }
+}
+
+impl<S> EventStream<S> {
+    /// An event stream that parses the chunks of `inner` with `parser`.
+    pub fn new(inner: S, parser: Parser) -> EventStream<S> {
+        EventStream {
+            inner,
+            parser,
+            queue: VecDeque::new(),
+            scratch: Vec::new(),
+            terminated: false,
+        }
+    }
+
+    /// The inner stream of chunks.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner stream of chunks, mutably.
+    ///
+    /// Taking chunks out of it directly skips the parser.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// The inner stream of chunks, pinned.
+    ///
+    /// Taking chunks out of it directly skips the parser.
+    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut S> {
+        self.project().inner
+    }
+
+    /// The parser.
+    pub fn parser(&self) -> &Parser {
+        &self.parser
+    }
+
+    /// The parser, mutably: for instance to
+    /// [`finish`](Parser::finish) it after a transport error.
+    ///
+    /// Events it returns when called directly do not go through this
+    /// stream. Once it is finished, the chunks still to come produce no
+    /// events and the end of the inner stream adds none.
+    pub fn parser_mut(&mut self) -> &mut Parser {
+        &mut self.parser
+    }
+
+    /// Events decoded but not yet yielded.
+    pub fn queued_events(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// The inner stream of chunks; the parser and any queued events are
+    /// dropped.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
+    /// The parser; the inner stream and any queued events are dropped.
+    pub fn into_parser(self) -> Parser {
+        self.parser
+    }
+
+    /// The inner stream, the parser and the events decoded but not yet
+    /// yielded, in order.
+    pub fn into_parts(self) -> (S, Parser, Vec<Event>) {
+        (self.inner, self.parser, self.queue.into())
+    }
+}
+
+impl<S, B, E> Stream for EventStream<S>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+{
+    type Item = Result<Event, StreamError<E>>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut this = self.project();
+        loop {
+            if let Some(event) = this.queue.pop_front() {
+                return Poll::Ready(Some(Ok(event)));
+            }
+            if *this.terminated {
+                return Poll::Ready(None);
+            }
+            // The queue is empty: only now is the inner stream polled. When
+            // it is pending, it has registered `cx`'s waker.
+            match ready!(this.inner.as_mut().poll_next(cx)) {
+                Some(Ok(chunk)) => {
+                    this.parser.feed_into(chunk.as_ref(), this.scratch);
+                }
+                Some(Err(e)) => {
+                    // Not a normal end: no `finish` (see the type's docs).
+                    *this.terminated = true;
+                    return Poll::Ready(Some(Err(StreamError::Transport(e))));
+                }
+                None => {
+                    *this.terminated = true;
+                    this.parser.finish_into(this.scratch);
+                }
+            }
+            this.queue.extend(this.scratch.drain(..));
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let queued = self.queue.len();
+        if self.terminated {
+            (queued, Some(queued))
+        } else {
+            (queued, None)
+        }
+    }
+}
+
+impl<S, B, E> FusedStream for EventStream<S>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+{
+    fn is_terminated(&self) -> bool {
+        self.terminated && self.queue.is_empty()
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for EventStream<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventStream")
+            .field("inner", &self.inner)
+            .field("queued_events", &self.queue.len())
+            .field("terminated", &self.terminated)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use toolscan_core::FinishReason;
+
+    /// A stream of chunks that counts how often it is polled.
+    struct Counted<S> {
+        inner: S,
+        polls: Arc<AtomicUsize>,
+    }
+
+    impl<S: Stream + Unpin> Stream for Counted<S> {
+        type Item = S::Item;
+        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+            self.polls.fetch_add(1, Ordering::SeqCst);
+            Pin::new(&mut self.inner).poll_next(cx)
+        }
+    }
+
+    fn text(s: &str) -> Event {
+        Event::Text { delta: s.into() }
+    }
+
+    fn parser() -> Parser {
+        Parser::for_format("hermes").expect("hermes is built in")
+    }
+
+    #[test]
+    fn queued_events_are_yielded_without_polling_the_inner_stream() {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = futures::channel::mpsc::unbounded::<Result<&'static [u8], ()>>();
+        let inner = Counted {
+            inner: rx,
+            polls: polls.clone(),
+        };
+        let mut stream = EventStream::new(inner, parser());
+        stream.queue.extend([text("a"), text("b"), text("c")]);
+        assert_eq!(stream.size_hint(), (3, None));
+        let mut task = tokio_test::task::spawn(stream);
+        for expected in ["a", "b", "c"] {
+            tokio_test::assert_ready_eq!(task.poll_next(), Some(Ok(text(expected))));
+        }
+        assert_eq!(polls.load(Ordering::SeqCst), 0);
+        tokio_test::assert_pending!(task.poll_next());
+        assert_eq!(polls.load(Ordering::SeqCst), 1);
+        drop(tx);
+    }
+
+    #[test]
+    fn queued_events_come_out_before_the_end() {
+        let chunks = futures::stream::iter(Vec::<Result<Vec<u8>, ()>>::new());
+        let mut stream = EventStream::new(chunks, parser());
+        stream.queue.push_back(text("left over"));
+        let mut task = tokio_test::task::spawn(stream);
+        tokio_test::assert_ready_eq!(task.poll_next(), Some(Ok(text("left over"))));
+        match tokio_test::assert_ready!(task.poll_next()) {
+            Some(Ok(Event::Done { .. })) => {}
+            other => panic!("expected Done, got {other:?}"),
+        }
+        assert!(task.is_terminated());
+        assert_eq!(task.size_hint(), (0, Some(0)));
+        tokio_test::assert_ready_eq!(task.poll_next(), None);
+    }
+
+    #[test]
+    fn into_parts_keeps_queued_events() {
+        let mut stream =
+            EventStream::new(futures::stream::empty::<Result<Vec<u8>, ()>>(), parser());
+        let done = Event::Done {
+            finish_reason: FinishReason::Stop,
+        };
+        stream.queue.extend([text("x"), done.clone()]);
+        assert_eq!(stream.queued_events(), 2);
+        let (_inner, _parser, queued) = stream.into_parts();
+        assert_eq!(queued, vec![text("x"), done]);
+    }
+
+    #[test]
+    fn debug_shows_the_inner_stream_and_state() {
+        let stream = EventStream::new(futures::stream::empty::<Result<Vec<u8>, ()>>(), parser());
+        let debug = format!("{stream:?}");
+        assert!(debug.starts_with("EventStream {"), "{debug}");
+        assert!(debug.contains("queued_events: 0"), "{debug}");
+        assert!(debug.contains("terminated: false"), "{debug}");
+    }
+}
