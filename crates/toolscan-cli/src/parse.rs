@@ -48,7 +48,14 @@ fn resolve_format(format: Option<&str>, model: Option<&str>) -> String {
         return "auto".to_owned();
     };
     match format_for_model(model) {
-        Some(name) => name.to_owned(),
+        Some(name) if Registry::builtin().get(name).is_some() => name.to_owned(),
+        Some(name) => {
+            warn(&format!(
+                "model `{model}` writes format `{name}`, which this build does not implement yet; \
+                 detecting it from the content (--format auto)"
+            ));
+            "auto".to_owned()
+        }
         None => {
             warn(&format!(
                 "no known format for model `{model}`; detecting it from the content (--format auto)"
