@@ -279,6 +279,7 @@ impl Calls {
         let (Some(name), Some((index, id))) = (c.name, c.started) else {
             return Err(Stop::fail("the call could not start"));
         };
+        tracing::trace!(offset = at, index, name = %name, "call complete");
         out.push(Event::ToolCallEnd {
             index,
             id,

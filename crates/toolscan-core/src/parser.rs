@@ -322,6 +322,7 @@ impl Parser {
                     }
                     PatKind::Opener(k) => {
                         let op = &g.openers[k];
+                        tracing::trace!(offset = start, opener = k, "block opens");
                         self.mode = Mode::Block(Box::new(Block {
                             opener: k,
                             pc: 0,
@@ -365,11 +366,28 @@ impl Parser {
             return i;
         };
         let prog = &g.openers[b.opener].program;
+        // Steps that read nothing must not loop (a custom program could say
+        // `Goto` itself): give up after visiting every step twice.
+        let (mut spins, mut last) = (0usize, i);
         loop {
             let Some(step) = prog.get(b.pc) else {
                 self.end_block(b, out);
                 return i;
             };
+            if i == last {
+                spins += 1;
+            } else {
+                spins = 0;
+                last = i;
+            }
+            if spins > 2 * prog.len() + 2 {
+                let stop = Stop {
+                    message: "the format's program does not advance".into(),
+                    not_a_call: false,
+                };
+                self.fail(b, stop, DiagnosticKind::Malformed, out);
+                return i;
+            }
             // Steps that read no byte run even at the end of the input, so a
             // call is dispatched in the feed that completes it.
             match step {
@@ -757,6 +775,7 @@ impl Parser {
                 message.push_str(&format!(" (call #{i} is not dispatched)"));
             }
             message.push_str("; the block is kept as text");
+            tracing::debug!(offset = self.pos, kind = kind.as_str(), "{message}");
             out.push(Event::Diagnostic(Diagnostic {
                 kind,
                 offset: self.pos,
@@ -812,6 +831,7 @@ impl Parser {
                             message.push_str(&format!(" (call #{i} is not dispatched)"));
                         }
                         message.push_str("; its bytes are kept as text");
+                        tracing::debug!(offset = self.pos, "{message}");
                         out.push(Event::Diagnostic(Diagnostic {
                             kind: DiagnosticKind::Truncated,
                             offset: self.pos,
@@ -846,4 +866,77 @@ impl Sink for Ignore {
         Flow::Go
     }
     fn output(&mut self, _: &[u8]) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{Format, Opener};
+
+    fn run(format: Format, input: &[u8]) -> Vec<Event> {
+        let mut reg = Registry::builtin();
+        let name = format.name().to_string();
+        reg.register(format).unwrap();
+        let mut p = Parser::new(reg.grammar(&name).unwrap(), Options::default());
+        let mut ev = p.feed(input);
+        ev.extend(p.finish());
+        ev
+    }
+
+    #[test]
+    fn a_program_that_loops_fails_instead_of_hanging() {
+        let f = Format::new("loop", "", "")
+            .opener(Opener::definite("<x>", vec![Step::Goto(1), Step::Goto(0)]));
+        let ev = run(f, b"a<x>b");
+        assert!(ev
+            .iter()
+            .any(|e| matches!(e, Event::Diagnostic(d) if d.message.contains("does not advance"))));
+        let text: String = ev
+            .iter()
+            .filter_map(|e| match e {
+                Event::Text { delta } => Some(delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "a<x>b");
+    }
+
+    #[test]
+    fn holdback_is_exactly_the_possible_marker_prefix() {
+        let mut p = Parser::for_format("deepseek-v3.1").unwrap();
+        let marker = "<｜tool▁calls▁begin｜>".as_bytes();
+        // every proper prefix of the marker is held, nothing before it
+        for k in 1..marker.len() {
+            let mut p2 = Parser::for_format("deepseek-v3.1").unwrap();
+            let mut input = b"ab".to_vec();
+            input.extend_from_slice(&marker[..k]);
+            let ev = p2.feed(&input);
+            assert_eq!(ev, vec![Event::Text { delta: "ab".into() }], "prefix {k}");
+        }
+        let ev = p.feed(b"x<\xef\xbd");
+        assert_eq!(ev, vec![Event::Text { delta: "x".into() }]);
+        // the next byte rules the marker out: all of it is released
+        let ev = p.feed(b"\x9cz");
+        assert_eq!(
+            ev,
+            vec![Event::Text {
+                delta: "<｜z".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn line_start_markers_only_at_line_start() {
+        let mut p = Parser::for_format("tool-arguments").unwrap();
+        let mut ev = p.feed(b"xTOOL: a\nARGUMENTS: {}\nTOOL: b\nARGUMENTS: {}");
+        ev.extend(p.finish());
+        let names: Vec<&str> = ev
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCallEnd { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["b"]);
+    }
 }
