@@ -114,6 +114,11 @@ impl Calls {
         self.tentative && !self.started_any
     }
 
+    /// A new call begins (its bytes are being read).
+    pub(crate) fn begin(&mut self) {
+        self.cur();
+    }
+
     fn cur(&mut self) -> &mut Call {
         self.call.get_or_insert_with(Call::default)
     }

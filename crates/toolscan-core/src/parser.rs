@@ -669,6 +669,10 @@ impl Parser {
                             .enumerate()
                             .find(|(k, (lit, _))| alive[*k] && lit.bytes.len() == *pos);
                         if let Some((_, (_, t))) = done {
+                            // A separator (not a closer) begins the next call.
+                            if !matches!(prog.get(*t), Some(Step::End) | Some(Step::Then(_))) {
+                                b.calls.begin();
+                            }
                             b.pc = *t;
                             b.st = StepState::Fresh;
                         }
@@ -824,7 +828,11 @@ impl Parser {
                     let Mode::Block(mut b) = self.detach() else {
                         return;
                     };
-                    if !b.calls.silent() {
+                    // After a completed call, with no other one begun (an
+                    // unclosed list of calls), the stream ended between
+                    // calls: not a truncation.
+                    let between_calls = b.calls.done > 0 && b.calls.call.is_none();
+                    if !b.calls.silent() && !between_calls {
                         self.truncated = true;
                         let mut message = "the stream ended inside a call".to_string();
                         if let Some(i) = b.calls.abandon() {
@@ -938,5 +946,35 @@ mod tests {
             })
             .collect();
         assert_eq!(names, ["b"]);
+    }
+
+    #[test]
+    fn an_unclosed_list_after_a_complete_call_is_not_a_truncation() {
+        let done = |input: &[u8]| {
+            let mut p = Parser::for_format("mistral").unwrap();
+            let mut ev = p.feed(input);
+            ev.extend(p.finish());
+            let diags = ev
+                .iter()
+                .filter(|e| matches!(e, Event::Diagnostic(_)))
+                .count();
+            (ev.last().cloned(), diags)
+        };
+        let (last, diags) = done(b"[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}");
+        assert_eq!(
+            last,
+            Some(Event::Done {
+                finish_reason: FinishReason::ToolCalls
+            })
+        );
+        assert_eq!(diags, 0);
+        let (last, diags) = done(b"[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}, {\"na");
+        assert_eq!(
+            last,
+            Some(Event::Done {
+                finish_reason: FinishReason::Length
+            })
+        );
+        assert_eq!(diags, 1);
     }
 }
