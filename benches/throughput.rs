@@ -1,1 +1,461 @@
-fn main() {}
+//! Throughput of the streaming parser, in bytes of model output per second.
+//!
+//! Run with `cargo bench --bench throughput` (add
+//! `-- --warm-up-time 1 --measurement-time 2` for a quick pass of about two
+//! minutes). Every benchmark reports [`Throughput::Bytes`] of the whole input,
+//! so the numbers of different chunk sizes and input sizes compare directly.
+//! Inputs are generated deterministically (no randomness between runs); the
+//! grammars are compiled once, outside the timed closures, and each iteration
+//! builds a fresh [`Parser`] (cheap) and feeds the whole input, then
+//! finishes it.
+//!
+//! Groups:
+//!
+//! - `text_only/{whole,4B,1B}`: about 64 KB of prose (paragraphs, punctuation,
+//!   `<` and `[` characters, non-ASCII text) without any tool-call marker,
+//!   through an `auto` parser. Measures the text path: the marker automaton of
+//!   every format at once, and the release of text as it can no longer start
+//!   a marker. `whole` feeds the input at once, `4B` in 4-byte chunks (about
+//!   a token each), `1B` one byte at a time (the worst case for per-feed
+//!   overhead).
+//! - `arg_64k/{whole,4B,1B}`: one hermes call
+//!   `<tool_call>{"name": "write_file", "arguments": {"path": …, "content": …}}</tool_call>`
+//!   whose `content` is a 64 KB string with escapes (`\"`, `\\`, `\n`),
+//!   non-ASCII text and braces. Measures the argument path: the incremental
+//!   JSON scanner and the `tool_call_args` deltas. Before timing, a check
+//!   that the call completes with the full content.
+//! - `arg_scaling/{16K,64K,256K}`: the same call with 16, 64 and 256 KB of
+//!   content, in 4-byte chunks. The parser is O(bytes fed), so the time per
+//!   iteration should grow linearly with the size and the throughput stay
+//!   roughly constant across the three.
+//! - `deepseek_10_calls/4B`: ten DeepSeek V3.1 calls
+//!   (`<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>`)
+//!   after a sentence of text, through a `deepseek-v3.1` parser in 4-byte
+//!   chunks: multi-byte markers split across chunks, several calls in one
+//!   block.
+//! - `baseline_requery/4B`: not toolscan. A naive reference for the 16 KB
+//!   call of `arg_scaling/16K`, in the same 4-byte chunks: it accumulates
+//!   the chunks and, on every chunk, re-runs `serde_json::from_slice` over
+//!   everything after `<tool_call>` (minus a trailing `</tool_call>`), as
+//!   the "re-parse the whole buffer on every delta" parsers of pitfall P17
+//!   (`spec/formats.md` §2) do. Its cost is quadratic in the argument size;
+//!   compare its time with `arg_scaling/16K` from the same run.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use toolscan::{Event, Grammar, Options, Parser, Registry};
+
+// ---------------------------------------------------------------------------
+// Input generation
+// ---------------------------------------------------------------------------
+
+/// A tiny deterministic generator (SplitMix64), so inputs are the same on
+/// every run and every machine.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "a",
+    "request",
+    "server",
+    "returns",
+    "value",
+    "function",
+    "weather",
+    "in",
+    "Zürich",
+    "東京",
+    "café",
+    "naïve",
+    "résumé",
+    "token",
+    "stream",
+    "parser",
+    "model",
+    "output",
+    "because",
+    "when",
+    "each",
+    "chunk",
+    "arrives",
+    "tool",
+    "call",
+    "is",
+    "not",
+    "always",
+    "complete",
+    "größer",
+    "Straße",
+    "données",
+    "temperature",
+    "forecast",
+    "°C",
+    "—",
+    "and",
+    "of",
+    "to",
+    "with",
+    "buffer",
+    "😀",
+    "Ελλάδα",
+    "Москва",
+];
+
+/// Inserts that exercise the marker automaton without completing a marker:
+/// `<` and `[` starting tags that are not tool-call markers.
+const ODDITIES: &[&str] = &[
+    "a < b",
+    "x <= 3",
+    "<br>",
+    "<b>bold</b>",
+    "<tooling>",
+    "<tool_",
+    "<toolbox>",
+    "[1]",
+    "[note]",
+    "[TOOL]",
+    "[see above]",
+    "<think about it>",
+    "<function>",
+    "Vec<u8>",
+    "<｜",
+    "a[i] < a[j]",
+];
+
+/// About `target` bytes of prose: paragraphs of sentences with punctuation,
+/// non-ASCII words and some `<` / `[`, but no tool-call marker.
+fn prose(target: usize) -> String {
+    let mut rng = Rng(0x70_726f_7365);
+    let mut s = String::with_capacity(target + 256);
+    while s.len() < target {
+        let sentences = 3 + rng.below(5);
+        for _ in 0..sentences {
+            let words = 6 + rng.below(14);
+            for w in 0..words {
+                let word = if rng.below(12) == 0 {
+                    rng.pick(ODDITIES)
+                } else {
+                    rng.pick(WORDS)
+                };
+                if w == 0 {
+                    let mut cs = word.chars();
+                    if let Some(c) = cs.next() {
+                        s.extend(c.to_uppercase());
+                        s.push_str(cs.as_str());
+                    }
+                } else {
+                    s.push_str(word);
+                }
+                if w + 1 < words {
+                    s.push_str(match rng.below(10) {
+                        0 => ", ",
+                        1 if w > 2 => "; ",
+                        _ => " ",
+                    });
+                }
+            }
+            s.push_str(rng.pick(&[". ", ". ", ". ", "? ", "! ", ": "]));
+        }
+        s.push_str("\n\n");
+    }
+    s
+}
+
+/// A `len`-byte string with everything JSON must escape or can carry:
+/// quotes, backslashes, newlines, tabs, non-ASCII text and braces.
+fn content(len: usize) -> String {
+    const PIECES: &[&str] = &[
+        "fn main() {\n    println!(\"hello, {}\", name);\n}\n",
+        "let path = \"C:\\\\Users\\\\me\\\\file.txt\";\n",
+        "// Grüße aus Zürich — 東京 ☂️\n",
+        "{\"nested\": {\"json\": [1, 2, 3]}}\n",
+        "\tif a < b && c > d { return; }\n",
+        "Plain prose line with some words in it.\n",
+        "regex: ^\\d+\\.\\d*$ and a quote \" inside\n",
+        "<tool_call> inside a string is not a marker\n",
+    ];
+    let mut rng = Rng(len as u64);
+    let mut s = String::with_capacity(len + 64);
+    while s.len() < len {
+        s.push_str(rng.pick(PIECES));
+    }
+    // Cut back to `len` bytes at a character boundary.
+    let mut cut = len;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    s.truncate(cut);
+    s
+}
+
+/// One hermes call writing `content` to a file.
+fn hermes_call(content: &str) -> String {
+    let args = serde_json::json!({ "path": "a.txt", "content": content });
+    format!(
+        "<tool_call>{{\"name\": \"write_file\", \"arguments\": {}}}</tool_call>",
+        serde_json::to_string(&args).unwrap()
+    )
+}
+
+/// Ten DeepSeek V3.1 calls in one block, after a sentence of text.
+fn deepseek_calls() -> String {
+    let mut s = String::from("I'll look these up for you in parallel.\n\n<｜tool▁calls▁begin｜>");
+    let cities = [
+        "Zürich",
+        "東京",
+        "São Paulo",
+        "Москва",
+        "Reykjavík",
+        "Paris",
+        "القاهرة",
+        "New York",
+        "Kraków",
+        "서울",
+    ];
+    for (i, city) in cities.iter().enumerate() {
+        let (name, args) = if i % 2 == 0 {
+            (
+                "get_weather",
+                serde_json::json!({ "city": city, "unit": "c", "days": i + 1 }),
+            )
+        } else {
+            (
+                "search",
+                serde_json::json!({
+                    "query": format!("best café \"{city}\" {{open late}}"),
+                    "filters": { "tags": ["food", "coffee"], "max": i, "open_now": true },
+                }),
+            )
+        };
+        s.push_str("<｜tool▁call▁begin｜>");
+        s.push_str(name);
+        s.push_str("<｜tool▁sep｜>");
+        s.push_str(&serde_json::to_string(&args).unwrap());
+        s.push_str("<｜tool▁call▁end｜>");
+    }
+    s.push_str("<｜tool▁calls▁end｜>");
+    s
+}
+
+// ---------------------------------------------------------------------------
+// Runners
+// ---------------------------------------------------------------------------
+
+/// Feeds `input` to a fresh parser in `chunk`-byte pieces (`0`: at once),
+/// finishes it, and returns how many events came out. `out` is cleared after
+/// every feed, as a consumer handling events as they come would.
+fn run(grammar: &Arc<Grammar>, input: &[u8], chunk: usize, out: &mut Vec<Event>) -> usize {
+    let mut p = Parser::new(Arc::clone(grammar), Options::default());
+    let mut n = 0;
+    let size = if chunk == 0 {
+        input.len().max(1)
+    } else {
+        chunk
+    };
+    for piece in input.chunks(size) {
+        p.feed_into(piece, out);
+        n += out.len();
+        out.clear();
+    }
+    p.finish_into(out);
+    n += out.len();
+    out.clear();
+    n
+}
+
+/// Every event of a run, for the checks outside the timed loops.
+fn events(grammar: &Arc<Grammar>, input: &[u8], chunk: usize) -> Vec<Event> {
+    let mut p = Parser::new(Arc::clone(grammar), Options::default());
+    let mut out = Vec::new();
+    for piece in input.chunks(chunk.max(1)) {
+        p.feed_into(piece, &mut out);
+    }
+    p.finish_into(&mut out);
+    out
+}
+
+/// Checks that `input` gives exactly one completed `write_file` call whose
+/// content is `content`, and no text, whatever the chunking.
+fn check_call(grammar: &Arc<Grammar>, input: &[u8], content: &str, chunk: usize) {
+    let ev = events(grammar, input, chunk);
+    let ends: Vec<_> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd {
+                name, arguments, ..
+            } => Some((name, arguments)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends.len(), 1, "one call, chunk {chunk}");
+    let (name, args) = ends[0];
+    assert_eq!(name, "write_file");
+    let got = args["content"].as_str().expect("content is a string");
+    assert_eq!(got.len(), content.len(), "content length, chunk {chunk}");
+    assert!(got == content, "content, chunk {chunk}");
+    assert!(
+        !ev.iter().any(|e| matches!(e, Event::Text { .. })),
+        "no text around the call"
+    );
+}
+
+/// The P17 reference: accumulate, and on every chunk re-parse everything
+/// after the opening marker with `serde_json`. Returns the call's
+/// `(name, arguments)` once a chunk makes the buffer parse.
+fn requery(input: &[u8], chunk: usize) -> Option<(String, serde_json::Value)> {
+    const OPEN: &[u8] = b"<tool_call>";
+    const CLOSE: &[u8] = b"</tool_call>";
+    let mut buf: Vec<u8> = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut done = None;
+    for piece in input.chunks(chunk) {
+        buf.extend_from_slice(piece);
+        if start.is_none() {
+            start = buf
+                .windows(OPEN.len())
+                .position(|w| w == OPEN)
+                .map(|i| i + OPEN.len());
+        }
+        let Some(s) = start else { continue };
+        if done.is_some() {
+            continue;
+        }
+        let mut body = &buf[s..];
+        if let Some(stripped) = body.strip_suffix(CLOSE) {
+            body = stripped;
+        }
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+            let name = v["name"].as_str().unwrap_or_default().to_string();
+            done = Some((name, v["arguments"].clone()));
+        }
+    }
+    done
+}
+
+// ---------------------------------------------------------------------------
+// Benchmarks
+// ---------------------------------------------------------------------------
+
+const KB: usize = 1024;
+
+fn text_only(c: &mut Criterion) {
+    let g = Registry::builtin().grammar("auto").unwrap();
+    let input = prose(64 * KB);
+    let input = input.as_bytes();
+    // Outside the timed loop: the text comes back unchanged, no call.
+    let ev = events(&g, input, 4);
+    let text: String = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(text.as_bytes() == input, "text_only: the text round-trips");
+
+    let mut group = c.benchmark_group("text_only");
+    group.throughput(Throughput::Bytes(input.len() as u64));
+    let mut out = Vec::new();
+    for (id, chunk) in [("whole", 0), ("4B", 4), ("1B", 1)] {
+        group.bench_function(id, |b| {
+            b.iter(|| run(&g, black_box(input), chunk, &mut out))
+        });
+    }
+    group.finish();
+}
+
+fn arg_64k(c: &mut Criterion) {
+    let g = Registry::builtin().grammar("hermes").unwrap();
+    let body = content(64 * KB);
+    let input = hermes_call(&body);
+    let input = input.as_bytes();
+    for chunk in [usize::MAX, 4, 1] {
+        check_call(&g, input, &body, chunk);
+    }
+
+    let mut group = c.benchmark_group("arg_64k");
+    group.throughput(Throughput::Bytes(input.len() as u64));
+    let mut out = Vec::new();
+    for (id, chunk) in [("whole", 0), ("4B", 4), ("1B", 1)] {
+        group.bench_function(id, |b| {
+            b.iter(|| run(&g, black_box(input), chunk, &mut out))
+        });
+    }
+    group.finish();
+}
+
+fn arg_scaling(c: &mut Criterion) {
+    let g = Registry::builtin().grammar("hermes").unwrap();
+    let mut group = c.benchmark_group("arg_scaling");
+    group.sampling_mode(SamplingMode::Flat);
+    let mut out = Vec::new();
+    for (id, size) in [("16K", 16 * KB), ("64K", 64 * KB), ("256K", 256 * KB)] {
+        let body = content(size);
+        let input = hermes_call(&body);
+        let input = input.as_bytes();
+        check_call(&g, input, &body, 4);
+        group.throughput(Throughput::Bytes(input.len() as u64));
+        group.bench_function(id, |b| b.iter(|| run(&g, black_box(input), 4, &mut out)));
+    }
+    group.finish();
+}
+
+fn deepseek_10_calls(c: &mut Criterion) {
+    let g = Registry::builtin().grammar("deepseek-v3.1").unwrap();
+    let input = deepseek_calls();
+    let input = input.as_bytes();
+    let ev = events(&g, input, 4);
+    let ends = ev
+        .iter()
+        .filter(|e| matches!(e, Event::ToolCallEnd { .. }))
+        .count();
+    assert_eq!(ends, 10, "deepseek_10_calls: ten calls complete");
+
+    let mut group = c.benchmark_group("deepseek_10_calls");
+    group.throughput(Throughput::Bytes(input.len() as u64));
+    let mut out = Vec::new();
+    group.bench_function("4B", |b| b.iter(|| run(&g, black_box(input), 4, &mut out)));
+    group.finish();
+}
+
+fn baseline_requery(c: &mut Criterion) {
+    let body = content(16 * KB);
+    let input = hermes_call(&body);
+    let input = input.as_bytes();
+    let (name, args) = requery(input, 4).expect("the baseline completes the call");
+    assert_eq!(name, "write_file");
+    assert_eq!(args["content"].as_str().map(str::len), Some(body.len()));
+
+    let mut group = c.benchmark_group("baseline_requery");
+    group.sampling_mode(SamplingMode::Flat);
+    group.throughput(Throughput::Bytes(input.len() as u64));
+    group.bench_function("4B", |b| b.iter(|| requery(black_box(input), 4)));
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = text_only, arg_64k, arg_scaling, deepseek_10_calls, baseline_requery
+}
+criterion_main!(benches);

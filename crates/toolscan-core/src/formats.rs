@@ -101,10 +101,12 @@ fn hermes() -> Format {
     for (open, close) in [
         ("<tool_call>", "</tool_call>"),
         ("<function_call>", "</function_call>"),
-        ("<tools>", "</tools>"),
-        ("<tool>", "</tool>"),
     ] {
         f = f.opener(wrapped(open, Lit::new(close), &keys, Trust::Definite));
+    }
+    // Words that also name ordinary markup: a call only once one shows.
+    for (open, close) in [("<tools>", "</tools>"), ("<tool>", "</tool>")] {
+        f = f.opener(wrapped(open, Lit::new(close), &keys, Trust::Tentative));
     }
     for (open, close) in [
         ("<response>", "</response>"),

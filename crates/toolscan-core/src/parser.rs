@@ -977,4 +977,27 @@ mod tests {
         );
         assert_eq!(diags, 1);
     }
+
+    #[test]
+    fn arguments_keep_the_models_key_order() {
+        let mut p = Parser::for_format("hermes").unwrap();
+        let ev = p
+            .feed(b"<tool_call>{\"name\": \"f\", \"arguments\": {\"b\": 1, \"a\": 2}}</tool_call>");
+        let Some(Event::ToolCallEnd { arguments, .. }) = ev.last() else {
+            panic!("{ev:?}")
+        };
+        let keys: Vec<&str> = arguments.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["b", "a"]);
+    }
+
+    #[test]
+    fn markup_words_in_prose_are_not_reported() {
+        let mut p = Parser::for_format("auto").unwrap();
+        let mut ev = p.feed(b"Use the <tool> element, or <tools> and <response> tags.");
+        ev.extend(p.finish());
+        assert!(
+            !ev.iter().any(|e| matches!(e, Event::Diagnostic(_))),
+            "{ev:?}"
+        );
+    }
 }
