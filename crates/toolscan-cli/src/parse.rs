@@ -34,7 +34,11 @@ pub fn run(args: ParseArgs) -> Result<(), Failure> {
     let mut parser = Parser::new(grammar, options);
     let mut chunker = Chunker::new(args.chunk.unwrap_or(ChunkPlan::AsRead));
     let stdout = io::stdout();
-    let mut sink = Sink::new(args.output, io::BufWriter::new(stdout.lock()));
+    let mut sink = Sink::new(
+        args.output,
+        io::BufWriter::new(stdout.lock()),
+        args.reasoning,
+    );
     stream(input, &mut parser, &mut chunker, &mut sink)
 }
 
@@ -156,10 +160,15 @@ struct Sink<W: Write> {
 }
 
 impl<W: Write> Sink<W> {
-    fn new(output: Output, out: W) -> Self {
+    fn new(output: Output, out: W, reasoning: bool) -> Self {
         let response = match output {
             Output::Events => None,
-            Output::Final => Some(Response::default()),
+            // With reasoning separation on, the final object always has a
+            // "reasoning" field (contract §1), empty if there was none.
+            Output::Final => Some(Response {
+                reasoning: reasoning.then(String::new),
+                ..Response::default()
+            }),
         };
         Sink { out, response }
     }
@@ -226,7 +235,7 @@ mod tests {
     #[test]
     fn events_mode_writes_one_line_per_event() {
         let mut buf = Vec::new();
-        let mut sink = Sink::new(Output::Events, &mut buf);
+        let mut sink = Sink::new(Output::Events, &mut buf, false);
         sink.write_all(
             vec![
                 Event::Text {
@@ -250,7 +259,7 @@ mod tests {
     #[test]
     fn final_mode_writes_one_object() {
         let mut buf = Vec::new();
-        let mut sink = Sink::new(Output::Final, &mut buf);
+        let mut sink = Sink::new(Output::Final, &mut buf, false);
         sink.write_all(vec![Event::Text { delta: "hi".into() }].into_iter())
             .unwrap();
         sink.close().unwrap();

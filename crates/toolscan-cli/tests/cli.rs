@@ -313,11 +313,21 @@ fn model_flag() {
 }
 
 #[test]
-fn reasoning_flag_is_accepted() {
+fn reasoning_flag_separates_reasoning() {
     let input = b"<think>hmm</think>Answer.";
     let out = run(&["parse", "--reasoning", "--output", "final"], input);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    final_object(&stdout(&out));
+    let v = final_object(&stdout(&out));
+    assert_eq!(v["reasoning"], "hmm");
+    assert_eq!(v["text"], "Answer.");
+    // the field is there even when the response had no reasoning
+    let out = run(&["parse", "--reasoning", "--output", "final"], b"Answer.");
+    assert_eq!(final_object(&stdout(&out))["reasoning"], "");
+    // and absent without the flag, where <think> is plain text
+    let out = run(&["parse", "--output", "final"], input);
+    let v = final_object(&stdout(&out));
+    assert!(v.get("reasoning").is_none());
+    assert_eq!(v["text"], "<think>hmm</think>Answer.");
 }
 
 #[test]
