@@ -454,7 +454,7 @@ impl Builder<'_> {
 }
 
 impl Sink for Builder<'_> {
-    fn value_start(&mut self, _at: u64, depth: usize, kind: Kind) -> Flow {
+    fn value_start(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
         if self.json.skip {
             return Flow::Go;
         }
@@ -521,7 +521,6 @@ impl Sink for Builder<'_> {
                 Role::Ignore
             };
         }
-        let at = _at;
         // Arguments that follow a name may be what starts a tentative call.
         if role == Role::Args {
             let r = self.calls.try_start(self.ctx, self.out, at);
@@ -571,11 +570,8 @@ impl Sink for Builder<'_> {
             }
         }
         // A name or id.
-        if let Some((role, d, _)) = &self.json.word {
-            if *d == depth {
-                let Some((role, _, raw)) = self.json.word.take() else {
-                    return Flow::Go;
-                };
+        if self.json.word.as_ref().is_some_and(|(_, d, _)| *d == depth) {
+            if let Some((role, _, raw)) = self.json.word.take() {
                 let word = match serde_json::from_slice::<String>(&raw) {
                     Ok(w) => w,
                     Err(e) => return self.stop(Stop::fail(format!("bad name string: {e}"))),
@@ -591,7 +587,6 @@ impl Sink for Builder<'_> {
                 };
                 return self.check(r);
             }
-            let _ = role;
         }
         // A container.
         if matches!(kind, Kind::Object | Kind::Array) {
