@@ -460,7 +460,9 @@ impl Sink for Builder<'_> {
         }
         let role = if depth == 0 {
             match (self.step.shape, kind) {
-                (Shape::Args, Kind::Object) => {
+                // An object, or a JSON string holding one (`|tojson` of
+                // arguments that were already a string).
+                (Shape::Args, Kind::Object | Kind::String) => {
                     self.calls.cur();
                     Role::Args
                 }
@@ -555,6 +557,7 @@ impl Sink for Builder<'_> {
                         ));
                     }
                     c.args_state = Args::Done;
+                    c.complete |= depth == 0;
                     self.calls.sync(self.out);
                     return Flow::Go;
                 }

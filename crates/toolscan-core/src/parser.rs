@@ -1000,4 +1000,25 @@ mod tests {
             "{ev:?}"
         );
     }
+
+    #[test]
+    fn arguments_given_as_a_json_string_are_decoded_as_they_stream() {
+        let mut p = Parser::for_format("mistral-v11").unwrap();
+        let mut ev = Vec::new();
+        for b in br#"[TOOL_CALLS]f[ARGS]"{\"city\": \"Z\u00fcrich \ud83d\ude00\"}""#.chunks(1) {
+            p.feed_into(b, &mut ev);
+        }
+        let args: String = ev
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCallArgs { delta, .. } => Some(delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(args, "{\"city\": \"Zürich 😀\"}");
+        let Some(Event::ToolCallEnd { arguments, .. }) = ev.last() else {
+            panic!("{ev:?}")
+        };
+        assert_eq!(arguments["city"], "Zürich 😀");
+    }
 }
