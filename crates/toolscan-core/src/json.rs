@@ -156,6 +156,12 @@ impl JsonScanner {
         }
     }
 
+    /// Whether a value just ended inside a container and nothing after it
+    /// was read yet (no `,` promising another).
+    pub(crate) fn between_values(&self) -> bool {
+        self.st == St::After
+    }
+
     /// Whether the top-level value has ended.
     pub(crate) fn is_done(&self) -> bool {
         self.st == St::Done

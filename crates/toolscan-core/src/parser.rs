@@ -831,7 +831,13 @@ impl Parser {
                     // After a completed call, with no other one begun (an
                     // unclosed list of calls), the stream ended between
                     // calls: not a truncation.
-                    let between_calls = b.calls.done > 0 && b.calls.call.is_none();
+                    let between_calls = b.calls.done > 0
+                        && b.calls.call.is_none()
+                        && match &b.st {
+                            // `[{…}, ` promises another call
+                            StepState::Json(state) => state.0.between_values(),
+                            _ => true,
+                        };
                     if !b.calls.silent() && !between_calls {
                         self.truncated = true;
                         let mut message = "the stream ended inside a call".to_string();
@@ -968,6 +974,15 @@ mod tests {
             })
         );
         assert_eq!(diags, 0);
+        // a separator promises another call
+        let (last, diags) = done(b"[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}, ");
+        assert_eq!(
+            last,
+            Some(Event::Done {
+                finish_reason: FinishReason::Length
+            })
+        );
+        assert_eq!(diags, 1);
         let (last, diags) = done(b"[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}, {\"na");
         assert_eq!(
             last,
