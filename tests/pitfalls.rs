@@ -57,6 +57,16 @@ fn diagnostics(ev: &[Event]) -> Vec<DiagnosticKind> {
         .collect()
 }
 
+/// All argument deltas, concatenated.
+fn args_of(ev: &[Event]) -> String {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::ToolCallArgs { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn text_of(ev: &[Event]) -> String {
     ev.iter()
         .filter_map(|e| match e {
@@ -129,13 +139,7 @@ fn p04_argument_deltas_are_prefixes_never_auto_closed() {
     // a partial value stays partial: nothing closes it speculatively
     let mut p = parser("hermes");
     let ev = p.feed(b"<tool_call>{\"name\": \"w\", \"arguments\": {\"a\": \"x");
-    let args: String = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCallArgs { delta, .. } => Some(delta.as_str()),
-            _ => None,
-        })
-        .collect();
+    let args = args_of(&ev);
     assert_eq!(args, "{\"a\": \"x");
 }
 
@@ -297,13 +301,7 @@ fn p13_zero_argument_calls_keep_an_empty_object() {
     ] {
         let ev = bytewise(fmt, input);
         assert_eq!(calls(&ev), vec![("t".into(), json!({}))], "{fmt}");
-        let args: String = ev
-            .iter()
-            .filter_map(|e| match e {
-                Event::ToolCallArgs { delta, .. } => Some(delta.as_str()),
-                _ => None,
-            })
-            .collect();
+        let args = args_of(&ev);
         assert_eq!(args, "{}", "{fmt}");
     }
 }
