@@ -488,7 +488,7 @@ impl Parser {
                         };
                     }
                     let StepState::Capture { word, trailing } = &mut b.st else {
-                        unreachable!()
+                        continue; // just set above
                     };
                     let delim_byte = c
                         .delims
@@ -555,7 +555,7 @@ impl Parser {
                         )));
                     }
                     let StepState::Json(state) = &mut b.st else {
-                        unreachable!()
+                        continue; // just set above
                     };
                     let (scanner, jc) = &mut **state;
                     let mut builder = Builder {
@@ -578,13 +578,8 @@ impl Parser {
                     }
                     if jc.skip {
                         // Not a call after all: the rest of the value is text.
-                        let StepState::Json(state) = std::mem::replace(&mut b.st, StepState::Fresh)
-                        else {
-                            unreachable!()
-                        };
-                        let (scanner, _) = *state;
                         if r.is_ok() && !scanner.is_done() {
-                            self.mode = Mode::Skip(Box::new(scanner));
+                            self.mode = Mode::Skip(Box::new(scanner.clone()));
                         } else {
                             self.text_mode();
                         }
@@ -637,7 +632,7 @@ impl Parser {
                         };
                     }
                     let StepState::Then { from, pos, alive } = &mut b.st else {
-                        unreachable!()
+                        continue; // just set above
                     };
                     if *pos == 0 && is_ws(byte) {
                         self.take(&input[i..=i]);
