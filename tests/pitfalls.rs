@@ -344,8 +344,9 @@ fn p15_calls_inside_and_after_reasoning() {
     assert_eq!(r.tool_calls.len(), 2);
     // a completion that starts inside reasoning (the opening tag was in the prompt)
     let g = Registry::builtin().grammar("hermes").unwrap();
-    let mut o = Options::new().with_reasoning(true);
-    o.starts_in_reasoning = true;
+    let o = Options::new()
+        .with_reasoning(true)
+        .with_starts_in_reasoning(true);
     let r = parse(g, o, b"thinking...</think>Answer.");
     assert_eq!(r.reasoning.as_deref(), Some("thinking..."));
     assert_eq!(r.text, "Answer.");

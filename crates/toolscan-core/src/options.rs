@@ -77,6 +77,13 @@ impl Options {
         self
     }
 
+    /// With reasoning separation, starts inside a reasoning block (the
+    /// opening tag was in the prompt).
+    pub fn with_starts_in_reasoning(mut self, on: bool) -> Self {
+        self.starts_in_reasoning = on;
+        self
+    }
+
     /// Sets the limits.
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
