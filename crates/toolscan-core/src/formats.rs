@@ -29,6 +29,18 @@ fn capture(field: Field, delims: &[(&str, Option<usize>)]) -> Step {
     })
 }
 
+/// The arguments object, then a closing literal: the call is complete.
+fn args_closed_by(close: &str) -> Vec<Step> {
+    vec![
+        Step::Ws,
+        Step::args(),
+        Step::Ws,
+        lit(close),
+        Step::Dispatch,
+        Step::End,
+    ]
+}
+
 fn then(opts: &[(&str, usize)]) -> Step {
     Step::Then(opts.iter().map(|&(l, j)| (Lit::new(l), j)).collect())
 }
@@ -78,15 +90,11 @@ fn fence(shape: Shape, keys: &CallKeys, trust: Trust) -> Opener {
 fn function_eq() -> Opener {
     Opener::definite(
         "<function=",
-        vec![
-            capture(Field::Name, &[(">", None)]),
-            Step::Ws,
-            Step::args(),
-            Step::Ws,
-            lit("</function>"),
-            Step::Dispatch,
-            Step::End,
-        ],
+        [
+            vec![capture(Field::Name, &[(">", None)])],
+            args_closed_by("</function>"),
+        ]
+        .concat(),
     )
 }
 
@@ -119,16 +127,11 @@ fn hermes() -> Format {
         .opener(function_eq())
         .opener(Opener::definite(
             "<function name=\"",
-            vec![
-                capture(Field::Name, &[("\"", None)]),
-                lit(">"),
-                Step::Ws,
-                Step::args(),
-                Step::Ws,
-                lit("</function>"),
-                Step::Dispatch,
-                Step::End,
-            ],
+            [
+                vec![capture(Field::Name, &[("\"", None)]), lit(">")],
+                args_closed_by("</function>"),
+            ]
+            .concat(),
         ))
 }
 
@@ -163,20 +166,18 @@ fn tool_request() -> Format {
     )
     .opener(Opener::definite(
         "[TOOL_REQUEST]",
-        vec![
-            Step::Ws,
-            Step::Capture(Capture {
-                field: Field::Name,
-                stop: b" \t\r\n{".to_vec(),
-                delims: Vec::new(),
-            }),
-            Step::Ws,
-            Step::args(),
-            Step::Ws,
-            lit("[TOOL_REQUEST_END]"),
-            Step::Dispatch,
-            Step::End,
-        ],
+        [
+            vec![
+                Step::Ws,
+                Step::Capture(Capture {
+                    field: Field::Name,
+                    stop: b" \t\r\n{".to_vec(),
+                    delims: Vec::new(),
+                }),
+            ],
+            args_closed_by("[TOOL_REQUEST_END]"),
+        ]
+        .concat(),
     ))
 }
 
