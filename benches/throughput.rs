@@ -44,7 +44,10 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
+};
 use toolscan::{Event, Grammar, Options, Parser, Registry};
 
 // ---------------------------------------------------------------------------
@@ -358,6 +361,14 @@ fn requery(input: &[u8], chunk: usize) -> Option<(String, serde_json::Value)> {
 
 const KB: usize = 1024;
 
+/// Benchmarks `input` fed whole, in 4-byte and in 1-byte chunks.
+fn whole_4b_1b(group: &mut BenchmarkGroup<'_, WallTime>, g: &Arc<Grammar>, input: &[u8]) {
+    let mut out = Vec::new();
+    for (id, chunk) in [("whole", 0), ("4B", 4), ("1B", 1)] {
+        group.bench_function(id, |b| b.iter(|| run(g, black_box(input), chunk, &mut out)));
+    }
+}
+
 fn text_only(c: &mut Criterion) {
     let g = Registry::builtin().grammar("auto").unwrap();
     let input = prose(64 * KB);
@@ -375,12 +386,7 @@ fn text_only(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("text_only");
     group.throughput(Throughput::Bytes(input.len() as u64));
-    let mut out = Vec::new();
-    for (id, chunk) in [("whole", 0), ("4B", 4), ("1B", 1)] {
-        group.bench_function(id, |b| {
-            b.iter(|| run(&g, black_box(input), chunk, &mut out))
-        });
-    }
+    whole_4b_1b(&mut group, &g, input);
     group.finish();
 }
 
@@ -395,12 +401,7 @@ fn arg_64k(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("arg_64k");
     group.throughput(Throughput::Bytes(input.len() as u64));
-    let mut out = Vec::new();
-    for (id, chunk) in [("whole", 0), ("4B", 4), ("1B", 1)] {
-        group.bench_function(id, |b| {
-            b.iter(|| run(&g, black_box(input), chunk, &mut out))
-        });
-    }
+    whole_4b_1b(&mut group, &g, input);
     group.finish();
 }
 

@@ -22,7 +22,9 @@ use crate::grammar::Grammar;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Registry {
-    formats: Vec<Format>,
+    /// Shared with every other copy of the built-in registry until a format
+    /// is registered (copy on write).
+    formats: Arc<Vec<Format>>,
     /// No custom format was registered: compiled grammars can be shared
     /// process-wide.
     pristine: bool,
@@ -36,9 +38,9 @@ fn cache() -> &'static Mutex<HashMap<String, Arc<Grammar>>> {
 impl Registry {
     /// The built-in formats (`toolscan formats` lists them).
     pub fn builtin() -> Registry {
-        static BUILTIN: OnceLock<Vec<Format>> = OnceLock::new();
+        static BUILTIN: OnceLock<Arc<Vec<Format>>> = OnceLock::new();
         Registry {
-            formats: BUILTIN.get_or_init(formats::builtin).clone(),
+            formats: Arc::clone(BUILTIN.get_or_init(|| Arc::new(formats::builtin()))),
             pristine: true,
         }
     }
@@ -57,7 +59,7 @@ impl Registry {
             return Err(invalid("no opening marker"));
         }
         Grammar::new(&format.name, &[&format])?;
-        self.formats.push(format);
+        Arc::make_mut(&mut self.formats).push(format);
         self.pristine = false;
         Ok(())
     }
