@@ -313,6 +313,7 @@ fn check_call(grammar: &Arc<Grammar>, input: &[u8], content: &str, chunk: usize)
     assert_eq!(ends.len(), 1, "one call, chunk {chunk}");
     let (name, args) = ends[0];
     assert_eq!(name, "write_file");
+    let args = args.parse().expect("arguments are an object");
     let got = args["content"].as_str().expect("content is a string");
     assert_eq!(got.len(), content.len(), "content length, chunk {chunk}");
     assert!(got == content, "content, chunk {chunk}");

@@ -98,8 +98,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!(
                     "[{}] call {index} complete: dispatching {name}({})",
                     ms(start),
-                    Value::Object(arguments.clone())
+                    arguments.compact()
                 );
+                // Parsed only here, by the code that needs a value.
+                let arguments = arguments.parse().unwrap_or_default();
                 first_dispatch.get_or_insert_with(Instant::now);
                 tools.push(tokio::task::spawn_blocking(move || {
                     println!("[{}]     tool {index} running", ms(start));

@@ -658,7 +658,12 @@ fn check(r: &Response, conv: &Conv) -> Result<(), String> {
     let got: Vec<(String, Json)> = r
         .tool_calls
         .iter()
-        .map(|c| (c.name.clone(), Json::Object(c.arguments.clone())))
+        .map(|c| {
+            (
+                c.name.clone(),
+                Json::Object(c.arguments.parse().expect("arguments are an object")),
+            )
+        })
         .collect();
     let mut problems = Vec::new();
     if got != want {

@@ -182,13 +182,19 @@ pub fn check_structure(events: &[Event]) -> Result<(), String> {
                     return Err(format!("end of {index} does not match its start"));
                 }
                 s.3 = true;
-                let streamed: Value = serde_json::from_str(&s.2)
-                    .map_err(|e| format!("deltas of {index} are not JSON ({e}): {:?}", s.2))?;
-                if streamed != Value::Object(arguments.clone()) {
+                if s.2 != arguments.as_str() {
                     return Err(format!(
                         "deltas of {index} ({}) differ from arguments ({:?})",
                         s.2, arguments
                     ));
+                }
+                let parsed = arguments
+                    .parse()
+                    .map_err(|e| format!("arguments of {index} are not an object ({e})"))?;
+                let streamed: Value = serde_json::from_str(&s.2)
+                    .map_err(|e| format!("deltas of {index} are not JSON ({e}): {:?}", s.2))?;
+                if streamed != Value::Object(parsed) {
+                    return Err(format!("deltas of {index} parse to another value"));
                 }
             }
             _ => {}
@@ -221,7 +227,8 @@ pub fn check_expect(case: &Case, events: &[Event]) -> Result<(), String> {
         if got.name != want["name"].as_str().unwrap_or("") {
             return Err(format!("name {:?}, want {}", got.name, want["name"]));
         }
-        if Value::Object(got.arguments.clone()) != want["arguments"] {
+        let parsed = got.arguments.parse().map_err(|e| e.to_string())?;
+        if Value::Object(parsed) != want["arguments"] {
             return Err(format!(
                 "arguments of {}: {:?}, want {}",
                 got.name, got.arguments, want["arguments"]

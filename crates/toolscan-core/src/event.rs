@@ -1,8 +1,15 @@
 //! The events a [`Parser`](crate::Parser) emits, and how they serialise.
 //!
+//! There are two forms of every event:
+//!
+//! - [`EventRef`] borrows its text from the parser or from the chunk being
+//!   fed: it is what a [`Sink`](crate::Sink) receives, with no allocation
+//!   per event;
+//! - [`Event`] owns its text: what [`Parser::feed`](crate::Parser::feed)
+//!   returns, and what `toolscan parse` writes.
+//!
 //! Serialised with `serde_json`, every event is one JSON object with a `type`
-//! field — exactly the JSON Lines the `toolscan parse` command writes
-//! (contract §3):
+//! field — exactly the JSON Lines the `toolscan parse` command writes:
 //!
 //! ```
 //! use toolscan_core::Event;
@@ -13,10 +20,12 @@
 //! );
 //! ```
 
-use serde::Serialize;
+use std::fmt;
+
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// One event of the output stream, in input order.
+/// One event of the output stream, in input order, owning its text.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -58,8 +67,9 @@ pub enum Event {
         id: String,
         /// The tool name (same as in [`Event::ToolCallStart`]).
         name: String,
-        /// The parsed arguments object (`{}` for a call without arguments).
-        arguments: Map<String, Value>,
+        /// The arguments: the JSON text of an object (`{}` for a call
+        /// without arguments), parsed only when asked.
+        arguments: Arguments,
     },
     /// Something was not as the format says.
     Diagnostic(Diagnostic),
@@ -68,6 +78,227 @@ pub enum Event {
         /// Why the response ended.
         finish_reason: FinishReason,
     },
+}
+
+/// One event, borrowing its text: what a [`Sink`](crate::Sink) receives.
+///
+/// Text and argument deltas borrow from the chunk that was fed whenever the
+/// bytes are there; only bytes held back across a chunk boundary (a possible
+/// marker, an unfinished character) or kept for a call are copied, once.
+/// [`to_owned`](EventRef::to_owned) makes an [`Event`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum EventRef<'a> {
+    /// See [`Event::Text`].
+    Text(&'a str),
+    /// See [`Event::Reasoning`].
+    Reasoning(&'a str),
+    /// See [`Event::ToolCallStart`].
+    ToolCallStart {
+        /// The call's index.
+        index: usize,
+        /// The call id.
+        id: &'a str,
+        /// The tool name.
+        name: &'a str,
+    },
+    /// See [`Event::ToolCallArgs`].
+    ToolCallArgs {
+        /// The call's index.
+        index: usize,
+        /// The next piece of the arguments JSON text.
+        delta: &'a str,
+    },
+    /// See [`Event::ToolCallEnd`].
+    ToolCallEnd {
+        /// The call's index.
+        index: usize,
+        /// The call id.
+        id: &'a str,
+        /// The tool name.
+        name: &'a str,
+        /// The arguments JSON text (a validated JSON object).
+        arguments: &'a str,
+    },
+    /// See [`Event::Diagnostic`].
+    Diagnostic(&'a Diagnostic),
+    /// See [`Event::Done`].
+    Done {
+        /// Why the response ended.
+        finish_reason: FinishReason,
+    },
+}
+
+impl EventRef<'_> {
+    /// The owned form.
+    pub fn to_owned(&self) -> Event {
+        match *self {
+            EventRef::Text(t) => Event::Text { delta: t.into() },
+            EventRef::Reasoning(t) => Event::Reasoning { delta: t.into() },
+            EventRef::ToolCallStart { index, id, name } => Event::ToolCallStart {
+                index,
+                id: id.into(),
+                name: name.into(),
+            },
+            EventRef::ToolCallArgs { index, delta } => Event::ToolCallArgs {
+                index,
+                delta: delta.into(),
+            },
+            EventRef::ToolCallEnd {
+                index,
+                id,
+                name,
+                arguments,
+            } => Event::ToolCallEnd {
+                index,
+                id: id.into(),
+                name: name.into(),
+                arguments: Arguments::from_validated(arguments.into()),
+            },
+            EventRef::Diagnostic(d) => Event::Diagnostic(d.clone()),
+            EventRef::Done { finish_reason } => Event::Done { finish_reason },
+        }
+    }
+}
+
+impl Event {
+    /// The borrowed form.
+    pub fn as_ref(&self) -> EventRef<'_> {
+        match self {
+            Event::Text { delta } => EventRef::Text(delta),
+            Event::Reasoning { delta } => EventRef::Reasoning(delta),
+            Event::ToolCallStart { index, id, name } => EventRef::ToolCallStart {
+                index: *index,
+                id,
+                name,
+            },
+            Event::ToolCallArgs { index, delta } => EventRef::ToolCallArgs {
+                index: *index,
+                delta,
+            },
+            Event::ToolCallEnd {
+                index,
+                id,
+                name,
+                arguments,
+            } => EventRef::ToolCallEnd {
+                index: *index,
+                id,
+                name,
+                arguments: arguments.as_str(),
+            },
+            Event::Diagnostic(d) => EventRef::Diagnostic(d),
+            Event::Done { finish_reason } => EventRef::Done {
+                finish_reason: *finish_reason,
+            },
+        }
+    }
+}
+
+/// The arguments of a completed call: the JSON text of an object, exactly
+/// as the model wrote it (for formats whose arguments are JSON; normalised
+/// for lenient JSON), kept as text like `serde_json`'s `RawValue`.
+///
+/// Parsing is deferred to whoever needs a value:
+///
+/// ```
+/// use toolscan_core::{Event, Parser};
+/// let mut p = Parser::for_format("hermes").unwrap();
+/// let ev = p.feed(br#"<tool_call>{"name": "f", "arguments": {"n": 99999999999999999999}}</tool_call>"#);
+/// let Some(Event::ToolCallEnd { arguments, .. }) = ev.last() else { panic!() };
+/// assert_eq!(arguments.as_str(), r#"{"n": 99999999999999999999}"#); // exact
+/// assert!(arguments.parse().unwrap()["n"].is_number());
+/// // serialised compactly, the digits kept
+/// assert_eq!(serde_json::to_string(arguments).unwrap(), r#"{"n":99999999999999999999}"#);
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Arguments {
+    /// Invariant: a complete JSON object, valid UTF-8.
+    json: Box<str>,
+}
+
+impl Arguments {
+    /// Text the parser already validated as one JSON object.
+    pub(crate) fn from_validated(json: Box<str>) -> Arguments {
+        Arguments { json }
+    }
+
+    /// Checks that `json` is one JSON object.
+    pub fn new(json: impl Into<String>) -> Result<Arguments, serde_json::Error> {
+        let json: String = json.into();
+        serde_json::from_str::<Map<String, Value>>(&json)?;
+        Ok(Arguments { json: json.into() })
+    }
+
+    /// The empty object `{}`.
+    pub fn empty() -> Arguments {
+        Arguments { json: "{}".into() }
+    }
+
+    /// The JSON text, exactly as recorded.
+    pub fn as_str(&self) -> &str {
+        &self.json
+    }
+
+    /// Parses the text into a JSON object (numbers beyond `f64` precision
+    /// are rounded here; [`as_str`](Self::as_str) keeps them exact).
+    pub fn parse(&self) -> Result<Map<String, Value>, serde_json::Error> {
+        serde_json::from_str(&self.json)
+    }
+
+    /// Deserialises the arguments into a type of the caller's.
+    pub fn deserialize<'de, T: serde::Deserialize<'de>>(&'de self) -> serde_json::Result<T> {
+        serde_json::from_str(&self.json)
+    }
+
+    /// The text with the whitespace between tokens removed.
+    pub fn compact(&self) -> String {
+        compact_json(&self.json)
+    }
+}
+
+impl fmt::Debug for Arguments {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.json)
+    }
+}
+
+impl fmt::Display for Arguments {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.json)
+    }
+}
+
+impl Serialize for Arguments {
+    /// Writes the object compactly (one line), every token as written.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let raw = serde_json::value::RawValue::from_string(self.compact())
+            .map_err(serde::ser::Error::custom)?;
+        raw.serialize(s)
+    }
+}
+
+/// Removes whitespace outside strings from valid JSON text.
+fn compact_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let mut in_str = false;
+    let mut esc = false;
+    for c in json.chars() {
+        if in_str {
+            out.push(c);
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+            in_str = c == '"';
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Why a response ended, as OpenAI's `finish_reason`.
@@ -119,6 +350,8 @@ pub enum DiagnosticKind {
     Limit,
     /// The call names a tool that is not in the `tools` list.
     UnknownTool,
+    /// Bytes that are not UTF-8: they became U+FFFD in the text.
+    InvalidUtf8,
 }
 
 impl DiagnosticKind {
@@ -129,12 +362,13 @@ impl DiagnosticKind {
             DiagnosticKind::Truncated => "truncated",
             DiagnosticKind::Limit => "limit",
             DiagnosticKind::UnknownTool => "unknown_tool",
+            DiagnosticKind::InvalidUtf8 => "invalid_utf8",
         }
     }
 }
 
-impl std::fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "{} at byte {}: {}",
@@ -142,5 +376,61 @@ impl std::fmt::Display for Diagnostic {
             self.offset,
             self.message
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compacting_keeps_strings() {
+        assert_eq!(
+            compact_json("{ \"a b\" : [1, \"x \\\" y\" ],\n\t\"c\":{} }"),
+            r#"{"a b":[1,"x \" y"],"c":{}}"#
+        );
+    }
+
+    #[test]
+    fn owned_and_borrowed_round_trip() {
+        let d = Diagnostic {
+            kind: DiagnosticKind::InvalidUtf8,
+            offset: 3,
+            message: "x".into(),
+        };
+        for e in [
+            EventRef::Text("a"),
+            EventRef::Reasoning("b"),
+            EventRef::ToolCallStart {
+                index: 1,
+                id: "i",
+                name: "n",
+            },
+            EventRef::ToolCallArgs {
+                index: 1,
+                delta: "{",
+            },
+            EventRef::ToolCallEnd {
+                index: 1,
+                id: "i",
+                name: "n",
+                arguments: "{}",
+            },
+            EventRef::Diagnostic(&d),
+            EventRef::Done {
+                finish_reason: FinishReason::Stop,
+            },
+        ] {
+            assert_eq!(e.to_owned().as_ref(), e);
+        }
+    }
+
+    #[test]
+    fn arguments_check_and_serialise() {
+        assert!(Arguments::new("[1]").is_err());
+        let a = Arguments::new("{\n  \"x\": 1.50\n}").unwrap();
+        assert_eq!(serde_json::to_string(&a).unwrap(), r#"{"x":1.50}"#);
+        assert_eq!(a.parse().unwrap()["x"], 1.5);
+        assert_eq!(Arguments::empty().as_str(), "{}");
     }
 }

@@ -3,7 +3,9 @@
 //! arguments are encoded, what ends the call.
 //!
 //! Every built-in format is such a declaration over the same machinery, and
-//! so is a user's:
+//! so is a user's. Jumps name their target with a [`Label`]: labels are
+//! resolved when the grammar is compiled, so inserting a step never
+//! retargets a jump.
 //!
 //! ```
 //! use toolscan_core::format::{CallKeys, Format, Opener, Step};
@@ -28,6 +30,33 @@
 //! assert!(events.iter().any(|e| matches!(e,
 //!     toolscan_core::Event::ToolCallEnd { name, .. } if name == "get_weather")));
 //! ```
+
+use std::borrow::Cow;
+
+/// The name of a place in a program: [`Step::Label`] puts it before the
+/// next step, jumps ([`Step::Goto`], [`Step::Fork`], [`Step::Then`], a
+/// [`Capture`] delimiter) name it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Label(Cow<'static, str>);
+
+impl Label {
+    /// The label's name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&'static str> for Label {
+    fn from(s: &'static str) -> Label {
+        Label(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for Label {
+    fn from(s: String) -> Label {
+        Label(Cow::Owned(s))
+    }
+}
 
 /// A literal byte string, optionally ASCII-case-insensitive.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -78,6 +107,7 @@ impl Lit {
 
 /// What a captured word is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Field {
     /// The tool name.
     Name,
@@ -91,18 +121,42 @@ pub enum Field {
 /// (left for the next step). Surrounding whitespace is trimmed; whitespace or
 /// markup inside the word fails the block.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Capture {
     /// What the word is.
     pub field: Field,
     /// Bytes that end the word and are left for the next step.
     pub stop: Vec<u8>,
-    /// Literals that end the word and are consumed; each may jump to another
-    /// step (`None`: the next one).
-    pub delims: Vec<(Lit, Option<usize>)>,
+    /// Literals that end the word and are consumed; each may jump to a
+    /// label (`None`: the next step).
+    pub delims: Vec<(Lit, Option<Label>)>,
+}
+
+impl Capture {
+    /// A word of kind `field` ended by one of `delims` (consumed, then on
+    /// to the label or the next step).
+    pub fn until(field: Field, delims: Vec<(Lit, Option<Label>)>) -> Capture {
+        Capture {
+            field,
+            stop: Vec::new(),
+            delims,
+        }
+    }
+
+    /// A word of kind `field` ended by any byte of `stop` (left for the
+    /// next step).
+    pub fn before(field: Field, stop: &[u8]) -> Capture {
+        Capture {
+            field,
+            stop: stop.to_vec(),
+            delims: Vec::new(),
+        }
+    }
 }
 
 /// What JSON value a [`Step::Json`] expects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Shape {
     /// The arguments object itself (the name came from markup).
     Args,
@@ -118,6 +172,7 @@ pub enum Shape {
 
 /// Which keys of a call object hold what.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct CallKeys {
     /// Keys of the tool name, e.g. `name`.
     pub name: Vec<String>,
@@ -166,6 +221,7 @@ impl CallKeys {
 
 /// A JSON value inside a block.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct JsonStep {
     /// What the value is.
     pub shape: Shape,
@@ -176,8 +232,27 @@ pub struct JsonStep {
     pub lenient: bool,
 }
 
+impl JsonStep {
+    /// A value of `shape` whose call objects have `keys`.
+    pub fn new(shape: Shape, keys: CallKeys) -> JsonStep {
+        JsonStep {
+            shape,
+            keys,
+            lenient: false,
+        }
+    }
+
+    /// Accepts (and normalises) what models write when told to write JSON
+    /// by hand.
+    pub fn lenient(mut self) -> JsonStep {
+        self.lenient = true;
+        self
+    }
+}
+
 /// A set of bytes for [`Step::Fork`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ByteSet {
     /// These bytes.
     Bytes(Vec<u8>),
@@ -194,11 +269,13 @@ impl ByteSet {
     }
 }
 
-/// One step of a block's program. Steps run in order; jumps are indices into
-/// the program.
+/// One step of a block's program. Steps run in order; jumps name a
+/// [`Label`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Step {
+    /// Names the place of the next step (reads nothing).
+    Label(Label),
     /// Optional ASCII whitespace.
     Ws,
     /// A required literal.
@@ -219,13 +296,13 @@ pub enum Step {
     Dispatch,
     /// Branch on the next byte: the first set that holds it wins; no match
     /// fails the block.
-    Fork(Vec<(ByteSet, usize)>),
+    Fork(Vec<(ByteSet, Label)>),
     /// After a call: optional whitespace, then one of these literals (jump to
-    /// its step) — or anything else, which ends the block and is scanned as
+    /// its label) — or anything else, which ends the block and is scanned as
     /// text again.
-    Then(Vec<(Lit, usize)>),
+    Then(Vec<(Lit, Label)>),
     /// Jump.
-    Goto(usize),
+    Goto(Label),
     /// The block is over; back to text.
     End,
 }
@@ -238,11 +315,17 @@ impl Step {
 
     /// The tool name, up to (and including) a delimiter literal.
     pub fn name_until(delim: &str) -> Step {
-        Step::Capture(Capture {
-            field: Field::Name,
-            stop: Vec::new(),
-            delims: vec![(Lit::new(delim), None)],
-        })
+        Step::Capture(Capture::until(Field::Name, vec![(Lit::new(delim), None)]))
+    }
+
+    /// A label before the next step.
+    pub fn label(name: impl Into<Label>) -> Step {
+        Step::Label(name.into())
+    }
+
+    /// A jump to a label.
+    pub fn goto(name: impl Into<Label>) -> Step {
+        Step::Goto(name.into())
     }
 
     /// The arguments object (strict JSON).
@@ -262,25 +345,11 @@ impl Step {
             lenient: false,
         })
     }
-
-    /// Jump targets of this step.
-    pub(crate) fn targets_mut(&mut self) -> Vec<&mut usize> {
-        match self {
-            Step::Capture(c) => c
-                .delims
-                .iter_mut()
-                .filter_map(|(_, j)| j.as_mut())
-                .collect(),
-            Step::Fork(alts) => alts.iter_mut().map(|(_, j)| j).collect(),
-            Step::Then(opts) => opts.iter_mut().map(|(_, j)| j).collect(),
-            Step::Goto(j) => vec![j],
-            _ => Vec::new(),
-        }
-    }
 }
 
 /// How much an opening marker says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Trust {
     /// Dedicated tool-call markup: a block that fails to parse is reported.
     Definite,
@@ -293,6 +362,7 @@ pub enum Trust {
 
 /// A marker that opens a block, and the block's program.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Opener {
     /// The marker.
     pub marker: Lit,
@@ -342,57 +412,16 @@ impl Opener {
         self
     }
 
+    /// Sets the trust (a definite marker may be weakened to tentative).
+    pub fn with_trust(mut self, trust: Trust) -> Opener {
+        self.trust = trust;
+        self
+    }
+
     /// Anchors the marker at the start of a line.
     pub fn at_line_start(mut self) -> Opener {
         self.line_start = true;
         self
-    }
-
-    /// The bytes that may start the block's body (after optional
-    /// whitespace), used to merge openers that share a marker.
-    pub(crate) fn first_set(&self) -> ByteSet {
-        first_set(&self.program, 0, 0)
-    }
-}
-
-fn first_set(program: &[Step], pc: usize, depth: usize) -> ByteSet {
-    if depth > 16 {
-        return ByteSet::Any;
-    }
-    let lit_first = |l: &Lit| {
-        let b = l.bytes[0];
-        if l.case_insensitive {
-            vec![b.to_ascii_lowercase(), b.to_ascii_uppercase()]
-        } else {
-            vec![b]
-        }
-    };
-    match program.get(pc) {
-        Some(Step::Ws) => first_set(program, pc + 1, depth + 1),
-        Some(Step::Lit(l)) | Some(Step::LitOrEof(l)) => ByteSet::Bytes(lit_first(l)),
-        Some(Step::OptLit(l)) => match first_set(program, pc + 1, depth + 1) {
-            ByteSet::Bytes(mut v) => {
-                v.extend(lit_first(l));
-                ByteSet::Bytes(v)
-            }
-            ByteSet::Any => ByteSet::Any,
-        },
-        Some(Step::Json(j)) => ByteSet::Bytes(match j.shape {
-            Shape::Args | Shape::Call => vec![b'{'],
-            Shape::CallList | Shape::Root => vec![b'[', b'{'],
-        }),
-        Some(Step::Goto(t)) => first_set(program, *t, depth + 1),
-        Some(Step::Fork(alts)) => {
-            let mut v = Vec::new();
-            for (set, _) in alts {
-                match set {
-                    ByteSet::Bytes(b) => v.extend_from_slice(b),
-                    ByteSet::Any => return ByteSet::Any,
-                }
-            }
-            ByteSet::Bytes(v)
-        }
-        _ => ByteSet::Any,
     }
 }
 

@@ -1,8 +1,9 @@
-//! The built-in formats, as data. Names, markers and shapes follow
-//! `spec/format-names.md` and the catalogue entries each one cites.
+//! The built-in formats, as data: each is a list of openers (a marker and
+//! a program of steps) over the same machinery. The catalogue ids (F01…)
+//! name the model families each format comes from.
 
 use crate::format::{
-    ByteSet, CallKeys, Capture, Field, Format, JsonStep, Lit, Opener, Shape, Step, Trust,
+    ByteSet, CallKeys, Capture, Field, Format, JsonStep, Label, Lit, Opener, Shape, Step, Trust,
 };
 
 fn lit(s: &str) -> Step {
@@ -21,12 +22,33 @@ fn json(shape: Shape, keys: CallKeys, lenient: bool) -> Step {
     })
 }
 
-fn capture(field: Field, delims: &[(&str, Option<usize>)]) -> Step {
-    Step::Capture(Capture {
+fn capture(field: Field, delims: &[(&str, Option<&'static str>)]) -> Step {
+    Step::Capture(Capture::until(
         field,
-        stop: Vec::new(),
-        delims: delims.iter().map(|&(d, j)| (Lit::new(d), j)).collect(),
-    })
+        delims
+            .iter()
+            .map(|&(d, j)| (Lit::new(d), j.map(Label::from)))
+            .collect(),
+    ))
+}
+
+fn label(name: &'static str) -> Step {
+    Step::label(name)
+}
+
+fn fork(alts: &[(&[u8], &'static str)]) -> Step {
+    Step::Fork(
+        alts.iter()
+            .map(|&(set, l)| {
+                let set = if set.is_empty() {
+                    ByteSet::Any
+                } else {
+                    ByteSet::Bytes(set.to_vec())
+                };
+                (set, Label::from(l))
+            })
+            .collect(),
+    )
 }
 
 /// The arguments object, then a closing literal: the call is complete.
@@ -41,8 +63,12 @@ fn args_closed_by(close: &str) -> Vec<Step> {
     ]
 }
 
-fn then(opts: &[(&str, usize)]) -> Step {
-    Step::Then(opts.iter().map(|&(l, j)| (Lit::new(l), j)).collect())
+fn then(opts: &[(&str, &'static str)]) -> Step {
+    Step::Then(
+        opts.iter()
+            .map(|&(l, j)| (Lit::new(l), Label::from(j)))
+            .collect(),
+    )
 }
 
 /// `OPEN` json-call `CLOSE`.
@@ -169,11 +195,7 @@ fn tool_request() -> Format {
         [
             vec![
                 Step::Ws,
-                Step::Capture(Capture {
-                    field: Field::Name,
-                    stop: b" \t\r\n{".to_vec(),
-                    delims: Vec::new(),
-                }),
+                Step::Capture(Capture::before(Field::Name, b" \t\r\n{")),
             ],
             args_closed_by("[TOOL_REQUEST_END]"),
         ]
@@ -238,18 +260,18 @@ fn tool_call_json() -> Format {
             vec![
                 opt(":"),
                 Step::Ws,
-                Step::Fork(vec![
-                    (ByteSet::Bytes(vec![b'`']), 3),
-                    (ByteSet::Bytes(vec![b'{']), 10),
-                ]),
+                fork(&[(b"`", "fenced"), (b"{", "bare")]),
+                label("fenced"),
                 lit("```"),
                 Step::Word,
                 Step::Ws,
                 json(Shape::Call, keys.clone(), true),
                 Step::Ws,
                 Step::LitOrEof(Lit::new("```")),
-                Step::Goto(11),
+                Step::goto("dispatch"),
+                label("bare"),
                 json(Shape::Call, keys, true),
+                label("dispatch"),
                 Step::Dispatch,
                 Step::End,
             ],
@@ -278,22 +300,27 @@ fn llama3_json() -> Format {
     .opener(Opener::definite(
         "<|python_tag|>",
         vec![
+            label("call"),
             Step::Ws,
             json(Shape::Call, keys.clone(), false),
             Step::Dispatch,
-            then(&[(";", 0), ("<|eom_id|>", 4), ("<|eot_id|>", 4)]),
+            then(&[(";", "call"), ("<|eom_id|>", "end"), ("<|eot_id|>", "end")]),
+            label("end"),
             Step::End,
         ],
     ))
     .opener(Opener::bare(
         "{",
         vec![
+            label("call"),
             json(Shape::Call, keys, false),
             Step::Dispatch,
-            then(&[(";", 4), ("<|eom_id|>", 3), ("<|eot_id|>", 3)]),
+            then(&[(";", "next"), ("<|eom_id|>", "end"), ("<|eot_id|>", "end")]),
+            label("end"),
             Step::End,
+            label("next"),
             Step::Ws,
-            Step::Goto(0),
+            Step::goto("call"),
         ],
     ))
 }
@@ -335,26 +362,32 @@ fn deepseek(name: &str, catalogue: &str, description: &str) -> Format {
         vec![
             Step::Ws,
             lit(CALL_BEGIN),
+            label("call"),
             capture(Field::Name, &[(SEP, None)]),
             Step::Ws,
-            Step::Fork(vec![
-                (ByteSet::Bytes(vec![b'{']), 10),
-                (ByteSet::Bytes(vec![b'`']), 7),
-                (ByteSet::Any, 5),
-            ]),
+            fork(&[(b"{", "args"), (b"`", "fence"), (b"", "v3-name")]),
+            label("v3-name"),
             capture(Field::Name, &[("\n", None)]),
             Step::Ws,
+            label("fence"),
             Step::OptLit(Lit::new("```")),
             Step::Word,
             Step::Ws,
+            label("args"),
             Step::args(),
             Step::Ws,
             opt("```"),
             Step::Ws,
             lit(CALL_END),
             Step::Dispatch,
-            then(&[(CALL_BEGIN, 2), (CALLS_END, 17), (EOS, 18)]),
-            then(&[(EOS, 18)]),
+            then(&[
+                (CALL_BEGIN, "call"),
+                (CALLS_END, "after-section"),
+                (EOS, "end"),
+            ]),
+            label("after-section"),
+            then(&[(EOS, "end")]),
+            label("end"),
             Step::End,
         ],
     ))
@@ -374,8 +407,13 @@ fn mistral_programs() -> (Opener, Opener) {
     let compact = Opener::definite(
         "[TOOL_CALLS]",
         vec![
-            capture(Field::Name, &[("[CALL_ID]", Some(1)), ("[ARGS]", Some(2))]),
+            capture(
+                Field::Name,
+                &[("[CALL_ID]", Some("id")), ("[ARGS]", Some("args"))],
+            ),
+            label("id"),
             capture(Field::Id, &[("[ARGS]", None)]),
+            label("args"),
             Step::args(),
             Step::Dispatch,
             Step::End,

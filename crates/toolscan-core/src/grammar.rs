@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use crate::error::Error;
-use crate::format::{ByteSet, Format, Lit, Opener, Step, Trust};
+use crate::format::{ByteSet, Format, Lit, Opener, Trust};
 use crate::marker::{MarkerSet, Pattern};
+use crate::program::{self, first_set, Op};
 
 /// Reasoning block markers (used with reasoning separation on).
 const THINK: [(&str, &str); 2] = [("<think>", "</think>"), ("[THINK]", "[/THINK]")];
@@ -31,7 +32,7 @@ pub(crate) struct TextSet {
 pub(crate) struct Compiled {
     pub trust: Trust,
     pub replay: bool,
-    pub program: Vec<Step>,
+    pub program: Vec<Op>,
 }
 
 /// A compiled set of formats, shared (`Arc`) by every parser that uses it.
@@ -53,10 +54,10 @@ impl Grammar {
             format: name.to_string(),
             reason,
         };
-        let mut groups: Vec<(Lit, bool, Vec<Opener>)> = Vec::new();
+        let mut groups: Vec<(Lit, bool, Vec<Merged>)> = Vec::new();
         for f in formats {
             for o in &f.openers {
-                check_opener(o).map_err(|r| Error::InvalidFormat {
+                let ops = check_opener(o).map_err(|r| Error::InvalidFormat {
                     format: f.name.clone(),
                     reason: r,
                 })?;
@@ -76,12 +77,12 @@ impl Grammar {
                         }
                         if !list
                             .iter()
-                            .any(|x| x.program == o.program && x.replay == o.replay)
+                            .any(|(x, xops)| *xops == ops && x.replay == o.replay)
                         {
-                            list.push(o.clone());
+                            list.push((o.clone(), ops));
                         }
                     }
-                    None => groups.push((o.marker.clone(), o.line_start, vec![o.clone()])),
+                    None => groups.push((o.marker.clone(), o.line_start, vec![(o.clone(), ops)])),
                 }
             }
         }
@@ -152,7 +153,12 @@ impl Grammar {
     }
 }
 
-fn check_opener(o: &Opener) -> Result<(), String> {
+/// An opener and its compiled program, before openers sharing a marker are
+/// merged.
+type Merged = (Opener, Vec<Op>);
+
+/// Checks an opener's marker and compiles its program.
+fn check_opener(o: &Opener) -> Result<Vec<Op>, String> {
     if o.marker.bytes.is_empty() {
         return Err("empty marker".into());
     }
@@ -162,70 +168,43 @@ fn check_opener(o: &Opener) -> Result<(), String> {
             o.marker.display()
         ));
     }
-    if o.program.is_empty() {
-        return Err(format!(
-            "marker `{}` has an empty program",
-            o.marker.display()
-        ));
-    }
-    let n = o.program.len();
-    let mut prog = o.program.clone();
-    for step in &mut prog {
-        for t in step.targets_mut() {
-            if *t >= n {
-                return Err(format!("jump to step {t} of {n}"));
-            }
-        }
-        let lits: Vec<&Lit> = match step {
-            Step::Lit(l) | Step::OptLit(l) | Step::LitOrEof(l) => vec![l],
-            Step::Then(opts) => opts.iter().map(|(l, _)| l).collect(),
-            Step::Capture(c) => c.delims.iter().map(|(l, _)| l).collect(),
-            _ => Vec::new(),
-        };
-        if lits.iter().any(|l| l.bytes.is_empty()) {
-            return Err("empty literal in a program".into());
-        }
-    }
-    Ok(())
+    let mut ops = program::compile(&o.program)
+        .map_err(|e| format!("marker `{}`: {e}", o.marker.display()))?;
+    program::check_targets(&mut ops)?;
+    Ok(ops)
 }
 
 /// Merges openers that share a marker into one program: optional
 /// whitespace, then a fork on the first byte of each program's body.
-fn merge(list: &[Opener]) -> Result<Compiled, String> {
-    let first = &list[0];
+fn merge(list: &[Merged]) -> Result<Compiled, String> {
+    let (first, first_ops) = &list[0];
     if list.len() == 1 {
         return Ok(Compiled {
             trust: first.trust,
             replay: first.replay,
-            program: first.program.clone(),
+            program: first_ops.clone(),
         });
     }
-    if list.iter().any(|o| o.replay != first.replay) {
+    if list.iter().any(|(o, _)| o.replay != first.replay) {
         return Err(format!(
             "marker `{}` both starts a body and does not",
             first.marker.display()
         ));
     }
     let mut alts: Vec<(ByteSet, usize)> = Vec::new();
-    let mut program = vec![Step::Ws, Step::Fork(Vec::new())];
-    for o in list {
+    let mut program = vec![Op::Ws, Op::Fork(Vec::new())];
+    for (_, ops) in list {
         let offset = program.len();
-        alts.push((o.first_set(), offset));
-        for step in &o.program {
-            let mut s = step.clone();
-            for t in s.targets_mut() {
-                *t += offset;
-            }
-            program.push(s);
-        }
+        alts.push((first_set(ops), offset));
+        program.extend(ops.iter().map(|op| op.clone().shifted(offset)));
     }
     // Specific first bytes before "anything": a name-first body is the
     // fallback of a JSON-first one.
     alts.sort_by_key(|(set, _)| matches!(set, ByteSet::Any));
-    program[1] = Step::Fork(alts);
-    let trust = if list.iter().any(|o| o.trust == Trust::Definite) {
+    program[1] = Op::Fork(alts);
+    let trust = if list.iter().any(|(o, _)| o.trust == Trust::Definite) {
         Trust::Definite
-    } else if list.iter().any(|o| o.trust == Trust::Tentative) {
+    } else if list.iter().any(|(o, _)| o.trust == Trust::Tentative) {
         Trust::Tentative
     } else {
         Trust::Bare
@@ -269,6 +248,7 @@ fn check_substrings(patterns: &[Pattern]) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::format::{CallKeys, Step};
+    use crate::program::Op;
 
     #[test]
     fn substring_markers_are_rejected() {
@@ -295,7 +275,7 @@ mod tests {
         let g = Grammar::new("ab", &[&a, &b]).unwrap();
         assert_eq!(g.openers.len(), 1);
         match &g.openers[0].program[1] {
-            Step::Fork(alts) => {
+            Op::Fork(alts) => {
                 assert_eq!(alts[0].0, ByteSet::Bytes(vec![b'{']));
                 assert_eq!(alts[1].0, ByteSet::Any);
             }
@@ -308,7 +288,12 @@ mod tests {
 
     #[test]
     fn bad_jumps_are_rejected() {
-        let f = Format::new("x", "", "").opener(Opener::definite("<x>", vec![Step::Goto(5)]));
+        let f =
+            Format::new("x", "", "").opener(Opener::definite("<x>", vec![Step::goto("nowhere")]));
+        assert!(Grammar::new("x", &[&f]).is_err());
+        // a capture's "next step" must exist
+        let f =
+            Format::new("x", "", "").opener(Opener::definite("<x>", vec![Step::name_until(">")]));
         assert!(Grammar::new("x", &[&f]).is_err());
     }
 }

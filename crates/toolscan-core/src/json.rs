@@ -22,13 +22,15 @@ pub(crate) enum Kind {
     Literal,
 }
 
+use crate::reason::Reason;
+
 /// What the sink wants after a callback.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Flow {
     /// Carry on.
     Go,
     /// Stop here: the current byte is rejected (not consumed).
-    Fail(String),
+    Fail(Reason),
 }
 
 /// Receives the scanner's findings. `depth` is the nesting level of the
@@ -47,11 +49,10 @@ pub(crate) trait Sink {
 pub(crate) const KEY_CAP: usize = 32;
 
 /// Why scanning stopped early. The byte at `at` was not consumed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct JsonError {
     pub at: u64,
-    pub message: String,
-    pub limit: bool,
+    pub reason: Reason,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,26 +115,18 @@ pub(crate) struct JsonScanner {
     lit_out: &'static [u8],
     lit_pos: usize,
     pending_comma: bool,
+    /// Value of the `\\u` escape being read.
+    hex: u32,
+    /// A high surrogate escape was read: a low one must follow at once.
+    high: bool,
 }
 
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-fn err(at: u64, message: impl Into<String>) -> JsonError {
-    JsonError {
-        at,
-        message: message.into(),
-        limit: false,
-    }
-}
-
-fn describe(b: u8) -> String {
-    if b.is_ascii_graphic() {
-        format!("`{}`", b as char)
-    } else {
-        format!("byte 0x{b:02x}")
-    }
+fn err(at: u64, reason: Reason) -> JsonError {
+    JsonError { at, reason }
 }
 
 impl JsonScanner {
@@ -153,6 +146,8 @@ impl JsonScanner {
             lit_out: b"",
             lit_pos: 0,
             pending_comma: false,
+            hex: 0,
+            high: false,
         }
     }
 
@@ -181,17 +176,24 @@ impl JsonScanner {
             if self.st == St::Done {
                 return Ok(i);
             }
-            if self.st == St::Str && self.esc == Esc::None {
-                // Fast path: run to the next byte that needs a decision.
+            if self.st == St::Str && self.esc == Esc::None && !self.high {
+                // Fast path: jump to the next quote or backslash, then make
+                // sure no control character was jumped over.
                 let start = i;
-                let q = self.quote;
-                while i < input.len() {
-                    let c = input[i];
-                    if c == q || c == b'\\' || c < 0x20 || c == b'"' {
-                        break;
-                    }
-                    i += 1;
+                let rest = &input[i..];
+                let stop = if self.quote == b'"' {
+                    memchr::memchr2(b'"', b'\\', rest)
+                } else {
+                    memchr::memchr3(self.quote, b'"', b'\\', rest)
                 }
+                .unwrap_or(rest.len());
+                let run = &rest[..stop];
+                let ctl = if run.iter().fold(false, |a, &c| a | (c < 0x20)) {
+                    run.iter().position(|&c| c < 0x20).unwrap_or(stop)
+                } else {
+                    stop
+                };
+                i += ctl;
                 if i > start {
                     self.string_bytes(&input[start..i], sink);
                 }
@@ -230,7 +232,7 @@ impl JsonScanner {
     fn go(flow: Flow, at: u64) -> Result<(), JsonError> {
         match flow {
             Flow::Go => Ok(()),
-            Flow::Fail(m) => Err(err(at, m)),
+            Flow::Fail(r) => Err(err(at, r)),
         }
     }
 
@@ -270,10 +272,7 @@ impl JsonScanner {
                     sink.output(b"\"");
                     return Ok(true);
                 }
-                Err(err(
-                    at,
-                    format!("expected an object key, found {}", describe(b)),
-                ))
+                Err(err(at, Reason::ExpectedKey { found: b }))
             }
             St::Colon => {
                 if is_ws(b) {
@@ -284,10 +283,7 @@ impl JsonScanner {
                     self.st = St::Value;
                     Ok(true)
                 } else {
-                    Err(err(
-                        at,
-                        format!("expected `:` after a key, found {}", describe(b)),
-                    ))
+                    Err(err(at, Reason::ExpectedColon { found: b }))
                 }
             }
             St::After => {
@@ -311,10 +307,7 @@ impl JsonScanner {
                         Ok(true)
                     }
                     b'}' | b']' => self.close(b, at, sink).map(|()| true),
-                    _ => Err(err(
-                        at,
-                        format!("expected `,` or a closing bracket, found {}", describe(b)),
-                    )),
+                    _ => Err(err(at, Reason::ExpectedCommaOrClose { found: b })),
                 }
             }
             St::Str => self.string_special(b, at, sink).map(|()| true),
@@ -328,7 +321,7 @@ impl JsonScanner {
                     }
                     Ok(true)
                 } else {
-                    Err(err(at, format!("invalid literal at {}", describe(b))))
+                    Err(err(at, Reason::BadLiteral { found: b }))
                 }
             }
             St::Done => Ok(false),
@@ -345,19 +338,15 @@ impl JsonScanner {
             b'-' | b'0'..=b'9' => Kind::Number,
             b't' | b'f' | b'n' => Kind::Literal,
             b'T' | b'F' | b'N' if self.lenient => Kind::Literal,
-            _ => {
-                return Err(err(
-                    at,
-                    format!("expected a JSON value, found {}", describe(b)),
-                ))
-            }
+            _ => return Err(err(at, Reason::ExpectedValue { found: b })),
         };
         if matches!(kind, Kind::Object | Kind::Array) && depth >= self.max_depth {
-            return Err(JsonError {
+            return Err(err(
                 at,
-                message: format!("nesting deeper than the limit of {}", self.max_depth),
-                limit: true,
-            });
+                Reason::TooDeep {
+                    limit: self.max_depth,
+                },
+            ));
         }
         self.flush_comma(sink);
         Self::go(sink.value_start(at, depth, kind), at)?;
@@ -408,7 +397,7 @@ impl JsonScanner {
     fn close<S: Sink>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<(), JsonError> {
         let want = if b == b'}' { b'{' } else { b'[' };
         if self.stack.last() != Some(&want) {
-            return Err(err(at, format!("unbalanced {}", describe(b))));
+            return Err(err(at, Reason::Unbalanced { found: b }));
         }
         self.stack.pop();
         sink.output(&[b]);
@@ -430,6 +419,9 @@ impl JsonScanner {
         match self.esc {
             Esc::Backslash => {
                 self.esc = Esc::None;
+                if self.high && b != b'u' {
+                    return Err(err(at, Reason::LoneSurrogate));
+                }
                 match b {
                     b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
                         self.string_bytes(&[b'\\', b], sink)
@@ -437,21 +429,34 @@ impl JsonScanner {
                     b'u' => {
                         self.string_bytes(b"\\u", sink);
                         self.esc = Esc::Hex(4);
+                        self.hex = 0;
                     }
                     b'\'' if self.lenient => self.string_bytes(b"'", sink),
-                    _ => return Err(err(at, format!("invalid escape \\{}", describe(b)))),
+                    _ => return Err(err(at, Reason::BadEscape { found: b })),
                 }
                 Ok(())
             }
             Esc::Hex(n) => {
-                if !b.is_ascii_hexdigit() {
-                    return Err(err(at, format!("invalid \\u escape at {}", describe(b))));
+                let Some(d) = (b as char).to_digit(16) else {
+                    return Err(err(at, Reason::BadHex { found: b }));
+                };
+                self.hex = self.hex * 16 + d;
+                if n == 1 {
+                    // A surrogate must come in a high-low pair.
+                    let low = (0xDC00..0xE000).contains(&self.hex);
+                    if low != self.high {
+                        return Err(err(at, Reason::LoneSurrogate));
+                    }
+                    self.high = (0xD800..0xDC00).contains(&self.hex);
                 }
                 self.string_bytes(&[b], sink);
                 self.esc = if n > 1 { Esc::Hex(n - 1) } else { Esc::None };
                 Ok(())
             }
             Esc::None => {
+                if self.high && b != b'\\' {
+                    return Err(err(at, Reason::LoneSurrogate));
+                }
                 if b == self.quote {
                     sink.output(b"\"");
                     if self.is_key {
@@ -482,17 +487,22 @@ impl JsonScanner {
                             _ => b"",
                         };
                         if esc.is_empty() {
-                            let hex = format!("\\u{b:04x}");
-                            self.string_bytes(hex.as_bytes(), sink);
+                            const HEX: &[u8; 16] = b"0123456789abcdef";
+                            let hex = [
+                                b'\\',
+                                b'u',
+                                b'0',
+                                b'0',
+                                HEX[usize::from(b >> 4)],
+                                HEX[usize::from(b & 15)],
+                            ];
+                            self.string_bytes(&hex, sink);
                         } else {
                             self.string_bytes(esc, sink);
                         }
                         Ok(())
                     }
-                    _ => Err(err(
-                        at,
-                        format!("raw control character {} in a string", describe(b)),
-                    )),
+                    _ => Err(err(at, Reason::ControlChar { found: b })),
                 }
             }
         }
@@ -520,13 +530,52 @@ impl JsonScanner {
             self.after_value(at, Kind::Number, sink)?;
             return Ok(false);
         }
-        Err(err(at, format!("invalid number at {}", describe(b))))
+        Err(err(at, Reason::BadNumber { found: b }))
+    }
+}
+
+/// A sink that ignores everything (a value scanned only for its end).
+pub(crate) struct Ignore;
+
+impl Sink for Ignore {
+    fn value_start(&mut self, _: u64, _: usize, _: Kind) -> Flow {
+        Flow::Go
+    }
+    fn value_end(&mut self, _: u64, _: usize, _: Kind) -> Flow {
+        Flow::Go
+    }
+    fn key(&mut self, _: u64, _: usize, _: &[u8], _: bool) -> Flow {
+        Flow::Go
+    }
+    fn output(&mut self, _: &[u8]) {}
+}
+
+/// Whether `text` is exactly one JSON object (surrounding whitespace
+/// allowed), nested at most `max_depth` deep.
+pub(crate) fn is_one_object(text: &[u8], max_depth: usize) -> bool {
+    let start = text.iter().position(|&b| !is_ws(b));
+    if start.map(|s| text[s]) != Some(b'{') {
+        return false;
+    }
+    let mut s = JsonScanner::new(false, max_depth);
+    match s.feed(text, 0, &mut Ignore) {
+        Ok(n) => s.is_done() && text[n..].iter().all(|&b| is_ws(b)),
+        Err(_) => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_object() {
+        assert!(is_one_object(b" {\"a\": [1]} ", 8));
+        assert!(!is_one_object(b"[1]", 8));
+        assert!(!is_one_object(b"{} {}", 8));
+        assert!(!is_one_object(b"{", 8));
+        assert!(!is_one_object(b"{\"a\": \"\\ud800\"}", 8));
+    }
 
     #[derive(Debug, Default)]
     struct Rec {
@@ -600,7 +649,7 @@ mod tests {
             (r#"[1}"#, 2),
         ] {
             let e = run(false, input, 1).unwrap_err();
-            assert_eq!(e.at, at, "{input}: {}", e.message);
+            assert_eq!(e.at, at, "{input}: {:?}", e.reason);
         }
     }
 
@@ -620,10 +669,32 @@ mod tests {
     }
 
     #[test]
+    fn surrogates_come_in_pairs() {
+        let ok = r#"["\ud83d\ude00", "\u00e9"]"#;
+        assert_eq!(run(false, ok, 1).unwrap().0, ok.len());
+        for bad in [
+            r#"["\ud83d x"]"#,
+            r#"["\ude00"]"#,
+            r#"["\ud83d\n"]"#,
+            r#"["\ud83d\u0041"]"#,
+        ] {
+            let e = run(false, bad, 1).unwrap_err();
+            assert_eq!(e.reason, Reason::LoneSurrogate, "{bad}");
+        }
+    }
+
+    #[test]
+    fn control_characters_are_found_inside_long_runs() {
+        let input = "[\"abcdefgh\u{1}ij\"]";
+        let e = run(false, input, 64).unwrap_err();
+        assert_eq!(e.at, 10);
+    }
+
+    #[test]
     fn depth_limit() {
         let mut s = JsonScanner::new(false, 3);
         let e = s.feed(b"[[[[1]]]]", 0, &mut Rec::default()).unwrap_err();
-        assert!(e.limit);
+        assert!(e.reason.is_limit());
         assert_eq!(e.at, 3);
     }
 }

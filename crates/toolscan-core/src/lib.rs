@@ -17,7 +17,26 @@
 //! });
 //! let (name, args) = end.unwrap();
 //! assert_eq!(name, "get_weather");
-//! assert_eq!(args["city"], "Paris");
+//! assert_eq!(args.as_str(), r#"{"city": "Paris"}"#);
+//! assert_eq!(args.parse().unwrap()["city"], "Paris");
+//! ```
+//!
+//! Without allocating per event, through a [`Sink`] that receives
+//! [`EventRef`]s borrowing from the chunk:
+//!
+//! ```
+//! use toolscan_core::{sink, EventRef, Parser};
+//! let mut p = Parser::for_format("auto").unwrap();
+//! let mut calls = 0;
+//! let mut s = sink::from_fn(|e: EventRef<'_>| {
+//!     if let EventRef::ToolCallEnd { name, arguments, .. } = e {
+//!         assert_eq!((name, arguments), ("get_time", "{}"));
+//!         calls += 1;
+//!     }
+//! });
+//! p.feed_with(b"[TOOL_CALLS]get_time[ARGS]{}", &mut s);
+//! p.finish_with(&mut s);
+//! assert_eq!(calls, 1);
 //! ```
 //!
 //! The pieces: [`Registry`] names the formats and compiles a [`Grammar`]
@@ -27,6 +46,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod block;
 mod call;
 mod error;
 mod event;
@@ -38,13 +58,18 @@ mod json;
 mod marker;
 mod options;
 mod parser;
+mod pending;
+mod program;
+mod reason;
 mod registry;
 mod response;
+pub mod sink;
+mod steps;
 mod tools;
 mod utf8;
 
 pub use error::Error;
-pub use event::{Diagnostic, DiagnosticKind, Event, FinishReason};
+pub use event::{Arguments, Diagnostic, DiagnosticKind, Event, EventRef, FinishReason};
 pub use format::Format;
 pub use grammar::Grammar;
 pub use ids::IdMint;
@@ -52,6 +77,7 @@ pub use options::{Limits, Options};
 pub use parser::Parser;
 pub use registry::{format_for_model, Registry};
 pub use response::{coalesce, Response, ToolCall};
+pub use sink::Sink;
 pub use tools::Tools;
 
 /// Parses a whole response at once: exactly what collecting the events of
@@ -66,7 +92,8 @@ pub use tools::Tools;
 /// ```
 pub fn parse(grammar: std::sync::Arc<Grammar>, options: Options, input: &[u8]) -> Response {
     let mut p = Parser::new(grammar, options);
-    let mut events = p.feed(input);
-    p.finish_into(&mut events);
-    Response::from_events(&events)
+    let mut r = Response::default();
+    p.feed_with(input, &mut r);
+    p.finish_with(&mut r);
+    r
 }

@@ -2,9 +2,9 @@
 //! the one-shot [`parse`](crate::parse) built on it.
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 
-use crate::event::{Diagnostic, Event, FinishReason};
+use crate::event::{Arguments, Diagnostic, Event, EventRef, FinishReason};
+use crate::sink::Sink;
 
 /// One completed call of a [`Response`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -14,7 +14,7 @@ pub struct ToolCall {
     /// The tool name.
     pub name: String,
     /// The arguments object.
-    pub arguments: Map<String, Value>,
+    pub arguments: Arguments,
 }
 
 /// A whole response: what collecting every event of a stream gives.
@@ -52,26 +52,7 @@ impl Default for Response {
 impl Response {
     /// Folds one event in.
     pub fn push(&mut self, event: &Event) {
-        match event {
-            Event::Text { delta } => self.text.push_str(delta),
-            Event::Reasoning { delta } => self
-                .reasoning
-                .get_or_insert_with(String::new)
-                .push_str(delta),
-            Event::ToolCallEnd {
-                id,
-                name,
-                arguments,
-                ..
-            } => self.tool_calls.push(ToolCall {
-                id: id.clone(),
-                name: name.clone(),
-                arguments: arguments.clone(),
-            }),
-            Event::Diagnostic(d) => self.diagnostics.push(d.clone()),
-            Event::Done { finish_reason } => self.finish_reason = *finish_reason,
-            Event::ToolCallStart { .. } | Event::ToolCallArgs { .. } => {}
-        }
+        self.event(event.as_ref());
     }
 
     /// Collects a sequence of events.
@@ -81,6 +62,29 @@ impl Response {
             r.push(e);
         }
         r
+    }
+}
+
+/// A response is a sink: it folds in every event it receives.
+impl Sink for Response {
+    fn event(&mut self, event: EventRef<'_>) {
+        match event {
+            EventRef::Text(t) => self.text.push_str(t),
+            EventRef::Reasoning(t) => self.reasoning.get_or_insert_with(String::new).push_str(t),
+            EventRef::ToolCallEnd {
+                id,
+                name,
+                arguments,
+                ..
+            } => self.tool_calls.push(ToolCall {
+                id: id.into(),
+                name: name.into(),
+                arguments: Arguments::from_validated(arguments.into()),
+            }),
+            EventRef::Diagnostic(d) => self.diagnostics.push(d.clone()),
+            EventRef::Done { finish_reason } => self.finish_reason = finish_reason,
+            EventRef::ToolCallStart { .. } | EventRef::ToolCallArgs { .. } => {}
+        }
     }
 }
 

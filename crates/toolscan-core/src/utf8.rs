@@ -26,6 +26,7 @@ pub(crate) fn complete_prefix_len(buf: &[u8]) -> usize {
 }
 
 /// Decodes bytes as UTF-8, replacing invalid sequences with U+FFFD.
+#[cfg(test)]
 pub(crate) fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }

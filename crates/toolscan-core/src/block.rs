@@ -1,0 +1,404 @@
+//! Running a block's program: the step parsers of `steps.rs` (and the JSON
+//! scanner) fed with the block's bytes, the pending buffer keeping them
+//! until the block's fate is known, and what each outcome means — a call
+//! dispatched, a block that ends, a block that fails and becomes text.
+
+use crate::call::{check_word, Builder, Calls, Ctx, JsonCalls};
+use crate::event::{Diagnostic, DiagnosticKind, EventRef};
+use crate::format::{Field, Lit};
+use crate::json::JsonScanner;
+use crate::pending::{Chunk, Pending};
+use crate::program::Op;
+use crate::reason::{Reason, Stop};
+use crate::sink::Sink;
+use crate::steps::{self, CaptureWord, Captured, LitMatch, Progress, ThenEnd, ThenMatch};
+
+/// A block being read: which program, where in it, and the calls it made.
+#[derive(Debug)]
+pub(crate) struct Block {
+    /// Index of the opener (its program) in the grammar.
+    pub opener: usize,
+    /// The step being run.
+    pub pc: usize,
+    /// The state of that step; `Fresh` when it has read nothing yet.
+    pub st: StepState,
+    pub calls: Calls,
+}
+
+impl Block {
+    pub(crate) fn new(opener: usize, tentative: bool) -> Block {
+        Block {
+            opener,
+            pc: 0,
+            st: StepState::Fresh,
+            calls: Calls::new(tentative),
+        }
+    }
+
+    fn goto(&mut self, pc: usize) {
+        self.pc = pc;
+        self.st = StepState::Fresh;
+    }
+}
+
+/// What the current step has read so far.
+#[derive(Debug)]
+pub(crate) enum StepState {
+    Fresh,
+    Lit(LitMatch),
+    Capture(CaptureWord),
+    Json(Box<JsonState>),
+    Then(ThenMatch),
+}
+
+/// A JSON value being read and mapped onto calls.
+#[derive(Debug)]
+pub(crate) struct JsonState {
+    scanner: JsonScanner,
+    calls: JsonCalls,
+}
+
+impl JsonState {
+    /// A value just ended inside the list and no `,` promised another.
+    pub(crate) fn between_values(&self) -> bool {
+        self.scanner.between_values()
+    }
+}
+
+/// What became of the block after a run.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// It read everything it was given and goes on.
+    NeedMore,
+    /// It is over (completed, or failed and given back as text): back to
+    /// text at the current byte.
+    Text,
+    /// Not a call after all: the rest of this JSON value is text.
+    Skip(Box<JsonScanner>),
+    /// It is over, and these bytes it looked at are to be scanned again as
+    /// text.
+    Replay(Vec<u8>),
+}
+
+/// What the block runner works with besides the block.
+pub(crate) struct Env<'a> {
+    pub pending: &'a mut Pending,
+    pub ctx: &'a mut Ctx,
+    pub out: &'a mut dyn Sink,
+}
+
+/// Runs the block from chunk byte `i`; returns where it stopped.
+pub(crate) fn run(
+    prog: &[Op],
+    b: &mut Block,
+    env: &mut Env<'_>,
+    ch: &Chunk<'_>,
+    mut i: usize,
+) -> (usize, Outcome) {
+    // Steps that read nothing must not loop (a custom program may jump to
+    // itself): give up after visiting every step twice without progress.
+    let (mut spins, mut last) = (0usize, i);
+    loop {
+        let Some(op) = prog.get(b.pc) else {
+            // Falling off the end of a program ends the block.
+            end_block(b, env);
+            return (i, Outcome::Text);
+        };
+        if i == last {
+            spins += 1;
+        } else {
+            (spins, last) = (0, i);
+        }
+        if spins > 2 * prog.len() + 2 {
+            fail(b, prog, env, Stop::fail(Reason::NoProgress));
+            return (i, Outcome::Text);
+        }
+        // Steps that read no byte run even at the end of the input, so a
+        // call is dispatched in the feed that completes it.
+        match op {
+            Op::Dispatch => {
+                b.calls.sync(env.out);
+                let had = b.calls.call.is_some();
+                let at = env.pending.pos;
+                match b.calls.dispatch(env.ctx, env.out, at) {
+                    Ok(()) => {
+                        if had {
+                            env.pending.drop_upto(at);
+                        }
+                        b.goto(b.pc + 1);
+                    }
+                    Err(stop) => {
+                        fail(b, prog, env, stop);
+                        return (i, Outcome::Text);
+                    }
+                }
+                continue;
+            }
+            Op::End => {
+                end_block(b, env);
+                return (i, Outcome::Text);
+            }
+            Op::Goto(t) => {
+                b.goto(*t);
+                continue;
+            }
+            _ => {}
+        }
+        if i == ch.bytes.len() {
+            return (i, Outcome::NeedMore);
+        }
+        // A limit trips at exactly the byte that would exceed it.
+        let limit = if b.calls.silent() {
+            env.ctx.limits.max_holdback
+        } else {
+            env.ctx.limits.max_call_bytes
+        } as u64;
+        let room = limit.saturating_sub(env.pending.held()) as usize;
+        let end = ch.bytes.len().min(i + room.max(1));
+        let input = &ch.bytes[i..end];
+        let over = |consumed: usize| room == 0 && consumed > 0;
+        let too_long = Stop::fail(Reason::TooLong {
+            limit: limit as usize,
+            confirmed: !b.calls.silent(),
+        });
+        let progress = match op {
+            Op::Ws => steps::ws(input),
+            Op::Word => steps::word(input),
+            Op::Lit(l) | Op::OptLit(l) | Op::LitOrEof(l) => {
+                if !matches!(b.st, StepState::Lit(_)) {
+                    b.st = StepState::Lit(LitMatch::default());
+                }
+                let StepState::Lit(m) = &mut b.st else {
+                    unreachable!("set just above")
+                };
+                m.feed(l, matches!(op, Op::OptLit(_)), input)
+            }
+            Op::Fork(alts) => match alts.iter().find(|(set, _)| set.contains(input[0])) {
+                Some(&(_, t)) => {
+                    b.goto(t);
+                    continue;
+                }
+                None => Progress::Fail(0, Reason::Unexpected { found: input[0] }),
+            },
+            Op::Capture(c) => {
+                if !matches!(b.st, StepState::Capture(_)) {
+                    b.st = StepState::Capture(CaptureWord::default());
+                }
+                let StepState::Capture(w) = &mut b.st else {
+                    unreachable!("set just above")
+                };
+                let (p, how) = w.feed(c, env.ctx.limits.max_name_bytes, input);
+                let n = consumed(p);
+                if over(n) {
+                    fail(b, prog, env, too_long);
+                    return (i, Outcome::Text);
+                }
+                env.pending.take_n(ch, n);
+                i += n;
+                let next = match how {
+                    Captured::No => None,
+                    Captured::AtStop => Some(b.pc + 1),
+                    Captured::ByDelim(k) => Some(c.delims[k].1),
+                };
+                if let Some(next) = next {
+                    let word = std::mem::take(w);
+                    if let Err(stop) = captured(b, c.field, word.trimmed(), env) {
+                        fail(b, prog, env, stop);
+                        return (i, Outcome::Text);
+                    }
+                    b.goto(next);
+                } else if let Progress::Fail(_, r) = p {
+                    let stop = Stop {
+                        reason: r,
+                        not_a_call: !r.is_limit(),
+                    };
+                    fail(b, prog, env, stop);
+                    return (i, Outcome::Text);
+                }
+                continue;
+            }
+            Op::Then(opts) => {
+                if !matches!(b.st, StepState::Then(_)) {
+                    b.st = StepState::Then(ThenMatch::new(env.pending.pos, opts.len()));
+                }
+                let StepState::Then(t) = &mut b.st else {
+                    unreachable!("set just above")
+                };
+                let (p, how) = t.feed(opts, input);
+                let from = t.from;
+                let n = consumed(p);
+                if over(n) {
+                    fail(b, prog, env, too_long);
+                    return (i, Outcome::Text);
+                }
+                env.pending.take_n(ch, n);
+                i += n;
+                match how {
+                    ThenEnd::No => {}
+                    ThenEnd::Matched(k) => {
+                        if opts[k].begins_call {
+                            b.calls.begin();
+                        }
+                        b.goto(opts[k].to);
+                    }
+                    ThenEnd::Over => {
+                        // Not a continuation: the block is over and what
+                        // this step held is scanned as text again.
+                        env.pending.drop_upto(from);
+                        let held = std::mem::take(&mut env.pending.buf);
+                        env.pending.pos = env.pending.buf_start;
+                        end_block(b, env);
+                        return (i, Outcome::Replay(held));
+                    }
+                }
+                continue;
+            }
+            Op::Json(j) => {
+                if room == 0 {
+                    fail(b, prog, env, too_long);
+                    return (i, Outcome::Text);
+                }
+                if !matches!(b.st, StepState::Json(_)) {
+                    b.st = StepState::Json(Box::new(JsonState {
+                        scanner: JsonScanner::new(j.lenient, env.ctx.limits.max_depth),
+                        calls: JsonCalls::new(),
+                    }));
+                }
+                let StepState::Json(js) = &mut b.st else {
+                    unreachable!("set just above")
+                };
+                let base = env.pending.pos;
+                let mut builder = Builder {
+                    ctx: env.ctx,
+                    calls: &mut b.calls,
+                    json: &mut js.calls,
+                    step: j,
+                    out: env.out,
+                };
+                let r = js.scanner.feed(input, base, &mut builder);
+                b.calls.sync(env.out);
+                let n = match r {
+                    Ok(n) => n,
+                    Err(e) => (e.at - base) as usize,
+                };
+                env.pending.take_n(ch, n);
+                i += n;
+                if let Some(d) = js.calls.drop_upto.take() {
+                    env.pending.drop_upto(d);
+                }
+                if js.calls.skip {
+                    // Not a call after all: what was held is text, and so
+                    // is the rest of the value.
+                    release(env);
+                    let StepState::Json(js) = std::mem::replace(&mut b.st, StepState::Fresh) else {
+                        unreachable!("matched above")
+                    };
+                    if r.is_ok() && !js.scanner.is_done() {
+                        return (i, Outcome::Skip(Box::new(js.scanner)));
+                    }
+                    return (i, Outcome::Text);
+                }
+                match r {
+                    Ok(_) => {
+                        if js.scanner.is_done() {
+                            b.goto(b.pc + 1);
+                        }
+                    }
+                    Err(e) => {
+                        let stop = js.calls.take_failure().unwrap_or(Stop::fail(e.reason));
+                        fail(b, prog, env, stop);
+                        return (i, Outcome::Text);
+                    }
+                }
+                continue;
+            }
+            Op::Dispatch | Op::End | Op::Goto(_) => unreachable!("handled above"),
+        };
+        // The steps whose outcome needs nothing but the bytes.
+        let n = consumed(progress);
+        if over(n) {
+            fail(b, prog, env, too_long);
+            return (i, Outcome::Text);
+        }
+        env.pending.take_n(ch, n);
+        i += n;
+        match progress {
+            Progress::Partial(_) => {}
+            Progress::Done(_) => b.goto(b.pc + 1),
+            Progress::Fail(_, r) => {
+                fail(b, prog, env, Stop::fail(r));
+                return (i, Outcome::Text);
+            }
+        }
+    }
+}
+
+fn consumed(p: Progress) -> usize {
+    match p {
+        Progress::Partial(n) | Progress::Done(n) | Progress::Fail(n, _) => n,
+    }
+}
+
+/// A captured word: checks it and hands it to the call. A name from markup
+/// may still be replaced (DeepSeek V3 writes a type word first) or followed
+/// by an id: the call starts when its arguments do.
+fn captured(b: &mut Block, field: Field, raw: &[u8], env: &mut Env<'_>) -> Result<(), Stop> {
+    let word = check_word(raw, &env.ctx.limits).map_err(Stop::not_a_call)?;
+    let at = env.pending.pos;
+    match field {
+        Field::Name => b.calls.set_name(env.ctx, env.out, at, word, false),
+        Field::Id => b.calls.set_id(env.ctx, env.out, at, word, false),
+        Field::Discard => Ok(()),
+    }
+}
+
+/// Releases what is held as text, up to a character boundary.
+fn release(env: &mut Env<'_>) {
+    let at = env.pending.pos;
+    let empty = Chunk::from_str("", at);
+    env.pending.flush(&empty, at, at, false, env.out);
+}
+
+/// The block ended normally: its bytes belong to its calls, or, if it made
+/// none, they are text.
+pub(crate) fn end_block(b: &Block, env: &mut Env<'_>) {
+    if b.calls.done > 0 {
+        let at = env.pending.pos;
+        env.pending.drop_upto(at);
+    } else {
+        release(env);
+    }
+}
+
+/// The block failed at the current byte: reports it unless it never looked
+/// like a call, and gives its bytes back as text.
+pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) {
+    let limit = stop.reason.is_limit();
+    let silent = b.calls.silent() && !limit;
+    let abandoned = b.calls.abandon();
+    if !silent {
+        let lit: Option<&Lit> = match prog.get(b.pc) {
+            Some(Op::Lit(l) | Op::OptLit(l) | Op::LitOrEof(l)) => Some(l),
+            _ => None,
+        };
+        let mut message = stop.reason.message(lit);
+        if let Some(i) = abandoned {
+            message.push_str(&format!(" (call #{i} is not dispatched)"));
+        }
+        message.push_str("; the block is kept as text");
+        let kind = if limit {
+            DiagnosticKind::Limit
+        } else {
+            DiagnosticKind::Malformed
+        };
+        let offset = env.pending.pos;
+        tracing::debug!(offset, kind = kind.as_str(), "{message}");
+        let d = Diagnostic {
+            kind,
+            offset,
+            message,
+        };
+        env.out.event(EventRef::Diagnostic(&d));
+    }
+    release(env);
+}

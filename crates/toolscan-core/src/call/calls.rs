@@ -1,0 +1,327 @@
+//! The call being assembled — name, id, arguments as they are recognised —
+//! and the `tool_call_start` / `tool_call_args` / `tool_call_end` events.
+
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use crate::call::unescape::Unescaper;
+use crate::event::{Diagnostic, DiagnosticKind, EventRef};
+use crate::ids::Minter;
+use crate::options::Limits;
+use crate::reason::{Reason, Stop};
+use crate::sink::Sink;
+use crate::tools::Tools;
+use crate::utf8::complete_prefix_len;
+
+/// Per-parser state shared by all calls of the response.
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    /// Index the next started call gets.
+    pub next_index: usize,
+    /// Calls dispatched so far.
+    pub completed: usize,
+    /// Fingerprints of the ids taken from the text (only those: minted ids
+    /// are distinct by construction), so memory grows only with calls
+    /// that carry their own id.
+    pub text_ids: HashSet<u64>,
+    pub minter: Minter,
+    pub tools: Option<Tools>,
+    pub limits: Limits,
+}
+
+impl Ctx {
+    pub(crate) fn new(minter: Minter, tools: Option<Tools>, limits: Limits) -> Ctx {
+        Ctx {
+            next_index: 0,
+            completed: 0,
+            text_ids: HashSet::new(),
+            minter,
+            tools,
+            limits,
+        }
+    }
+}
+
+fn fingerprint(id: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
+
+/// How far the arguments of a call are.
+#[derive(Debug, Default)]
+pub(crate) enum Args {
+    /// Not seen yet.
+    #[default]
+    Missing,
+    /// An object being recorded; it started at this depth.
+    Object(usize),
+    /// A JSON string holding the arguments, being decoded.
+    Encoded(Unescaper),
+    /// A literal being read (only `null` is allowed).
+    Literal,
+    /// `null`.
+    Null,
+    /// Complete.
+    Done,
+}
+
+/// One call being assembled.
+#[derive(Debug, Default)]
+pub(crate) struct Call {
+    pub name: Option<String>,
+    /// The name came from a JSON key (a second one is refused).
+    name_from_json: bool,
+    pub id: Option<String>,
+    /// The arguments text recorded so far; the deltas are its slices.
+    pub args: Vec<u8>,
+    pub args_state: Args,
+    /// Index and id once `tool_call_start` was sent.
+    pub started: Option<(usize, String)>,
+    /// Bytes of `args` already sent as deltas.
+    emitted: usize,
+    /// The call object (or the arguments value) closed.
+    pub complete: bool,
+    /// An id may still come (a format that carries ids after the name).
+    wait_id: bool,
+}
+
+/// The calls of one block.
+#[derive(Debug)]
+pub(crate) struct Calls {
+    pub call: Option<Call>,
+    /// The opener was not definite.
+    pub tentative: bool,
+    /// Some call of this block showed a name and arguments (it may still
+    /// wait for an id before `tool_call_start`).
+    pub started_any: bool,
+    /// Calls of this block that completed.
+    pub done: usize,
+    /// The format may write an id after the name (a call object's id key).
+    pub id_key: bool,
+}
+
+impl Calls {
+    pub(crate) fn new(tentative: bool) -> Calls {
+        Calls {
+            call: None,
+            tentative,
+            started_any: false,
+            done: 0,
+            id_key: false,
+        }
+    }
+
+    /// Failures are silent while a tentative block has shown no call.
+    pub(crate) fn silent(&self) -> bool {
+        self.tentative && !self.started_any
+    }
+
+    /// A new call begins (its bytes are being read).
+    pub(crate) fn begin(&mut self) {
+        self.cur();
+    }
+
+    pub(crate) fn cur(&mut self) -> &mut Call {
+        self.call.get_or_insert_with(Call::default)
+    }
+
+    /// The index of the current call if it started.
+    pub(crate) fn started_index(&self) -> Option<usize> {
+        self.call
+            .as_ref()
+            .and_then(|c| c.started.as_ref().map(|s| s.0))
+    }
+
+    /// A name. From markup it may still be replaced (DeepSeek V3 writes a
+    /// type word first); a second name key of a JSON call object is refused.
+    pub(crate) fn set_name(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut dyn Sink,
+        at: u64,
+        name: &str,
+        from_json: bool,
+    ) -> Result<(), Stop> {
+        let id_key = self.id_key;
+        let c = self.cur();
+        if from_json && c.name_from_json {
+            return Err(Stop::fail(Reason::TwoNames));
+        }
+        c.name = Some(name.to_owned());
+        if !from_json {
+            return Ok(());
+        }
+        c.name_from_json = true;
+        c.wait_id = c.id.is_none() && id_key;
+        self.try_start(ctx, out, at)
+    }
+
+    pub(crate) fn set_id(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut dyn Sink,
+        at: u64,
+        id: &str,
+        from_json: bool,
+    ) -> Result<(), Stop> {
+        let c = self.cur();
+        c.id = Some(id.to_owned());
+        c.wait_id = false;
+        if !from_json {
+            return Ok(());
+        }
+        self.try_start(ctx, out, at)
+    }
+
+    /// Sends `tool_call_start` once the call shows enough of itself.
+    pub(crate) fn try_start(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut dyn Sink,
+        at: u64,
+    ) -> Result<(), Stop> {
+        let silent = self.silent();
+        let Some(c) = self.call.as_mut() else {
+            return Ok(());
+        };
+        let Some(name) = c.name.as_deref() else {
+            return Ok(());
+        };
+        if c.started.is_some() {
+            return Ok(());
+        }
+        let known = ctx.tools.as_ref().map(|t| t.contains(name));
+        if known == Some(false) && silent {
+            return Err(Stop::not_a_call(Reason::NotATool));
+        }
+        // A tentative block becomes a call only once arguments (or the end
+        // of the call object) follow the name.
+        let looks_like_call = !matches!(c.args_state, Args::Missing) || c.complete;
+        if silent && !looks_like_call {
+            return Ok(());
+        }
+        self.started_any = true;
+        if c.wait_id && !c.complete {
+            return Ok(());
+        }
+        let index = ctx.next_index;
+        ctx.next_index += 1;
+        let id = match c.id.take() {
+            Some(id) if ctx.text_ids.insert(fingerprint(&id)) => id,
+            _ => {
+                let mut attempt = 0;
+                loop {
+                    let id = ctx.minter.mint(index, attempt);
+                    if !ctx.text_ids.contains(&fingerprint(&id)) {
+                        break id;
+                    }
+                    attempt += 1;
+                }
+            }
+        };
+        if known == Some(false) {
+            let d = Diagnostic {
+                kind: DiagnosticKind::UnknownTool,
+                offset: at,
+                message: format!("call #{index} names `{name}`, which is not one of the tools"),
+            };
+            out.event(EventRef::Diagnostic(&d));
+        }
+        out.event(EventRef::ToolCallStart {
+            index,
+            id: &id,
+            name,
+        });
+        c.started = Some((index, id));
+        self.sync(out);
+        Ok(())
+    }
+
+    /// Emits the argument bytes recorded since the last sync (up to a
+    /// character boundary).
+    pub(crate) fn sync(&mut self, out: &mut dyn Sink) {
+        let Some(c) = self.call.as_mut() else { return };
+        let Some((index, _)) = c.started else { return };
+        let upto = c.emitted + complete_prefix_len(&c.args[c.emitted..]);
+        if upto == c.emitted {
+            return;
+        }
+        let delta = String::from_utf8_lossy(&c.args[c.emitted..upto]);
+        c.emitted = upto;
+        out.event(EventRef::ToolCallArgs {
+            index,
+            delta: &delta,
+        });
+    }
+
+    /// Marks the arguments complete.
+    pub(crate) fn args_complete(&mut self) {
+        if let Some(c) = self.call.as_mut() {
+            c.args_state = Args::Done;
+        }
+    }
+
+    /// The call is complete: emits `tool_call_end`.
+    pub(crate) fn dispatch(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut dyn Sink,
+        at: u64,
+    ) -> Result<(), Stop> {
+        let Some(c) = self.call.as_mut() else {
+            return Ok(());
+        };
+        c.complete = true;
+        if c.name.is_none() {
+            return Err(Stop::not_a_call(Reason::NoName));
+        }
+        match c.args_state {
+            Args::Done => {
+                if std::str::from_utf8(&c.args).is_err() {
+                    return Err(Stop::fail(Reason::ArgsNotUtf8));
+                }
+            }
+            Args::Missing | Args::Null => {
+                c.args.clear();
+                c.args.extend_from_slice(b"{}");
+                c.emitted = 0;
+            }
+            Args::Object(_) | Args::Encoded(_) | Args::Literal => {
+                return Err(Stop::fail(Reason::ArgsUnfinished));
+            }
+        }
+        self.try_start(ctx, out, at)?;
+        self.sync(out);
+        let Some(c) = self.call.take() else {
+            unreachable!("the call was checked above and is taken only here");
+        };
+        let (Some(name), Some((index, id))) = (c.name, c.started) else {
+            // `try_start` starts a named call unless it waits for an id,
+            // which it does not once the call is complete.
+            unreachable!("a complete named call is started by try_start");
+        };
+        let arguments = match std::str::from_utf8(&c.args) {
+            Ok(a) => a,
+            Err(_) => unreachable!("checked above, or `{{}}`"),
+        };
+        tracing::trace!(offset = at, index, name = %name, "call complete");
+        out.event(EventRef::ToolCallEnd {
+            index,
+            id: &id,
+            name: &name,
+            arguments,
+        });
+        ctx.completed += 1;
+        self.done += 1;
+        Ok(())
+    }
+
+    /// Drops the current call; returns its index if it had started, for the
+    /// message that says what was lost.
+    pub(crate) fn abandon(&mut self) -> Option<usize> {
+        let i = self.started_index();
+        self.call = None;
+        i
+    }
+}

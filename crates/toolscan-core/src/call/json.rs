@@ -1,0 +1,350 @@
+//! The JSON sink that maps call objects (`{"name", "arguments"}`, lists of
+//! them, envelopes such as `{"tool_calls": […]}`) onto calls.
+
+use crate::call::calls::{Args, Call, Calls, Ctx};
+use crate::call::unescape::Unescaper;
+use crate::call::word::check_word;
+use crate::format::{JsonStep, Shape};
+use crate::json::{is_one_object, Flow, Kind, Sink};
+use crate::reason::{Reason, Stop};
+use crate::sink::Sink as EventSink;
+
+/// What a JSON value means for the call being assembled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Ignore,
+    Args,
+    Name,
+    Id,
+    /// A call object: a new call.
+    Call,
+    /// A call object inside a list: a new call dispatched when it closes.
+    ListCall,
+    /// A nested `function` object of the current call.
+    Function,
+    List,
+    /// The top of `Shape::Root`: a call, or an envelope of calls.
+    Root,
+}
+
+/// State of a [`Shape`]d JSON value across chunks.
+#[derive(Debug)]
+pub(crate) struct JsonCalls {
+    roles: Vec<Role>,
+    member: Role,
+    /// Raw string of a name or id being read: (role, depth, bytes).
+    word: Option<(Role, usize, Vec<u8>)>,
+    /// A tentative block turned out not to be a call: the rest of the value
+    /// is text.
+    pub skip: bool,
+    /// A list call was dispatched: the block's bytes up to here belong to it.
+    pub drop_upto: Option<u64>,
+    failed: Option<Stop>,
+}
+
+impl JsonCalls {
+    pub(crate) fn new() -> JsonCalls {
+        JsonCalls {
+            roles: Vec::new(),
+            member: Role::Ignore,
+            word: None,
+            skip: false,
+            drop_upto: None,
+            failed: None,
+        }
+    }
+
+    /// The failure a callback reported, if any.
+    pub(crate) fn take_failure(&mut self) -> Option<Stop> {
+        self.failed.take()
+    }
+}
+
+/// The JSON sink of one feed: borrows everything it updates.
+pub(crate) struct Builder<'a> {
+    pub ctx: &'a mut Ctx,
+    pub calls: &'a mut Calls,
+    pub json: &'a mut JsonCalls,
+    pub step: &'a JsonStep,
+    pub out: &'a mut dyn EventSink,
+}
+
+impl Builder<'_> {
+    fn stop(&mut self, s: Stop) -> Flow {
+        if s.not_a_call && self.calls.silent() {
+            self.json.skip = true;
+            return Flow::Go;
+        }
+        self.json.failed = Some(s);
+        Flow::Fail(s.reason)
+    }
+
+    fn check(&mut self, r: Result<(), Stop>) -> Flow {
+        match r {
+            Ok(()) => Flow::Go,
+            Err(s) => self.stop(s),
+        }
+    }
+
+    fn key_role(&self, parent: Role, key: &[u8], overflow: bool) -> Option<Role> {
+        let keys = &self.step.keys;
+        let is = |list: &[String]| !overflow && list.iter().any(|k| k.as_bytes() == key);
+        match parent {
+            Role::Call | Role::ListCall | Role::Root | Role::Function => {
+                if is(&keys.name) {
+                    Some(Role::Name)
+                } else if is(&keys.args) {
+                    Some(Role::Args)
+                } else if keys
+                    .id
+                    .as_ref()
+                    .is_some_and(|k| !overflow && k.as_bytes() == key)
+                {
+                    Some(Role::Id)
+                } else if parent != Role::Function
+                    && keys
+                        .function
+                        .as_ref()
+                        .is_some_and(|k| !overflow && k.as_bytes() == key)
+                {
+                    Some(Role::Function)
+                } else if parent == Role::Root && key == b"tool_calls" {
+                    Some(Role::List)
+                } else if parent == Role::Root && key == b"tool_call" {
+                    Some(Role::Call)
+                } else if is(&keys.other) {
+                    Some(Role::Ignore)
+                } else {
+                    None
+                }
+            }
+            _ => Some(Role::Ignore),
+        }
+    }
+}
+
+impl Sink for Builder<'_> {
+    fn value_start(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
+        if self.json.skip {
+            return Flow::Go;
+        }
+        let role = if depth == 0 {
+            match (self.step.shape, kind) {
+                // An object, or a JSON string holding one (`|tojson` of
+                // arguments that were already a string).
+                (Shape::Args, Kind::Object | Kind::String) => {
+                    self.calls.cur();
+                    Role::Args
+                }
+                (Shape::Call, Kind::Object) => Role::Call,
+                (Shape::CallList, Kind::Object) => Role::Call,
+                (Shape::CallList, Kind::Array) => Role::List,
+                (Shape::Root, Kind::Object) => Role::Root,
+                (Shape::Root, Kind::Array) => Role::List,
+                (Shape::Args, _) => return self.stop(Stop::not_a_call(Reason::ArgsNotObject)),
+                _ => return self.stop(Stop::not_a_call(Reason::ExpectedCall)),
+            }
+        } else if self.recording() {
+            Role::Ignore
+        } else {
+            self.json.member
+        };
+        match role {
+            Role::Ignore => {}
+            Role::Args => {
+                let c = self.calls.cur();
+                if !matches!(c.args_state, Args::Missing) {
+                    return self.stop(Stop::fail(Reason::TwoArgs));
+                }
+                match kind {
+                    Kind::Object => c.args_state = Args::Object(depth),
+                    Kind::String => c.args_state = Args::Encoded(Unescaper::default()),
+                    Kind::Literal => c.args_state = Args::Literal,
+                    _ => return self.stop(Stop::not_a_call(Reason::ArgsNotObject)),
+                }
+            }
+            Role::Name | Role::Id => {
+                if kind != Kind::String {
+                    return self.stop(Stop::not_a_call(Reason::NameNotString));
+                }
+                self.json.word = Some((role, depth, Vec::new()));
+            }
+            Role::Call | Role::ListCall | Role::Function | Role::Root => {
+                if kind != Kind::Object {
+                    return self.stop(Stop::not_a_call(Reason::ExpectedCall));
+                }
+                if matches!(role, Role::Call | Role::ListCall) {
+                    self.calls.call = Some(Call::default());
+                }
+            }
+            Role::List => {
+                if kind != Kind::Array {
+                    return self.stop(Stop::not_a_call(Reason::ExpectedList));
+                }
+            }
+        }
+        if matches!(kind, Kind::Object | Kind::Array) {
+            self.json.roles.push(role);
+            self.json.member = if role == Role::List {
+                Role::ListCall
+            } else {
+                Role::Ignore
+            };
+        }
+        // Arguments that follow a name may be what starts a tentative call.
+        if role == Role::Args {
+            let r = self.calls.try_start(self.ctx, self.out, at);
+            return self.check(r);
+        }
+        Flow::Go
+    }
+
+    fn value_end(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
+        if self.json.skip {
+            return Flow::Go;
+        }
+        // Arguments.
+        if let Some(c) = self.calls.call.as_mut() {
+            match &mut c.args_state {
+                Args::Object(d) if *d == depth => {
+                    self.calls.args_complete();
+                    if self.json.roles.last() == Some(&Role::Args) {
+                        self.json.roles.pop();
+                    }
+                    if depth == 0 {
+                        self.calls.cur().complete = true;
+                    }
+                    self.calls.sync(self.out);
+                    return Flow::Go;
+                }
+                Args::Encoded(u) if u.done => {
+                    if !is_one_object(&c.args, self.ctx.limits.max_depth) {
+                        return self.stop(Stop::not_a_call(Reason::EncodedArgsNotObject));
+                    }
+                    c.args_state = Args::Done;
+                    c.complete |= depth == 0;
+                    self.calls.sync(self.out);
+                    return Flow::Go;
+                }
+                Args::Literal if kind == Kind::Literal => {
+                    if c.args.as_slice() != b"null" {
+                        return self.stop(Stop::not_a_call(Reason::ArgsNotObject));
+                    }
+                    c.args.clear();
+                    c.args_state = Args::Null;
+                    return Flow::Go;
+                }
+                _ => {}
+            }
+        }
+        // A name or id.
+        if self.json.word.as_ref().is_some_and(|(_, d, _)| *d == depth) {
+            if let Some((role, _, raw)) = self.json.word.take() {
+                let word = match serde_json::from_slice::<String>(&raw) {
+                    Ok(w) => w,
+                    Err(_) => return self.stop(Stop::fail(Reason::BadNameString)),
+                };
+                let checked = check_word(word.as_bytes(), &self.ctx.limits);
+                let r = match (role, checked) {
+                    (_, Err(e)) => Err(Stop::not_a_call(e)),
+                    (Role::Name, Ok(w)) => {
+                        self.calls.id_key = self.step.keys.id.is_some();
+                        self.calls.set_name(self.ctx, self.out, at, w, true)
+                    }
+                    (_, Ok(w)) => self.calls.set_id(self.ctx, self.out, at, w, true),
+                };
+                return self.check(r);
+            }
+        }
+        // A container.
+        if matches!(kind, Kind::Object | Kind::Array) {
+            let Some(role) = self.json.roles.pop() else {
+                return Flow::Go;
+            };
+            self.json.member = match self.json.roles.last() {
+                Some(Role::List) => Role::ListCall,
+                _ => Role::Ignore,
+            };
+            match role {
+                Role::ListCall => {
+                    let r = self.calls.dispatch(self.ctx, self.out, at);
+                    if r.is_ok() {
+                        self.json.drop_upto = Some(at + 1);
+                    }
+                    return self.check(r);
+                }
+                Role::Call | Role::Root => {
+                    if let Some(c) = self.calls.call.as_mut() {
+                        c.complete = true;
+                        if c.name.is_none() {
+                            return self.stop(Stop::not_a_call(Reason::NoName));
+                        }
+                        let r = self.calls.try_start(self.ctx, self.out, at);
+                        return self.check(r);
+                    } else if role == Role::Root && self.calls.done == 0 {
+                        return self.stop(Stop::not_a_call(Reason::NoCall));
+                    }
+                }
+                Role::List if self.calls.done == 0 && depth == 0 => {
+                    return self.stop(Stop::not_a_call(Reason::EmptyList));
+                }
+                _ => {}
+            }
+        }
+        Flow::Go
+    }
+
+    fn key(&mut self, _at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow {
+        if self.json.skip || self.recording() {
+            return Flow::Go;
+        }
+        let parent = self.json.roles.get(depth).copied().unwrap_or(Role::Ignore);
+        match self.key_role(parent, key, overflow) {
+            Some(role) => {
+                if parent == Role::Root
+                    && matches!(role, Role::Name | Role::Args | Role::Id | Role::Function)
+                {
+                    self.calls.cur();
+                }
+                self.json.member = role;
+                Flow::Go
+            }
+            None => {
+                self.json.member = Role::Ignore;
+                if self.calls.silent() {
+                    self.stop(Stop::not_a_call(Reason::UnexpectedKey))
+                } else {
+                    Flow::Go
+                }
+            }
+        }
+    }
+
+    fn output(&mut self, bytes: &[u8]) {
+        if self.json.skip {
+            return;
+        }
+        if let Some((_, _, raw)) = self.json.word.as_mut() {
+            raw.extend_from_slice(bytes);
+            return;
+        }
+        let Some(c) = self.calls.call.as_mut() else {
+            return;
+        };
+        match &mut c.args_state {
+            Args::Object(_) => c.args.extend_from_slice(bytes),
+            Args::Encoded(u) => u.push(bytes, &mut c.args),
+            Args::Literal => c.args.extend_from_slice(bytes),
+            _ => {}
+        }
+    }
+}
+
+impl Builder<'_> {
+    fn recording(&self) -> bool {
+        self.calls
+            .call
+            .as_ref()
+            .is_some_and(|c| matches!(c.args_state, Args::Object(_)))
+    }
+}

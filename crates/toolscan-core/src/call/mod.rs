@@ -1,0 +1,17 @@
+//! Assembling calls, one job per file:
+//!
+//! - [`calls`]: the call being assembled (name, id, arguments) and the
+//!   `tool_call_start` / `tool_call_args` / `tool_call_end` events;
+//! - [`json`]: the JSON [`Sink`](crate::json::Sink) that maps call objects
+//!   (`{"name", "arguments"}`, lists, envelopes) onto calls;
+//! - [`unescape`]: arguments given as a JSON string, decoded as they stream;
+//! - [`word`]: what a tool name or id may hold.
+
+pub(crate) mod calls;
+pub(crate) mod json;
+pub(crate) mod unescape;
+pub(crate) mod word;
+
+pub(crate) use calls::{Calls, Ctx};
+pub(crate) use json::{Builder, JsonCalls};
+pub(crate) use word::{check_word, is_word_byte};

@@ -1,0 +1,330 @@
+//! The bytes between "fed" and "decided", and how text leaves the parser.
+//!
+//! Text that is decided while its chunk is being fed goes to the sink as a
+//! `&str` borrowed from the chunk (validated once, when the chunk came in).
+//! Only bytes whose fate is open when a chunk ends — a possible marker, an
+//! unfinished character, a block that may still be a call — are copied into
+//! the pending buffer, and leave it as text (copied once more) or are
+//! dropped as a call's span.
+
+use std::str::Utf8Chunk;
+
+use crate::event::{Diagnostic, DiagnosticKind, EventRef};
+use crate::sink::Sink;
+use crate::utf8::complete_prefix_len;
+
+/// One chunk being fed, with the part of it known to be UTF-8.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Chunk<'a> {
+    /// The bytes.
+    pub bytes: &'a [u8],
+    /// Absolute offset of `bytes[0]`.
+    pub base: u64,
+    /// `bytes[valid_from..valid_from + valid.len()]`, valid UTF-8 starting
+    /// at a character boundary: text in it is borrowed without another
+    /// check.
+    valid: &'a str,
+    valid_from: usize,
+}
+
+impl<'a> Chunk<'a> {
+    /// A chunk of bytes: validated here, once (SIMD-accelerated), skipping
+    /// the continuation bytes that finish a character of the previous
+    /// chunk.
+    pub(crate) fn from_bytes(bytes: &'a [u8], base: u64) -> Chunk<'a> {
+        let from = bytes
+            .iter()
+            .take(3)
+            .take_while(|&&b| b & 0xC0 == 0x80)
+            .count();
+        let rest = &bytes[from..];
+        let valid = match simdutf8::basic::from_utf8(rest) {
+            Ok(s) => s,
+            Err(_) => match std::str::from_utf8(rest) {
+                Ok(s) => s,
+                Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).unwrap_or_default(),
+            },
+        };
+        Chunk {
+            bytes,
+            base,
+            valid,
+            valid_from: from,
+        }
+    }
+
+    /// A chunk that is already text: nothing to validate.
+    pub(crate) fn from_str(text: &'a str, base: u64) -> Chunk<'a> {
+        Chunk {
+            bytes: text.as_bytes(),
+            base,
+            valid: text,
+            valid_from: 0,
+        }
+    }
+
+    pub(crate) fn end(&self) -> u64 {
+        self.base + self.bytes.len() as u64
+    }
+
+    /// The bytes between two absolute offsets inside the chunk.
+    fn range(&self, from: u64, to: u64) -> &'a [u8] {
+        &self.bytes[(from - self.base) as usize..(to - self.base) as usize]
+    }
+
+    /// The text between two absolute offsets, if it lies in the validated
+    /// part and both ends are character boundaries.
+    fn text(&self, from: u64, to: u64) -> Option<&'a str> {
+        let a = ((from - self.base) as usize).checked_sub(self.valid_from)?;
+        let b = ((to - self.base) as usize).checked_sub(self.valid_from)?;
+        self.valid.get(a..b)
+    }
+}
+
+/// The pending bytes and where text goes.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    /// Absolute offset of the next byte to take from the input.
+    pub pos: u64,
+    /// Bytes taken but not yet released as text nor dropped as a call's
+    /// span: `buf_start..pos`. In text mode only the hold-back (a possible
+    /// marker, an unfinished character); in a block, the whole block.
+    pub buf: Vec<u8>,
+    pub buf_start: u64,
+    /// Text goes out as reasoning.
+    pub in_reasoning: bool,
+}
+
+impl Pending {
+    /// Bytes of the current block (or hold-back).
+    pub(crate) fn held(&self) -> u64 {
+        self.pos - self.buf_start
+    }
+
+    /// Takes chunk bytes up to `to` into the buffer.
+    pub(crate) fn take(&mut self, ch: &Chunk<'_>, to: u64) {
+        if to > self.pos {
+            self.buf.extend_from_slice(ch.range(self.pos, to));
+            self.pos = to;
+        }
+    }
+
+    /// Takes `n` bytes at the chunk's position `i` (which must be the next
+    /// byte, `pos`).
+    pub(crate) fn take_n(&mut self, ch: &Chunk<'_>, n: usize) {
+        let to = self.pos + n as u64;
+        self.take(ch, to);
+    }
+
+    /// Drops pending bytes up to `upto`: they belong to a call.
+    pub(crate) fn drop_upto(&mut self, upto: u64) {
+        let n = (upto.saturating_sub(self.buf_start) as usize).min(self.buf.len());
+        self.buf.drain(..n);
+        self.buf_start += n as u64;
+    }
+
+    /// Everything up to `pos` has been decided to be text: releases it
+    /// (no character is left unfinished: used when what follows cannot
+    /// continue it, and at the end).
+    pub(crate) fn release_all(&mut self, out: &mut dyn Sink) {
+        let at = self.buf_start;
+        let buf = std::mem::take(&mut self.buf);
+        self.emit_bytes(&buf, at, out);
+        self.buf = buf;
+        self.buf.clear();
+        self.buf_start = self.pos;
+    }
+
+    /// Takes chunk bytes up to `consumed` and releases as text everything
+    /// before `upto` (`buf_start <= upto <= consumed`), cut back to a
+    /// character boundary unless `force`. Bytes from the chunk are borrowed;
+    /// the rest stays pending.
+    pub(crate) fn flush(
+        &mut self,
+        ch: &Chunk<'_>,
+        consumed: u64,
+        upto: u64,
+        force: bool,
+        out: &mut dyn Sink,
+    ) {
+        let upto = if force {
+            upto
+        } else {
+            upto - self.unfinished_tail(ch, upto)
+        };
+        if upto > self.buf_start && !self.buf.is_empty() {
+            if upto > self.pos {
+                // The whole buffer goes, with the continuation bytes that
+                // finish its last character.
+                let need = unfinished_need(&self.buf);
+                let cont = ch
+                    .range(self.pos, upto)
+                    .iter()
+                    .take(need)
+                    .take_while(|&&b| b & 0xC0 == 0x80)
+                    .count();
+                self.take_n(ch, cont);
+                self.release_all(out);
+            } else {
+                let n = (upto - self.buf_start) as usize;
+                let at = self.buf_start;
+                let buf = std::mem::take(&mut self.buf);
+                self.emit_bytes(&buf[..n], at, out);
+                self.buf = buf;
+                self.buf.drain(..n);
+                self.buf_start = upto;
+            }
+        }
+        if upto > self.pos {
+            match ch.text(self.pos, upto) {
+                Some(t) => self.emit_str(t, out),
+                None => self.emit_bytes(ch.range(self.pos, upto), self.pos, out),
+            }
+            self.pos = upto;
+            self.buf_start = upto;
+        }
+        self.take(ch, consumed);
+    }
+
+    /// How many bytes before `upto` (at most 3) are the start of a
+    /// character that the next bytes may finish.
+    fn unfinished_tail(&self, ch: &Chunk<'_>, upto: u64) -> u64 {
+        let from = upto.saturating_sub(3).max(self.buf_start);
+        let mut tail = [0u8; 3];
+        let mut n = 0;
+        for at in from..upto {
+            tail[n] = if at < self.pos {
+                self.buf[(at - self.buf_start) as usize]
+            } else {
+                ch.bytes[(at - ch.base) as usize]
+            };
+            n += 1;
+        }
+        (n - complete_prefix_len(&tail[..n])) as u64
+    }
+
+    fn emit_str(&self, text: &str, out: &mut dyn Sink) {
+        if text.is_empty() {
+            return;
+        }
+        out.event(if self.in_reasoning {
+            EventRef::Reasoning(text)
+        } else {
+            EventRef::Text(text)
+        });
+    }
+
+    /// Emits bytes that start at absolute offset `at` as text: each
+    /// maximal invalid sequence becomes U+FFFD, after an `invalid_utf8`
+    /// diagnostic at its offset.
+    fn emit_bytes(&self, bytes: &[u8], at: u64, out: &mut dyn Sink) {
+        if let Ok(s) = std::str::from_utf8(bytes) {
+            return self.emit_str(s, out);
+        }
+        let mut off = at;
+        for piece in bytes.utf8_chunks() {
+            self.emit_str(piece.valid(), out);
+            off += piece.valid().len() as u64;
+            if !piece.invalid().is_empty() {
+                invalid_utf8(&piece, off, out);
+                self.emit_str("\u{FFFD}", out);
+                off += piece.invalid().len() as u64;
+            }
+        }
+    }
+}
+
+fn invalid_utf8(piece: &Utf8Chunk<'_>, at: u64, out: &mut dyn Sink) {
+    let hex: Vec<String> = piece.invalid().iter().map(|b| format!("{b:02x}")).collect();
+    let d = Diagnostic {
+        kind: DiagnosticKind::InvalidUtf8,
+        offset: at,
+        message: format!("bytes {} are not UTF-8; they became U+FFFD", hex.join(" ")),
+    };
+    tracing::debug!(offset = at, "invalid UTF-8");
+    out.event(EventRef::Diagnostic(&d));
+}
+
+/// How many continuation bytes the last character of `buf` still needs.
+fn unfinished_need(buf: &[u8]) -> usize {
+    let n = buf.len();
+    for back in 1..=n.min(3) {
+        let b = buf[n - back];
+        if b & 0xC0 == 0x80 {
+            continue;
+        }
+        let len: usize = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 1,
+        };
+        return len.saturating_sub(back);
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+
+    #[test]
+    fn unfinished_needs() {
+        assert_eq!(unfinished_need(b"a"), 0);
+        assert_eq!(unfinished_need(&[b'a', 0xE2]), 2);
+        assert_eq!(unfinished_need(&[0xE2, 0x82]), 1);
+        assert_eq!(unfinished_need(&[0xE2, 0x82, 0xAC]), 0);
+        assert_eq!(unfinished_need(&[0x80]), 0);
+    }
+
+    #[test]
+    fn chunk_validity_skips_a_finishing_tail() {
+        let s = "é東".as_bytes(); // C3 A9 | E6 9D B1
+        let c = Chunk::from_bytes(&s[1..], 1);
+        assert_eq!(c.text(2, 5), Some("東"));
+        assert_eq!(c.text(1, 2), None);
+        let c = Chunk::from_bytes(&[b'a', 0xFF, b'b'], 0);
+        assert_eq!(c.text(0, 1), Some("a"));
+        assert_eq!(c.text(0, 2), None);
+    }
+
+    /// Feeds `input` split at every pair of points through `flush` and
+    /// checks the text is what lossy decoding of the whole gives, with one
+    /// diagnostic per replacement.
+    #[test]
+    fn flushing_any_split_equals_lossy_decoding() {
+        let inputs: [&[u8]; 3] = [
+            "aé東😀z".as_bytes(),
+            &[0xE2, 0x41, 0xF0, 0x9F, 0x98, b'x', 0xC3, 0xFF, b'y'],
+            &[0xED, 0xA0, 0x80, b'q', 0xC3],
+        ];
+        for input in inputs {
+            let whole = String::from_utf8_lossy(input).into_owned();
+            let fffd = whole.matches('\u{FFFD}').count();
+            for a in 0..=input.len() {
+                for b in a..=input.len() {
+                    let mut p = Pending::default();
+                    let mut ev: Vec<Event> = Vec::new();
+                    for (from, to) in [(0, a), (a, b), (b, input.len())] {
+                        let ch = Chunk::from_bytes(&input[from..to], from as u64);
+                        p.flush(&ch, to as u64, to as u64, false, &mut ev);
+                    }
+                    p.release_all(&mut ev);
+                    let text: String = ev
+                        .iter()
+                        .filter_map(|e| match e {
+                            Event::Text { delta } => Some(delta.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    let diags = ev
+                        .iter()
+                        .filter(|e| matches!(e, Event::Diagnostic(_)))
+                        .count();
+                    assert_eq!((&text, diags), (&whole, fffd), "{input:?} cut {a} {b}");
+                }
+            }
+        }
+    }
+}

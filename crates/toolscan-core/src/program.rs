@@ -1,0 +1,272 @@
+//! A block's program as the parser runs it: the steps of a format with
+//! labels resolved to step indices, checked once when the grammar is
+//! compiled.
+
+use std::collections::HashMap;
+
+use crate::format::{ByteSet, Capture, Field, JsonStep, Label, Lit, Shape, Step};
+
+/// One compiled step. Every jump target is an index into the same program
+/// (checked by [`compile`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Ws,
+    Lit(Lit),
+    OptLit(Lit),
+    LitOrEof(Lit),
+    Word,
+    Capture(CaptureOp),
+    Json(JsonStep),
+    Dispatch,
+    Fork(Vec<(ByteSet, usize)>),
+    Then(Vec<ThenOpt>),
+    Goto(usize),
+    End,
+}
+
+/// A [`Capture`] with its delimiters' targets resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CaptureOp {
+    pub field: Field,
+    pub stop: Vec<u8>,
+    /// Delimiter literals and the step each one continues with.
+    pub delims: Vec<(Lit, usize)>,
+    /// Any byte of a delimiter, either case: such bytes may be in the word
+    /// while a delimiter may be forming.
+    pub delim_bytes: [bool; 256],
+}
+
+/// One continuation of a [`Step::Then`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ThenOpt {
+    pub lit: Lit,
+    pub to: usize,
+    /// A separator (not a closer): the next call begins after it.
+    pub begins_call: bool,
+}
+
+impl Op {
+    fn targets_mut(&mut self) -> Vec<&mut usize> {
+        match self {
+            Op::Capture(c) => c.delims.iter_mut().map(|(_, j)| j).collect(),
+            Op::Fork(alts) => alts.iter_mut().map(|(_, j)| j).collect(),
+            Op::Then(opts) => opts.iter_mut().map(|o| &mut o.to).collect(),
+            Op::Goto(j) => vec![j],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Shifts every jump by `by` (the program is appended after others).
+    pub(crate) fn shifted(mut self, by: usize) -> Op {
+        for t in self.targets_mut() {
+            *t += by;
+        }
+        self
+    }
+}
+
+/// Resolves a program's labels. Errors name the problem for
+/// [`Error::InvalidFormat`](crate::Error::InvalidFormat).
+pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
+    let mut at: HashMap<&Label, usize> = HashMap::new();
+    let mut n = 0;
+    for s in steps {
+        match s {
+            Step::Label(l) => {
+                if at.insert(l, n).is_some() {
+                    return Err(format!("label `{}` is defined twice", l.as_str()));
+                }
+            }
+            _ => n += 1,
+        }
+    }
+    if n == 0 {
+        return Err("the program has no step".into());
+    }
+    let target = |l: &Label| -> Result<usize, String> {
+        match at.get(l) {
+            Some(&i) if i < n => Ok(i),
+            Some(_) => Err(format!("label `{}` is after the last step", l.as_str())),
+            None => Err(format!("jump to undefined label `{}`", l.as_str())),
+        }
+    };
+    let nonempty = |l: &Lit| {
+        if l.bytes.is_empty() {
+            Err("empty literal in a program".to_string())
+        } else {
+            Ok(l.clone())
+        }
+    };
+    let mut ops = Vec::with_capacity(n);
+    for s in steps {
+        let pc = ops.len();
+        let op = match s {
+            Step::Label(_) => continue,
+            Step::Ws => Op::Ws,
+            Step::Lit(l) => Op::Lit(nonempty(l)?),
+            Step::OptLit(l) => Op::OptLit(nonempty(l)?),
+            Step::LitOrEof(l) => Op::LitOrEof(nonempty(l)?),
+            Step::Word => Op::Word,
+            Step::Capture(c) => Op::Capture(capture(c, pc, &target, &nonempty)?),
+            Step::Json(j) => Op::Json(j.clone()),
+            Step::Dispatch => Op::Dispatch,
+            Step::Fork(alts) => Op::Fork(
+                alts.iter()
+                    .map(|(set, l)| Ok((set.clone(), target(l)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+            Step::Then(opts) => Op::Then(
+                opts.iter()
+                    .map(|(lit, l)| {
+                        Ok(ThenOpt {
+                            lit: nonempty(lit)?,
+                            to: target(l)?,
+                            begins_call: false,
+                        })
+                    })
+                    .collect::<Result<_, String>>()?,
+            ),
+            Step::Goto(l) => Op::Goto(target(l)?),
+            Step::End => Op::End,
+        };
+        ops.push(op);
+    }
+    // A continuation that leads to more steps (not to the end or another
+    // `Then`) begins the next call.
+    let ends: Vec<bool> = ops
+        .iter()
+        .map(|o| matches!(o, Op::End | Op::Then(_)))
+        .collect();
+    for op in &mut ops {
+        if let Op::Then(opts) = op {
+            for o in opts {
+                o.begins_call = !ends[o.to];
+            }
+        }
+    }
+    Ok(ops)
+}
+
+fn capture(
+    c: &Capture,
+    pc: usize,
+    target: &dyn Fn(&Label) -> Result<usize, String>,
+    nonempty: &dyn Fn(&Lit) -> Result<Lit, String>,
+) -> Result<CaptureOp, String> {
+    let mut delims = Vec::new();
+    let mut delim_bytes = [false; 256];
+    for (lit, to) in &c.delims {
+        let to = match to {
+            Some(l) => target(l)?,
+            None => pc + 1,
+        };
+        for &b in &nonempty(lit)?.bytes {
+            delim_bytes[usize::from(b.to_ascii_lowercase())] = true;
+            delim_bytes[usize::from(b.to_ascii_uppercase())] = true;
+        }
+        delims.push((lit.clone(), to));
+    }
+    Ok(CaptureOp {
+        field: c.field,
+        stop: c.stop.clone(),
+        delims,
+        delim_bytes,
+    })
+}
+
+/// Checks that every jump (and a capture's "next step") stays inside.
+pub(crate) fn check_targets(ops: &mut [Op]) -> Result<(), String> {
+    let n = ops.len();
+    for op in ops.iter_mut() {
+        for t in op.targets_mut() {
+            if *t >= n {
+                return Err(format!("a jump past the last step ({t} of {n})"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bytes that may start the block's body (after optional whitespace),
+/// used to merge openers that share a marker.
+pub(crate) fn first_set(ops: &[Op]) -> ByteSet {
+    first_at(ops, 0, 0)
+}
+
+fn first_at(ops: &[Op], pc: usize, depth: usize) -> ByteSet {
+    if depth > 16 {
+        return ByteSet::Any;
+    }
+    let lit_first = |l: &Lit| {
+        let b = l.bytes[0];
+        if l.case_insensitive {
+            vec![b.to_ascii_lowercase(), b.to_ascii_uppercase()]
+        } else {
+            vec![b]
+        }
+    };
+    match ops.get(pc) {
+        Some(Op::Ws) => first_at(ops, pc + 1, depth + 1),
+        Some(Op::Lit(l)) | Some(Op::LitOrEof(l)) => ByteSet::Bytes(lit_first(l)),
+        Some(Op::OptLit(l)) => match first_at(ops, pc + 1, depth + 1) {
+            ByteSet::Bytes(mut v) => {
+                v.extend(lit_first(l));
+                ByteSet::Bytes(v)
+            }
+            ByteSet::Any => ByteSet::Any,
+        },
+        Some(Op::Json(j)) => ByteSet::Bytes(match j.shape {
+            Shape::Args | Shape::Call => vec![b'{'],
+            Shape::CallList | Shape::Root => vec![b'[', b'{'],
+        }),
+        Some(Op::Goto(t)) => first_at(ops, *t, depth + 1),
+        Some(Op::Fork(alts)) => {
+            let mut v = Vec::new();
+            for (set, _) in alts {
+                match set {
+                    ByteSet::Bytes(b) => v.extend_from_slice(b),
+                    ByteSet::Any => return ByteSet::Any,
+                }
+            }
+            ByteSet::Bytes(v)
+        }
+        _ => ByteSet::Any,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_resolve_to_the_next_step() {
+        let ops = compile(&[
+            Step::label("top"),
+            Step::Ws,
+            Step::goto("end"),
+            Step::Dispatch,
+            Step::label("end"),
+            Step::End,
+            Step::Then(vec![(Lit::new(";"), "top".into())]),
+        ])
+        .unwrap();
+        assert_eq!(ops[1], Op::Goto(3));
+        let Op::Then(t) = &ops[4] else { panic!() };
+        assert_eq!((t[0].to, t[0].begins_call), (0, true));
+    }
+
+    #[test]
+    fn label_errors() {
+        assert!(compile(&[Step::goto("x"), Step::End])
+            .unwrap_err()
+            .contains("undefined"));
+        assert!(compile(&[Step::label("x"), Step::label("x"), Step::End])
+            .unwrap_err()
+            .contains("twice"));
+        assert!(compile(&[Step::End, Step::label("x")]).is_ok());
+        assert!(compile(&[Step::goto("x"), Step::label("x")])
+            .unwrap_err()
+            .contains("after the last"));
+        assert!(compile(&[]).is_err());
+    }
+}

@@ -1,0 +1,116 @@
+//! Where a parser's events go: the [`Sink`] trait.
+//!
+//! [`Parser::feed_with`](crate::Parser::feed_with) hands every event to a
+//! sink as an [`EventRef`] borrowing its text, so the text path allocates
+//! nothing. A `Vec<Event>` is a sink that owns what it receives (and merges
+//! consecutive deltas); [`from_fn`] makes a sink of a closure.
+
+use crate::event::{Event, EventRef};
+
+/// Receives events in input order.
+///
+/// ```
+/// use toolscan_core::{sink, EventRef, Parser};
+/// let mut p = Parser::for_format("hermes").unwrap();
+/// let mut text_bytes = 0;
+/// let mut names = Vec::new();
+/// let mut s = sink::from_fn(|e: EventRef<'_>| match e {
+///     EventRef::Text(t) => text_bytes += t.len(),
+///     EventRef::ToolCallEnd { name, .. } => names.push(name.to_string()),
+///     _ => {}
+/// });
+/// p.feed_str_with("Sure. <tool_call>{\"name\": \"now\", \"arguments\": {}}</tool_call>", &mut s);
+/// p.finish_with(&mut s);
+/// assert_eq!((text_bytes, names), (6, vec!["now".to_string()]));
+/// ```
+pub trait Sink {
+    /// One event. Consecutive deltas of the same kind may arrive as several
+    /// events; their concatenation is what counts.
+    fn event(&mut self, event: EventRef<'_>);
+}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    fn event(&mut self, event: EventRef<'_>) {
+        (**self).event(event)
+    }
+}
+
+/// Owns every event; a delta that continues the last event (text after
+/// text, reasoning after reasoning, arguments of the same call) is appended
+/// to it instead of pushed.
+impl Sink for Vec<Event> {
+    fn event(&mut self, event: EventRef<'_>) {
+        match (self.last_mut(), event) {
+            (Some(Event::Text { delta }), EventRef::Text(t))
+            | (Some(Event::Reasoning { delta }), EventRef::Reasoning(t)) => delta.push_str(t),
+            (
+                Some(Event::ToolCallArgs { index: i, delta }),
+                EventRef::ToolCallArgs { index, delta: d },
+            ) if *i == index => delta.push_str(d),
+            (_, e) => self.push(e.to_owned()),
+        }
+    }
+}
+
+/// A sink that calls `f` for every event.
+pub fn from_fn<F: FnMut(EventRef<'_>)>(f: F) -> FnSink<F> {
+    FnSink(f)
+}
+
+/// A closure as a [`Sink`]; see [`from_fn`].
+#[derive(Clone, Copy, Debug)]
+pub struct FnSink<F>(pub F);
+
+impl<F: FnMut(EventRef<'_>)> Sink for FnSink<F> {
+    fn event(&mut self, event: EventRef<'_>) {
+        (self.0)(event)
+    }
+}
+
+/// A sink that drops everything (to measure or to skip input).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Discard;
+
+impl Sink for Discard {
+    fn event(&mut self, _: EventRef<'_>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vec_sink_merges_deltas_of_one_kind() {
+        let mut v: Vec<Event> = Vec::new();
+        v.event(EventRef::Text("a"));
+        v.event(EventRef::Text("b"));
+        v.event(EventRef::Reasoning("c"));
+        v.event(EventRef::ToolCallArgs {
+            index: 0,
+            delta: "{",
+        });
+        v.event(EventRef::ToolCallArgs {
+            index: 0,
+            delta: "}",
+        });
+        v.event(EventRef::ToolCallArgs {
+            index: 1,
+            delta: "{",
+        });
+        assert_eq!(
+            v,
+            vec![
+                Event::Text { delta: "ab".into() },
+                Event::Reasoning { delta: "c".into() },
+                Event::ToolCallArgs {
+                    index: 0,
+                    delta: "{}".into()
+                },
+                Event::ToolCallArgs {
+                    index: 1,
+                    delta: "{".into()
+                },
+            ]
+        );
+    }
+}

@@ -1,0 +1,372 @@
+//! The small resumable parsers a block's program is made of, one per kind
+//! of step. Each `feed` looks at the bytes it is given (the next bytes of
+//! the input) and says how far it got: it needs more, it is done (and
+//! where the program goes on), or the block fails at a byte. Their state is
+//! all they keep between chunks; the block runner (`block.rs`) takes the
+//! bytes they consume into the pending buffer and acts on the outcome.
+
+use crate::format::Lit;
+use crate::program::{CaptureOp, ThenOpt};
+use crate::reason::Reason;
+
+/// How a step's `feed` went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Consumed this many bytes — all it was given — and needs more.
+    Partial(usize),
+    /// Consumed this many bytes and is complete.
+    Done(usize),
+    /// Consumed this many bytes, then the byte after them does not fit.
+    Fail(usize, Reason),
+}
+
+pub(crate) fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Optional whitespace: done at the first other byte.
+pub(crate) fn ws(input: &[u8]) -> Progress {
+    match input.iter().position(|&b| !is_ws(b)) {
+        Some(n) => Progress::Done(n),
+        None => Progress::Partial(input.len()),
+    }
+}
+
+/// A code fence's optional info word (` ```json `): done at the first byte
+/// that cannot be in one.
+pub(crate) fn word(input: &[u8]) -> Progress {
+    let is_word = |c: &u8| c.is_ascii_alphanumeric() || b"_+.-".contains(c);
+    match input.iter().position(|c| !is_word(c)) {
+        Some(n) => Progress::Done(n),
+        None => Progress::Partial(input.len()),
+    }
+}
+
+/// A literal, matched across chunks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LitMatch {
+    /// Bytes of the literal matched so far.
+    pub at: usize,
+}
+
+impl LitMatch {
+    /// `optional`: a first byte that does not match skips the literal.
+    pub(crate) fn feed(&mut self, lit: &Lit, optional: bool, input: &[u8]) -> Progress {
+        for (n, &b) in input.iter().enumerate() {
+            if !lit.matches_at(self.at, b) {
+                if self.at == 0 && optional {
+                    return Progress::Done(n);
+                }
+                return Progress::Fail(n, Reason::ExpectedLit { found: b });
+            }
+            self.at += 1;
+            if self.at == lit.bytes.len() {
+                return Progress::Done(n + 1);
+            }
+        }
+        Progress::Partial(input.len())
+    }
+}
+
+/// A name-like word, ended by a delimiter literal (consumed) or a stop byte
+/// (left for the next step). Whitespace around it is skipped; whitespace or
+/// markup inside it fails the block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CaptureWord {
+    /// The bytes read so far (a delimiter may be forming at its end).
+    pub word: Vec<u8>,
+    /// Whitespace followed the word: only a delimiter may come now.
+    trailing: bool,
+}
+
+/// How a captured word ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Captured {
+    /// Not yet.
+    No,
+    /// Ended before a stop byte; the program goes on with the next step.
+    AtStop,
+    /// Ended by delimiter `k` (consumed); the word is `word` minus it.
+    ByDelim(usize),
+}
+
+impl CaptureWord {
+    /// Reads bytes until the word ends; `max` bounds the name's length (the
+    /// word may hold a delimiter besides).
+    pub(crate) fn feed(
+        &mut self,
+        op: &CaptureOp,
+        max: usize,
+        input: &[u8],
+    ) -> (Progress, Captured) {
+        for (n, &b) in input.iter().enumerate() {
+            if op.stop.contains(&b) {
+                return (Progress::Done(n), Captured::AtStop);
+            }
+            let delim_byte = op.delim_bytes[usize::from(b)];
+            if self.word.is_empty() && is_ws(b) && !delim_byte {
+                continue; // leading whitespace: consumed, not kept
+            }
+            if !crate::call::is_word_byte(b) && !is_ws(b) && !delim_byte {
+                return (
+                    Progress::Fail(n, Reason::NameByte { found: b }),
+                    Captured::No,
+                );
+            }
+            if self.trailing && !is_ws(b) && !delim_byte {
+                return (Progress::Fail(n, Reason::NameSpace), Captured::No);
+            }
+            self.word.push(b);
+            if let Some(k) = op
+                .delims
+                .iter()
+                .position(|(d, _)| d.is_suffix_of(&self.word))
+            {
+                let len = op.delims[k].0.bytes.len();
+                self.word.truncate(self.word.len() - len);
+                return (Progress::Done(n + 1), Captured::ByDelim(k));
+            }
+            if is_ws(b) && self.word.iter().any(|&x| !is_ws(x)) {
+                self.trailing = true;
+            }
+            if self.word.len() > max + 64 {
+                return (
+                    Progress::Fail(n + 1, Reason::NameTooLong { limit: max }),
+                    Captured::No,
+                );
+            }
+        }
+        (Progress::Partial(input.len()), Captured::No)
+    }
+
+    /// The word without surrounding whitespace.
+    pub(crate) fn trimmed(&self) -> &[u8] {
+        let w = &self.word;
+        let start = w.iter().position(|&x| !is_ws(x)).unwrap_or(w.len());
+        let end = w.iter().rposition(|&x| !is_ws(x)).map_or(start, |e| e + 1);
+        &w[start..end]
+    }
+}
+
+/// After a call: optional whitespace, then one of several literals — or
+/// anything else, which ends the block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ThenMatch {
+    /// Absolute offset where the step began: what came before belongs to
+    /// the calls already made, what follows is handed back as text if no
+    /// literal matches.
+    pub from: u64,
+    /// Bytes of the literals matched so far (after the whitespace).
+    at: usize,
+    /// Which literals still match.
+    alive: Vec<bool>,
+}
+
+/// How a [`ThenMatch`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ThenEnd {
+    /// Not yet.
+    No,
+    /// Literal `k` matched.
+    Matched(usize),
+    /// No literal can match: the block is over.
+    Over,
+}
+
+impl ThenMatch {
+    pub(crate) fn new(from: u64, n: usize) -> ThenMatch {
+        ThenMatch {
+            from,
+            at: 0,
+            alive: vec![true; n],
+        }
+    }
+
+    pub(crate) fn feed(&mut self, opts: &[ThenOpt], input: &[u8]) -> (Progress, ThenEnd) {
+        for (n, &b) in input.iter().enumerate() {
+            if self.at == 0 && is_ws(b) {
+                continue;
+            }
+            let mut any = false;
+            for (k, o) in opts.iter().enumerate() {
+                self.alive[k] =
+                    self.alive[k] && self.at < o.lit.bytes.len() && o.lit.matches_at(self.at, b);
+                any |= self.alive[k];
+            }
+            if !any {
+                return (Progress::Done(n), ThenEnd::Over);
+            }
+            self.at += 1;
+            let done =
+                (0..opts.len()).find(|&k| self.alive[k] && opts[k].lit.bytes.len() == self.at);
+            if let Some(k) = done {
+                return (Progress::Done(n + 1), ThenEnd::Matched(k));
+            }
+        }
+        (Progress::Partial(input.len()), ThenEnd::No)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{Field, Label};
+
+    fn cap(delims: &[&str], stop: &[u8]) -> CaptureOp {
+        let mut c = crate::format::Capture::until(
+            Field::Name,
+            delims
+                .iter()
+                .map(|d| (Lit::new(d), Some(Label::from("x"))))
+                .collect(),
+        );
+        c.stop = stop.to_vec();
+        let steps = [
+            crate::format::Step::label("x"),
+            crate::format::Step::Capture(c),
+        ];
+        match crate::program::compile(&steps) {
+            Ok(mut ops) => match ops.remove(0) {
+                crate::program::Op::Capture(c) => c,
+                _ => unreachable!(),
+            },
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Every step parser, over a table of states and inputs, fed whole and
+    /// byte by byte: the outcome and the bytes consumed must agree.
+    #[test]
+    fn table_of_steps_under_any_split() {
+        let lit = Lit::new("</x>");
+        let lit_cases: &[(&[u8], bool, Progress)] = &[
+            (b"</x>rest", false, Progress::Done(4)),
+            (b"</", false, Progress::Partial(2)),
+            (
+                b"</y>",
+                false,
+                Progress::Fail(2, Reason::ExpectedLit { found: b'y' }),
+            ),
+            (b"x", true, Progress::Done(0)),
+            (
+                b"<x",
+                true,
+                Progress::Fail(1, Reason::ExpectedLit { found: b'x' }),
+            ),
+        ];
+        for &(input, optional, want) in lit_cases {
+            assert_eq!(
+                LitMatch::default().feed(&lit, optional, input),
+                want,
+                "{input:?}"
+            );
+            // byte by byte: the same total
+            let mut m = LitMatch::default();
+            let mut total = 0;
+            let mut last = Progress::Partial(0);
+            for &b in input {
+                last = m.feed(&lit, optional, &[b]);
+                match last {
+                    Progress::Partial(n) => total += n,
+                    Progress::Done(n) | Progress::Fail(n, _) => {
+                        total += n;
+                        break;
+                    }
+                }
+            }
+            let got = match last {
+                Progress::Partial(_) => Progress::Partial(total),
+                Progress::Done(_) => Progress::Done(total),
+                Progress::Fail(_, r) => Progress::Fail(total, r),
+            };
+            assert_eq!(got, want, "{input:?} byte by byte");
+        }
+
+        let op = cap(&["[ARGS]", "[CALL_ID]"], b"");
+        let cap_cases: &[(&[u8], Progress, Captured, &[u8])] = &[
+            (
+                b" get_time[ARGS]{",
+                Progress::Done(15),
+                Captured::ByDelim(0),
+                b"get_time",
+            ),
+            (
+                b"f[CALL_ID]",
+                Progress::Done(10),
+                Captured::ByDelim(1),
+                b"f",
+            ),
+            (
+                b"a b",
+                Progress::Fail(2, Reason::NameSpace),
+                Captured::No,
+                b"a ",
+            ),
+            (
+                b"a<",
+                Progress::Fail(1, Reason::NameByte { found: b'<' }),
+                Captured::No,
+                b"a",
+            ),
+            (b"f[AR", Progress::Partial(4), Captured::No, b"f[AR"),
+        ];
+        for &(input, want, how, word) in cap_cases {
+            let mut c = CaptureWord::default();
+            assert_eq!(c.feed(&op, 64, input), (want, how), "{input:?}");
+            assert_eq!(c.word, word, "{input:?}");
+            let mut c = CaptureWord::default();
+            let mut end = (Progress::Partial(0), Captured::No);
+            for &b in input {
+                end = c.feed(&op, 64, &[b]);
+                if !matches!(end.0, Progress::Partial(_)) {
+                    break;
+                }
+            }
+            assert_eq!(end.1, how, "{input:?} byte by byte");
+            assert_eq!(c.word, word, "{input:?} byte by byte");
+        }
+        let stop = cap(&[], b" {");
+        assert_eq!(
+            CaptureWord::default().feed(&stop, 64, b"name {"),
+            (Progress::Done(4), Captured::AtStop)
+        );
+        assert_eq!(
+            CaptureWord::default().feed(&stop, 3, &[b'a'; 80]),
+            (
+                Progress::Fail(68, Reason::NameTooLong { limit: 3 }),
+                Captured::No
+            )
+        );
+
+        let opts = [
+            ThenOpt {
+                lit: Lit::new(";"),
+                to: 0,
+                begins_call: true,
+            },
+            ThenOpt {
+                lit: Lit::new("<|eom|>"),
+                to: 1,
+                begins_call: false,
+            },
+        ];
+        let then_cases: &[(&[u8], Progress, ThenEnd)] = &[
+            (b" \n;", Progress::Done(3), ThenEnd::Matched(0)),
+            (b"<|eom|>", Progress::Done(7), ThenEnd::Matched(1)),
+            (b"<|x", Progress::Done(2), ThenEnd::Over),
+            (b" x", Progress::Done(1), ThenEnd::Over),
+            (b" <|e", Progress::Partial(4), ThenEnd::No),
+        ];
+        for &(input, want, how) in then_cases {
+            assert_eq!(
+                ThenMatch::new(0, 2).feed(&opts, input),
+                (want, how),
+                "{input:?}"
+            );
+        }
+        assert_eq!(ws(b"  x"), Progress::Done(2));
+        assert_eq!(ws(b"  "), Progress::Partial(2));
+        assert_eq!(word(b"json\n"), Progress::Done(4));
+        assert_eq!(word(b"js"), Progress::Partial(2));
+    }
+}
