@@ -142,6 +142,11 @@ pub(crate) fn run(
                 b.goto(*t);
                 continue;
             }
+            Op::Unhold(n) => {
+                env.pending.release_front(*n, env.out);
+                b.goto(b.pc + 1);
+                continue;
+            }
             _ => {}
         }
         if i == ch.bytes.len() {
@@ -312,7 +317,9 @@ pub(crate) fn run(
                 }
                 continue;
             }
-            Op::Dispatch | Op::End | Op::Goto(_) => unreachable!("handled above"),
+            Op::Dispatch | Op::End | Op::Goto(_) | Op::Unhold(_) => {
+                unreachable!("handled above")
+            }
         };
         // The steps whose outcome needs nothing but the bytes.
         let n = consumed(progress);

@@ -165,7 +165,7 @@ fn tool_arguments() -> Format {
     Format::new(
         "tool-arguments",
         "F37",
-        "TOOL: NAME (line start), newline, ARGUMENTS: {json}; no end marker",
+        "TOOL: NAME (at a line start, maybe indented), newline, ARGUMENTS: {json}; no end marker",
     )
     .opener(
         Opener::definite(
@@ -251,33 +251,30 @@ fn tool_call_json() -> Format {
     Format::new(
         "tool-call-json",
         "F43",
-        "TOOL_CALL (line start) [:] then a lenient JSON object {\"tool_name\", \"parameters\"}, \
+        "TOOL_CALL (anywhere) [:] then a lenient JSON object {\"tool_name\", \"parameters\"}, \
          optionally fenced",
     )
-    .opener(
-        Opener::definite(
-            "TOOL_CALL",
-            vec![
-                opt(":"),
-                Step::Ws,
-                fork(&[(b"`", "fenced"), (b"{", "bare")]),
-                label("fenced"),
-                lit("```"),
-                Step::Word,
-                Step::Ws,
-                json(Shape::Call, keys.clone(), true),
-                Step::Ws,
-                Step::LitOrEof(Lit::new("```")),
-                Step::goto("dispatch"),
-                label("bare"),
-                json(Shape::Call, keys, true),
-                label("dispatch"),
-                Step::Dispatch,
-                Step::End,
-            ],
-        )
-        .at_line_start(),
-    )
+    .opener(Opener::definite(
+        "TOOL_CALL",
+        vec![
+            opt(":"),
+            Step::Ws,
+            fork(&[(b"`", "fenced"), (b"{", "bare")]),
+            label("fenced"),
+            lit("```"),
+            Step::Word,
+            Step::Ws,
+            json(Shape::Call, keys.clone(), true),
+            Step::Ws,
+            Step::LitOrEof(Lit::new("```")),
+            Step::goto("dispatch"),
+            label("bare"),
+            json(Shape::Call, keys, true),
+            label("dispatch"),
+            Step::Dispatch,
+            Step::End,
+        ],
+    ))
 }
 
 fn function_tag() -> Format {

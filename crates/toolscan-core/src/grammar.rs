@@ -90,21 +90,16 @@ impl Grammar {
         let mut patterns = Vec::new();
         for (marker, line_start, list) in groups {
             openers.push(merge(&list).map_err(invalid)?);
-            let mut bytes = marker.bytes.clone();
-            let mut lead = 0;
-            if line_start {
-                bytes.insert(0, b'\n');
-                lead = 1;
-            }
             patterns.push(Pattern {
-                bytes,
+                bytes: marker.bytes.clone(),
                 case_insensitive: marker.case_insensitive,
-                lead,
+                line_start,
             });
         }
         if patterns.is_empty() {
             return Err(invalid("no opening marker".into()));
         }
+        split_outer_markers(&mut patterns, &mut openers);
         check_substrings(&patterns).map_err(invalid)?;
         let build = |extra: &[(&str, PatKind)]| -> Result<TextSet, Error> {
             let mut pats = patterns.clone();
@@ -113,7 +108,7 @@ impl Grammar {
                 let p = Pattern {
                     bytes: m.as_bytes().to_vec(),
                     case_insensitive: false,
-                    lead: 0,
+                    line_start: false,
                 };
                 let mut with = pats.clone();
                 with.push(p.clone());
@@ -216,8 +211,69 @@ fn merge(list: &[Merged]) -> Result<Compiled, String> {
     })
 }
 
-/// No marker may occur inside another: the automaton reports the first
-/// marker to end, so the longer one would never be seen.
+/// A marker inside another one, not at its end (`TOOL_CALL` in
+/// `[TOOL_CALLS]`), would be reported first by the automaton, which reports
+/// the first marker to end. The outer marker is cut where the inner one ends
+/// (`[TOOL_CALL`) — markers that end at the same byte are told apart, the
+/// longer first — and its program first reads the rest of it (`S]`); if
+/// something else follows, its first bytes (`[`) are text after all and the
+/// inner marker's program runs.
+fn split_outer_markers(patterns: &mut [Pattern], openers: &mut [Compiled]) {
+    for q in 0..patterns.len() {
+        for p in 0..patterns.len() {
+            let (inner, outer) = (&patterns[p], &patterns[q]);
+            if p == q
+                || inner.bytes.len() >= outer.bytes.len()
+                || inner.case_insensitive
+                || outer.case_insensitive
+                || openers[q].replay
+                || openers[p].replay
+            {
+                continue;
+            }
+            let Some(at) = outer
+                .bytes
+                .windows(inner.bytes.len())
+                .position(|w| w == inner.bytes.as_slice())
+            else {
+                continue;
+            };
+            let cut = at + inner.bytes.len();
+            if cut == outer.bytes.len() {
+                continue; // a suffix: the automaton tells them apart
+            }
+            let rest = outer.bytes[cut..].to_vec();
+            let inner_program = if inner.line_start {
+                // The inner marker would not be at a line start.
+                vec![Op::Fork(Vec::new())]
+            } else {
+                openers[p].program.clone()
+            };
+            let outer_program = std::mem::take(&mut openers[q].program);
+            let longer = 1;
+            let mut program = vec![Op::Lit(Lit {
+                bytes: rest.clone(),
+                case_insensitive: false,
+            })];
+            program.extend(outer_program.into_iter().map(|op| op.shifted(longer + 1)));
+            let fallback = program.len() + 1;
+            program.push(Op::Unhold(at));
+            program.extend(inner_program.into_iter().map(|op| op.shifted(fallback + 1)));
+            let mut full = vec![Op::Fork(vec![
+                (ByteSet::Bytes(vec![rest[0]]), longer),
+                (ByteSet::Any, fallback),
+            ])];
+            full.extend(program);
+            openers[q].program = full;
+            patterns[q].bytes.truncate(cut);
+        }
+    }
+}
+
+/// No marker may occur inside another except as its suffix: the automaton
+/// reports the first marker to end, so the longer one would never be seen.
+/// (Of two case-sensitive markers that end at the same byte, it reports the
+/// longer.)
 fn check_substrings(patterns: &[Pattern]) -> Result<(), String> {
     for (i, a) in patterns.iter().enumerate() {
         for (j, b) in patterns.iter().enumerate() {
@@ -225,11 +281,13 @@ fn check_substrings(patterns: &[Pattern]) -> Result<(), String> {
                 continue;
             }
             let ci = a.case_insensitive || b.case_insensitive;
-            let found = b.bytes.windows(a.bytes.len()).any(|w| {
+            let n = a.bytes.len();
+            let found = b.bytes.windows(n).enumerate().any(|(k, w)| {
+                let suffix = k + n == b.bytes.len() && n < b.bytes.len();
                 if ci {
                     w.eq_ignore_ascii_case(&a.bytes)
                 } else {
-                    w == a.bytes.as_slice()
+                    w == a.bytes.as_slice() && !suffix
                 }
             });
             if found {

@@ -6,8 +6,6 @@
 //! chunks is found without re-scanning. The state also says how many trailing
 //! bytes may still become a marker (its depth): exactly those are held back.
 
-use std::collections::HashMap;
-
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
@@ -19,44 +17,166 @@ pub(crate) use aho_corasick::automaton::StateID;
 pub(crate) struct Pattern {
     pub bytes: Vec<u8>,
     pub case_insensitive: bool,
-    /// Leading bytes that anchor the marker but are not part of it (the
-    /// `\n` of a line-start marker).
-    pub lead: usize,
+    /// The marker only counts at the start of a line: after a newline, the
+    /// start of the stream, or only spaces, tabs and a byte-order mark
+    /// since one of them (checked by the caller's `accept`).
+    pub line_start: bool,
 }
 
-/// Where to look for the next byte that may start a marker.
+/// Where to look for the next byte that may be in a marker.
+///
+/// Every marker has one *rare* byte (markup punctuation rather than letters
+/// or spaces), at some offset; a marker cannot end before its rare byte
+/// shows, so the scanner jumps from rare byte to rare byte and steps the
+/// automaton only from `offset` bytes before each.
 #[derive(Clone, Debug)]
-enum FirstBytes {
+struct RareBytes {
+    /// Invariant: `back[b]` is `Some(k)` iff `b` is the rare byte of some
+    /// marker, `k` the largest offset at which it is one (both cases for a
+    /// case-insensitive marker).
+    back: Box<[Option<u8>; 256]>,
+    search: Search,
+}
+
+/// The vectorised search over the rare bytes.
+#[derive(Clone, Debug)]
+enum Search {
     One(u8),
     Two(u8, u8),
     Three(u8, u8, u8),
-    Table(Box<[bool; 256]>),
+    /// More than three: the three rarest with memchr3, the others one by
+    /// one, each position remembered until passed (see [`Cursor`]).
+    Split {
+        rare: [u8; 3],
+        rest: Vec<u8>,
+    },
+    /// Too many for separate searches: the table, byte by byte.
+    Table,
 }
 
-impl FirstBytes {
-    fn new(bytes: &[u8]) -> FirstBytes {
-        match *bytes {
-            [a] => FirstBytes::One(a),
-            [a, b] => FirstBytes::Two(a, b),
-            [a, b, c] => FirstBytes::Three(a, b, c),
-            _ => {
-                let mut t = Box::new([false; 256]);
-                for &b in bytes {
-                    t[usize::from(b)] = true;
+/// Haystacks shorter than this are searched with the table (a call into a
+/// vectorised search costs more than it saves).
+const SHORT: usize = 24;
+
+/// At most this many rare bytes besides the three of `memchr3`.
+const MAX_REST: usize = 3;
+
+impl RareBytes {
+    fn new(patterns: &[Pattern], any_ci: bool) -> RareBytes {
+        let mut back: Box<[Option<u8>; 256]> = Box::new([None; 256]);
+        let mut bytes: Vec<u8> = Vec::new();
+        for p in patterns {
+            // The rarest byte, the earliest of equally rare ones.
+            let (k, &b) = p
+                .bytes
+                .iter()
+                .enumerate()
+                .max_by_key(|&(k, &b)| (rarity(b), std::cmp::Reverse(k)))
+                .unwrap_or((0, &0));
+            let k = u8::try_from(k).unwrap_or(u8::MAX);
+            let cases = if any_ci {
+                [b.to_ascii_lowercase(), b.to_ascii_uppercase()]
+            } else {
+                [b, b]
+            };
+            for c in cases {
+                let slot = &mut back[usize::from(c)];
+                *slot = Some(slot.map_or(k, |x| x.max(k)));
+                if !bytes.contains(&c) {
+                    bytes.push(c);
                 }
-                FirstBytes::Table(t)
             }
         }
+        bytes.sort_by_key(|&b| std::cmp::Reverse(rarity(b)));
+        let search = match *bytes {
+            [a] => Search::One(a),
+            [a, b] => Search::Two(a, b),
+            [a, b, c] => Search::Three(a, b, c),
+            _ if bytes.len() > 3 + MAX_REST => Search::Table,
+            _ => Search::Split {
+                rare: [bytes[0], bytes[1], bytes[2]],
+                rest: bytes[3..].to_vec(),
+            },
+        };
+        RareBytes { back, search }
     }
 
+    /// A search over `hay` that remembers, for each rare byte, where it
+    /// occurs next, so a scan that stops at many candidates stays linear.
     #[inline]
-    fn find(&self, hay: &[u8]) -> Option<usize> {
-        match self {
-            FirstBytes::One(a) => memchr::memchr(*a, hay),
-            FirstBytes::Two(a, b) => memchr::memchr2(*a, *b, hay),
-            FirstBytes::Three(a, b, c) => memchr::memchr3(*a, *b, *c, hay),
-            FirstBytes::Table(t) => hay.iter().position(|&b| t[usize::from(b)]),
+    fn cursor<'h>(&'h self, hay: &'h [u8]) -> Cursor<'h> {
+        Cursor {
+            rb: self,
+            hay,
+            rare: None,
+            rest: [None; MAX_REST],
         }
+    }
+}
+
+/// See [`RareBytes::cursor`].
+struct Cursor<'h> {
+    rb: &'h RareBytes,
+    hay: &'h [u8],
+    /// Where the next of the three rarest bytes is (`hay.len()`: none), if
+    /// looked up.
+    rare: Option<usize>,
+    /// The same for each of the other rare bytes.
+    rest: [Option<usize>; MAX_REST],
+}
+
+impl Cursor<'_> {
+    /// The first position at or after `i` holding a rare byte.
+    #[inline]
+    fn find(&mut self, i: usize) -> Option<usize> {
+        let hay = &self.hay[i..];
+        let table = |h: &[u8]| {
+            h.iter()
+                .position(|&b| self.rb.back[usize::from(b)].is_some())
+        };
+        if hay.len() < SHORT {
+            return table(hay).map(|k| i + k);
+        }
+        let k = match &self.rb.search {
+            Search::One(a) => memchr::memchr(*a, hay),
+            Search::Two(a, b) => memchr::memchr2(*a, *b, hay),
+            Search::Three(a, b, c) => memchr::memchr3(*a, *b, *c, hay),
+            Search::Table => table(hay),
+            Search::Split { rare, rest } => {
+                let n = self.hay.len();
+                let next = |cached: &mut Option<usize>, find: &dyn Fn(&[u8]) -> Option<usize>| {
+                    match *cached {
+                        Some(p) if p >= i => p,
+                        _ => {
+                            let p = find(hay).map_or(n, |k| i + k);
+                            *cached = Some(p);
+                            p
+                        }
+                    }
+                };
+                let mut best = next(&mut self.rare, &|h| {
+                    memchr::memchr3(rare[0], rare[1], rare[2], h)
+                });
+                for (slot, &b) in self.rest.iter_mut().zip(rest) {
+                    best = best.min(next(slot, &|h| memchr::memchr(b, h)));
+                }
+                return (best < n).then_some(best);
+            }
+        };
+        k.map(|k| i + k)
+    }
+}
+
+/// How rare a byte is in model output (higher: rarer): markup punctuation
+/// is rare, letters, digits, spaces and newlines are common.
+fn rarity(b: u8) -> u8 {
+    match b {
+        b' ' | b'\n' | b'e' | b't' | b'a' | b'o' | b'i' | b'n' | b's' | b'r' => 0,
+        b'a'..=b'z' | b'.' | b',' => 1,
+        b'A'..=b'Z' | b'0'..=b'9' => 2,
+        b'"' | b'\'' | b'(' | b')' | b'-' | b':' | b'=' | b'/' => 3,
+        _ if b >= 0x80 => 3,
+        _ => 4,
     }
 }
 
@@ -65,12 +185,14 @@ impl FirstBytes {
 pub(crate) struct MarkerSet {
     dfa: DFA,
     start: StateID,
-    /// State after a virtual `\n`: where a stream starts, so that line-start
-    /// markers also match at the very beginning.
-    line_start: StateID,
-    depth: HashMap<StateID, usize>,
+    /// Depth of every state, indexed by `id >> depth_shift` (state ids are
+    /// multiples of the automaton's stride); a state not listed has depth 0.
+    depth: Vec<u8>,
+    depth_shift: u32,
     patterns: Vec<Pattern>,
-    first: FirstBytes,
+    rare: RareBytes,
+    /// Length of the longest marker.
+    max_len: usize,
     any_ci: bool,
 }
 
@@ -92,36 +214,63 @@ impl MarkerSet {
             .match_kind(MatchKind::Standard)
             .start_kind(StartKind::Unanchored)
             .ascii_case_insensitive(any_ci)
+            .prefilter(false)
             .build(patterns.iter().map(|p| &p.bytes))
             .map_err(|e| e.to_string())?;
         let start = dfa.start_state(Anchored::No).map_err(|e| e.to_string())?;
-        let mut depth = HashMap::new();
-        depth.insert(start, 0);
-        let mut first = Vec::new();
+        let mut depths: Vec<(usize, usize)> = Vec::new();
         for p in &patterns {
             let mut sid = start;
             for (i, &b) in p.bytes.iter().enumerate() {
                 sid = dfa.next_state(Anchored::No, sid, b);
                 if i + 1 < p.bytes.len() {
-                    let d = depth.entry(sid).or_insert(0);
-                    *d = (*d).max(i + 1);
-                }
-            }
-            let b = p.bytes[0];
-            for b in [b, b.to_ascii_lowercase(), b.to_ascii_uppercase()] {
-                if (any_ci || b == p.bytes[0]) && !first.contains(&b) {
-                    first.push(b);
+                    depths.push((sid.as_usize(), i + 1));
                 }
             }
         }
-        let line_start = dfa.next_state(Anchored::No, start, b'\n');
+        // A whole marker's state (reached when a match is not taken) holds
+        // back its longest suffix that may begin another marker.
+        for p in &patterns {
+            let mut sid = start;
+            for &b in &p.bytes {
+                sid = dfa.next_state(Anchored::No, sid, b);
+            }
+            let n = p.bytes.len();
+            let longest = (1..n).find_map(|k| {
+                let rest = &p.bytes[k..];
+                patterns
+                    .iter()
+                    .any(|q| {
+                        q.bytes.len() > rest.len()
+                            && q.bytes[..rest.len()].eq_ignore_ascii_case(rest)
+                    })
+                    .then_some(n - k)
+            });
+            depths.push((sid.as_usize(), longest.unwrap_or(0)));
+        }
+        // Every state of the automaton is the end of some pattern prefix,
+        // so walking the prefixes visits them all.
+        let all_ids = depths.iter().fold(0usize, |a, &(id, _)| a | id);
+        let depth_shift = if all_ids == 0 {
+            0
+        } else {
+            all_ids.trailing_zeros()
+        };
+        let max_id = depths.iter().map(|&(id, _)| id).max().unwrap_or(0);
+        let mut depth = vec![0u8; (max_id >> depth_shift) + 1];
+        for (id, d) in depths {
+            let slot = &mut depth[id >> depth_shift];
+            *slot = (*slot).max(u8::try_from(d).map_err(|_| "marker longer than 255 bytes")?);
+        }
+        let max_len = patterns.iter().map(|p| p.bytes.len()).max().unwrap_or(1);
         Ok(MarkerSet {
             dfa,
             start,
-            line_start,
             depth,
+            depth_shift,
+            rare: RareBytes::new(&patterns, any_ci),
             patterns,
-            first: FirstBytes::new(&first),
+            max_len,
             any_ci,
         })
     }
@@ -130,64 +279,82 @@ impl MarkerSet {
         self.start
     }
 
-    pub(crate) fn line_start(&self) -> StateID {
-        self.line_start
-    }
-
     pub(crate) fn pattern(&self, pid: usize) -> &Pattern {
         &self.patterns[pid]
     }
 
     /// How many of the bytes last fed may still be the start of a marker.
+    #[inline]
     pub(crate) fn depth(&self, sid: StateID) -> usize {
-        self.depth.get(&sid).copied().unwrap_or(0)
+        let i = sid.as_usize() >> self.depth_shift;
+        self.depth.get(i).map_or(0, |&d| usize::from(d))
     }
 
-    /// Scans `hay` from state `sid`, stopping after the first marker.
+    /// Scans `hay` from state `sid`, stopping after the first marker that
+    /// is accepted.
     ///
     /// `recent` gives the bytes already fed before `hay` (at least the last
-    /// `depth(sid)` of them), used only to check the case of a
-    /// case-sensitive marker when the DFA had to be built case-insensitive.
-    pub(crate) fn scan(&self, sid: &mut StateID, hay: &[u8], recent: &[u8]) -> Found {
+    /// `depth(sid)` of them), used to check the case of a case-sensitive
+    /// marker when the DFA had to be built case-insensitive. A line-start
+    /// marker is reported only if `accept(pattern, end)` says it is at the
+    /// start of a line (`end` indexes `hay`; the marker may begin in
+    /// `recent`).
+    pub(crate) fn scan(
+        &self,
+        sid: &mut StateID,
+        hay: &[u8],
+        recent: &[u8],
+        accept: &mut dyn FnMut(usize, usize) -> bool,
+    ) -> Found {
         let mut i = 0;
+        let mut cursor = None;
         while i < hay.len() {
             if *sid == self.start {
-                match self.first.find(&hay[i..]) {
-                    Some(k) => i += k,
-                    None => return Found::Nothing,
+                let next = if hay.len() - i < SHORT {
+                    hay[i..]
+                        .iter()
+                        .position(|&b| self.rare.back[usize::from(b)].is_some())
+                        .map(|k| i + k)
+                } else {
+                    cursor.get_or_insert_with(|| self.rare.cursor(hay)).find(i)
+                };
+                match next {
+                    Some(p) => {
+                        let back = self.rare.back[usize::from(hay[p])].unwrap_or(0);
+                        i = p.saturating_sub(usize::from(back)).max(i);
+                    }
+                    None => {
+                        // No marker can end in `hay[i..]` (none has its
+                        // rare byte there); the state at the end is that of
+                        // the longest suffix that may begin one.
+                        let from = hay.len().saturating_sub(self.max_len - 1).max(i);
+                        for &b in &hay[from..] {
+                            *sid = self.dfa.next_state(Anchored::No, *sid, b);
+                        }
+                        return Found::Nothing;
+                    }
                 }
             }
             let next = self.dfa.next_state(Anchored::No, *sid, hay[i]);
             *sid = next;
             i += 1;
             if self.dfa.is_special(next) && self.dfa.is_match(next) {
-                let pid = self.dfa.match_pattern(next, 0).as_usize();
-                *sid = self.start;
-                if !self.any_ci || self.case_matches(pid, &hay[..i], recent) {
-                    return Found::Marker {
-                        pattern: pid,
-                        end: i,
-                    };
-                }
-                // Wrong case for a case-sensitive marker: resume as a naive
-                // matcher would, one byte after where this match began.
-                let len = self.patterns[pid].bytes.len();
-                let tail = tail_bytes(&hay[..i], recent, len);
-                for &b in &tail[1..] {
-                    *sid = self.dfa.next_state(Anchored::No, *sid, b);
-                }
-                if self.dfa.is_match(*sid) {
-                    // A second marker ends at the same byte: accept it if its
-                    // case is right (it is shorter, so it lies in `tail`).
-                    let pid2 = self.dfa.match_pattern(*sid, 0).as_usize();
-                    *sid = self.start;
-                    if self.case_matches(pid2, &hay[..i], recent) {
+                // Markers that end here, the longest first.
+                for k in 0..self.dfa.match_len(next) {
+                    let pid = self.dfa.match_pattern(next, k).as_usize();
+                    let p = &self.patterns[pid];
+                    let case_ok = !self.any_ci || self.case_matches(pid, &hay[..i], recent);
+                    if case_ok && (!p.line_start || accept(pid, i)) {
+                        *sid = self.start;
                         return Found::Marker {
-                            pattern: pid2,
+                            pattern: pid,
                             end: i,
                         };
                     }
                 }
+                // None counts here (wrong case, not at a line start): the
+                // automaton goes on from this state, so a longer marker in
+                // progress is still found.
             }
         }
         Found::Nothing
@@ -195,12 +362,7 @@ impl MarkerSet {
 
     fn case_matches(&self, pid: usize, upto: &[u8], recent: &[u8]) -> bool {
         let p = &self.patterns[pid];
-        if p.case_insensitive {
-            return true;
-        }
-        // The lead bytes (a line-start `\n`, possibly virtual) have no case.
-        let body = &p.bytes[p.lead..];
-        tail_bytes(upto, recent, body.len()) == body
+        p.case_insensitive || tail_bytes(upto, recent, p.bytes.len()) == p.bytes
     }
 }
 
@@ -215,6 +377,35 @@ fn tail_bytes(upto: &[u8], recent: &[u8], len: usize) -> Vec<u8> {
     v
 }
 
+/// Whether the bytes end on a blank line start: `Some(true)` if only
+/// spaces, tabs, carriage returns and byte-order marks follow their last
+/// newline, `Some(false)` if something else does, `None` if they are all
+/// blank (what came before them decides).
+pub(crate) fn line_tail(bytes: &[u8]) -> Option<bool> {
+    line_tail2(&[], bytes)
+}
+
+/// [`line_tail`] of `first ++ second`, without joining them.
+pub(crate) fn line_tail2(first: &[u8], second: &[u8]) -> Option<bool> {
+    let at = |j: usize| {
+        if j < first.len() {
+            first[j]
+        } else {
+            second[j - first.len()]
+        }
+    };
+    let mut j = first.len() + second.len();
+    while j > 0 {
+        match at(j - 1) {
+            b' ' | b'\t' | b'\r' => j -= 1,
+            b'\n' => return Some(true),
+            0xBF if j >= 3 && at(j - 2) == 0xBB && at(j - 3) == 0xEF => j -= 3,
+            _ => return Some(false),
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,7 +416,7 @@ mod tests {
                 .map(|&(p, ci)| Pattern {
                     bytes: p.as_bytes().to_vec(),
                     case_insensitive: ci,
-                    lead: 0,
+                    line_start: false,
                 })
                 .collect(),
         )
@@ -243,7 +434,9 @@ mod tests {
             let mut sid = m.start();
             let mut out = vec![];
             let mut i = 0;
-            while let Found::Marker { pattern, end } = m.scan(&mut sid, &input[i..], &[]) {
+            while let Found::Marker { pattern, end } =
+                m.scan(&mut sid, &input[i..], &[], &mut |_, _| true)
+            {
                 out.push((pattern, i + end));
                 i += end;
             }
@@ -257,7 +450,7 @@ mod tests {
             for part in [&input[..cut], &input[cut..]] {
                 let mut i = 0;
                 while let Found::Marker { pattern, end } =
-                    m.scan(&mut sid, &part[i..], &input[..base + i])
+                    m.scan(&mut sid, &part[i..], &input[..base + i], &mut |_, _| true)
                 {
                     out.push((pattern, base + i + end));
                     i += end;
@@ -282,9 +475,9 @@ mod tests {
     fn depth_is_the_possible_marker_prefix() {
         let m = set(&[("<tool_call>", false)]);
         let mut sid = m.start();
-        m.scan(&mut sid, b"x <to", b"");
+        m.scan(&mut sid, b"x <to", b"", &mut |_, _| true);
         assert_eq!(m.depth(sid), 3);
-        m.scan(&mut sid, b"x", b"x <to");
+        m.scan(&mut sid, b"x", b"x <to", &mut |_, _| true);
         assert_eq!(m.depth(sid), 0);
     }
 
@@ -293,7 +486,7 @@ mod tests {
         let m = set(&[("[RUN_MODULE]", true), ("<tool_call>", false)]);
         let mut sid = m.start();
         assert_eq!(
-            m.scan(&mut sid, b"a [run_module]", b""),
+            m.scan(&mut sid, b"a [run_module]", b"", &mut |_, _| true),
             Found::Marker {
                 pattern: 0,
                 end: 14
@@ -301,7 +494,7 @@ mod tests {
         );
         let mut sid = m.start();
         assert_eq!(
-            m.scan(&mut sid, b"<TOOL_CALL> <tool_call>", b""),
+            m.scan(&mut sid, b"<TOOL_CALL> <tool_call>", b"", &mut |_, _| true),
             Found::Marker {
                 pattern: 1,
                 end: 23
@@ -310,14 +503,50 @@ mod tests {
     }
 
     #[test]
-    fn line_start_state() {
-        let m = set(&[("\nTOOL:", false)]);
-        let mut sid = m.line_start();
-        assert_eq!(
-            m.scan(&mut sid, b"TOOL:", b""),
-            Found::Marker { pattern: 0, end: 5 }
-        );
-        let mut sid = m.start();
-        assert_eq!(m.scan(&mut sid, b"TOOL: x", b""), Found::Nothing);
+    fn rare_byte_search_finds_the_first_of_many() {
+        let pats: Vec<Pattern> = ["<a>", "[b]", "`c`", "TOOL:", "TOOL_CALL"]
+            .iter()
+            .map(|p| Pattern {
+                bytes: p.as_bytes().to_vec(),
+                case_insensitive: false,
+                line_start: false,
+            })
+            .collect();
+        let f = RareBytes::new(&pats, false);
+        assert_eq!(f.back[usize::from(b':')], Some(4));
+        assert_eq!(f.back[usize::from(b'_')], Some(4));
+        assert_eq!(f.back[usize::from(b'T')], None);
+        let mut hay = vec![b'x'; 100];
+        assert_eq!(f.cursor(&hay).find(0), None);
+        for (at, b) in [(90, b'_'), (50, b':'), (40, b'<'), (30, b'`')] {
+            hay[at] = b;
+            assert_eq!(f.cursor(&hay).find(0), Some(at), "{}", b as char);
+            assert_eq!(f.cursor(&hay[at - 5..at + 3]).find(0), Some(5));
+        }
+        // one cursor, successive finds
+        let mut c = f.cursor(&hay);
+        let mut got = Vec::new();
+        let mut i = 0;
+        while let Some(k) = c.find(i) {
+            got.push(k);
+            i = k + 1;
+        }
+        assert_eq!(got, [30, 40, 50, 90]);
+    }
+
+    #[test]
+    fn depth_of_every_prefix() {
+        let m = set(&[
+            ("<tool_call>", false),
+            ("[TOOL_CALLS]", false),
+            ("<tools>", false),
+        ]);
+        for p in ["<tool_call>", "[TOOL_CALLS]", "<tools>"] {
+            let mut sid = m.start();
+            for (i, &b) in p.as_bytes()[..p.len() - 1].iter().enumerate() {
+                m.scan(&mut sid, &[b], b"", &mut |_, _| true);
+                assert_eq!(m.depth(sid), i + 1, "{p} at {i}");
+            }
+        }
     }
 }

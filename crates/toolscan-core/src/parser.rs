@@ -27,7 +27,7 @@ use crate::format::Trust;
 use crate::grammar::{Grammar, PatKind};
 use crate::ids::Minter;
 use crate::json::{Ignore, JsonScanner};
-use crate::marker::{Found, StateID};
+use crate::marker::{line_tail2, Found, StateID};
 use crate::options::Options;
 use crate::pending::{Chunk, Pending};
 use crate::program::Op;
@@ -82,12 +82,11 @@ enum Mode {
     Skip(Box<JsonScanner>),
 }
 
-/// Text mode: the marker automaton's state.
+/// Text mode: the marker automaton's state (its depth is the number of
+/// bytes held back).
 #[derive(Clone, Copy, Debug)]
 struct TextState {
     sid: StateID,
-    /// Bytes fed since text mode began (the hold-back never exceeds it).
-    fed: u64,
 }
 
 impl Parser {
@@ -104,12 +103,11 @@ impl Parser {
             finished: false,
             truncated: false,
         };
-        // The stream starts at the start of a line.
-        let sid = grammar.sets[shared.set_index()].set.line_start();
+        let text = shared.text_state(&grammar);
         Parser {
             g: grammar,
             shared,
-            mode: Mode::Text(TextState { sid, fed: 0 }),
+            mode: Mode::Text(text),
         }
     }
 
@@ -214,11 +212,14 @@ impl Parser {
                 Mode::Skip(sc) => self.shared.run_skip(sc, ch, i, out),
             };
             i = next;
-            self.switch(after, out);
+            if !matches!(after, After::Stay) {
+                self.switch(after, out);
+            }
         }
     }
 
     /// Applies a mode change.
+    #[inline(never)]
     fn switch(&mut self, after: After, out: &mut dyn Sink) {
         match after {
             After::Stay => {}
@@ -339,7 +340,6 @@ impl Shared {
     fn text_state(&self, g: &Grammar) -> TextState {
         TextState {
             sid: g.sets[self.set_index()].set.start(),
-            fed: 0,
         }
     }
 
@@ -362,18 +362,29 @@ impl Shared {
     ) -> (usize, After) {
         let ts = &g.sets[self.set_index()];
         let p = &mut self.pending;
-        match ts.set.scan(&mut st.sid, &ch.bytes[i..], &p.buf) {
+        let hay = &ch.bytes[i..];
+        // A line-start marker counts if only blanks precede it on its line:
+        // look back through the chunk, then the held bytes, then what the
+        // pending buffer knows of the bytes already gone.
+        let mut at_line_start = |pid: usize, end: usize| {
+            let len = ts.set.pattern(pid).bytes.len();
+            let (in_buf, in_hay) = match end.checked_sub(len) {
+                Some(k) => (p.buf.len(), k),
+                None => (p.buf.len().saturating_sub(len - end), 0),
+            };
+            line_tail2(&p.buf[..in_buf], &hay[..in_hay]).unwrap_or(p.line_blank)
+        };
+        match ts.set.scan(&mut st.sid, hay, &p.buf, &mut at_line_start) {
             Found::Nothing => {
                 let end = ch.end();
-                st.fed += (ch.bytes.len() - i) as u64;
-                let hold = (ts.set.depth(st.sid) as u64).min(st.fed);
+                let hold = ts.set.depth(st.sid) as u64;
                 p.flush(ch, end, end - hold, false, out);
                 (ch.bytes.len(), After::Stay)
             }
             Found::Marker { pattern, end } => {
                 let mend = ch.base + (i + end) as u64;
                 let pat = ts.set.pattern(pattern);
-                let start = mend - (pat.bytes.len() - pat.lead) as u64;
+                let start = mend - pat.bytes.len() as u64;
                 // Everything before the marker is text; the marker is held.
                 p.flush(ch, mend, start, true, out);
                 let after = match ts.kinds[pattern] {

@@ -10,6 +10,7 @@
 use std::str::Utf8Chunk;
 
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
+use crate::marker::line_tail;
 use crate::sink::Sink;
 use crate::utf8::complete_prefix_len;
 
@@ -32,15 +33,24 @@ impl<'a> Chunk<'a> {
     /// the continuation bytes that finish a character of the previous
     /// chunk.
     pub(crate) fn from_bytes(bytes: &'a [u8], base: u64) -> Chunk<'a> {
-        let from = bytes
-            .iter()
-            .take(3)
-            .take_while(|&&b| b & 0xC0 == 0x80)
-            .count();
+        let from = match bytes.first() {
+            Some(&b) if b & 0xC0 == 0x80 => bytes
+                .iter()
+                .take(3)
+                .take_while(|&&b| b & 0xC0 == 0x80)
+                .count(),
+            _ => 0,
+        };
         let rest = &bytes[from..];
-        let valid = match simdutf8::basic::from_utf8(rest) {
-            Ok(s) => s,
-            Err(_) => match std::str::from_utf8(rest) {
+        // The SIMD validator pays off past a few dozen bytes.
+        let fast = if rest.len() < 64 {
+            std::str::from_utf8(rest).ok()
+        } else {
+            simdutf8::basic::from_utf8(rest).ok()
+        };
+        let valid = match fast {
+            Some(s) => s,
+            None => match std::str::from_utf8(rest) {
                 Ok(s) => s,
                 Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).unwrap_or_default(),
             },
@@ -74,6 +84,7 @@ impl<'a> Chunk<'a> {
 
     /// The text between two absolute offsets, if it lies in the validated
     /// part and both ends are character boundaries.
+    #[inline]
     fn text(&self, from: u64, to: u64) -> Option<&'a str> {
         let a = ((from - self.base) as usize).checked_sub(self.valid_from)?;
         let b = ((to - self.base) as usize).checked_sub(self.valid_from)?;
@@ -82,7 +93,7 @@ impl<'a> Chunk<'a> {
 }
 
 /// The pending bytes and where text goes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Pending {
     /// Absolute offset of the next byte to take from the input.
     pub pos: u64,
@@ -93,6 +104,22 @@ pub(crate) struct Pending {
     pub buf_start: u64,
     /// Text goes out as reasoning.
     pub in_reasoning: bool,
+    /// Only blanks (spaces, tabs, byte-order marks) were released or
+    /// dropped since the last newline or the start of the stream: a
+    /// line-start marker right after `buf_start` is at a line start.
+    pub line_blank: bool,
+}
+
+impl Default for Pending {
+    fn default() -> Pending {
+        Pending {
+            pos: 0,
+            buf: Vec::new(),
+            buf_start: 0,
+            in_reasoning: false,
+            line_blank: true,
+        }
+    }
 }
 
 impl Pending {
@@ -119,6 +146,21 @@ impl Pending {
     /// Drops pending bytes up to `upto`: they belong to a call.
     pub(crate) fn drop_upto(&mut self, upto: u64) {
         let n = (upto.saturating_sub(self.buf_start) as usize).min(self.buf.len());
+        if let Some(blank) = line_tail(&self.buf[..n]) {
+            self.line_blank = blank;
+        }
+        self.buf.drain(..n);
+        self.buf_start += n as u64;
+    }
+
+    /// The first `n` pending bytes are text (whole characters: they precede
+    /// an ASCII marker byte).
+    pub(crate) fn release_front(&mut self, n: usize, out: &mut dyn Sink) {
+        let n = n.min(self.buf.len());
+        let at = self.buf_start;
+        let buf = std::mem::take(&mut self.buf);
+        self.emit_bytes(&buf[..n], at, out);
+        self.buf = buf;
         self.buf.drain(..n);
         self.buf_start += n as u64;
     }
@@ -147,6 +189,19 @@ impl Pending {
         force: bool,
         out: &mut dyn Sink,
     ) {
+        // The common case: nothing pending, text up to an ASCII byte.
+        if self.buf.is_empty() && upto > self.pos {
+            let last = ch.bytes[(upto - ch.base - 1) as usize];
+            if last < 0x80 || force {
+                if let Some(t) = ch.text(self.pos, upto) {
+                    self.emit_str(t, out);
+                    self.pos = upto;
+                    self.buf_start = upto;
+                    self.take(ch, consumed);
+                    return;
+                }
+            }
+        }
         let upto = if force {
             upto
         } else {
@@ -203,10 +258,20 @@ impl Pending {
         (n - complete_prefix_len(&tail[..n])) as u64
     }
 
-    fn emit_str(&self, text: &str, out: &mut dyn Sink) {
+    /// Bytes leave the parser: keeps track of whether the line is blank.
+    #[inline]
+    fn passed(&mut self, bytes: &[u8]) {
+        if let Some(blank) = line_tail(bytes) {
+            self.line_blank = blank;
+        }
+    }
+
+    #[inline]
+    fn emit_str(&mut self, text: &str, out: &mut dyn Sink) {
         if text.is_empty() {
             return;
         }
+        self.passed(text.as_bytes());
         out.event(if self.in_reasoning {
             EventRef::Reasoning(text)
         } else {
@@ -217,10 +282,11 @@ impl Pending {
     /// Emits bytes that start at absolute offset `at` as text: each
     /// maximal invalid sequence becomes U+FFFD, after an `invalid_utf8`
     /// diagnostic at its offset.
-    fn emit_bytes(&self, bytes: &[u8], at: u64, out: &mut dyn Sink) {
+    fn emit_bytes(&mut self, bytes: &[u8], at: u64, out: &mut dyn Sink) {
         if let Ok(s) = std::str::from_utf8(bytes) {
             return self.emit_str(s, out);
         }
+        self.passed(bytes);
         let mut off = at;
         for piece in bytes.utf8_chunks() {
             self.emit_str(piece.valid(), out);

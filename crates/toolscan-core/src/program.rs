@@ -22,6 +22,10 @@ pub(crate) enum Op {
     Then(Vec<ThenOpt>),
     Goto(usize),
     End,
+    /// The block really began this many bytes after its marker: give them
+    /// back as text (made by the grammar when it cuts a marker that holds
+    /// another; never written in a format).
+    Unhold(usize),
 }
 
 /// A [`Capture`] with its delimiters' targets resolved.

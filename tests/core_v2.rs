@@ -1,0 +1,270 @@
+//! Behaviour of the reworked core: the sink API against the `Vec` API,
+//! invalid UTF-8, limits that trip at an exact byte whatever the chunking,
+//! markers read wherever they occur (and at indented line starts), memory
+//! that does not grow with the response.
+
+mod common;
+
+use common::{check_structure, plans, run};
+use toolscan::{
+    coalesce, sink, DiagnosticKind, Event, EventRef, IdMint, Limits, Options, Parser, Registry,
+    Response,
+};
+
+fn options() -> Options {
+    Options::new().with_ids(IdMint::Seeded(0))
+}
+
+/// Runs `input` under every chunk plan, checks the event structure and that
+/// every plan gives the same coalesced events; returns them.
+fn invariant(format: &str, options: &Options, input: &[u8]) -> Vec<Event> {
+    let mut reference: Option<Vec<Event>> = None;
+    for (label, sizes) in plans(input.len()) {
+        let events = run(format, options.clone(), input, &sizes);
+        check_structure(&events).unwrap_or_else(|e| panic!("{label}: {e}"));
+        let merged = coalesce(events);
+        match &reference {
+            None => reference = Some(merged),
+            Some(r) => assert_eq!(&merged, r, "{format}, {label}: {input:?}"),
+        }
+    }
+    reference.unwrap_or_default()
+}
+
+fn names(events: &[Event]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn diagnostics(events: &[Event]) -> Vec<(DiagnosticKind, u64)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Diagnostic(d) => Some((d.kind, d.offset)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn sink_api_equals_the_vec_api_and_borrows_text_from_the_chunk() {
+    let input = "Sure — checking.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zürich\"}}</tool_call> done.";
+    let g = Registry::builtin().grammar("auto").unwrap();
+    let mut by_vec = Parser::new(g.clone(), options());
+    let mut want = by_vec.feed(input.as_bytes());
+    want.extend(by_vec.finish());
+    for size in [1, 3, 4, 7, 64] {
+        for as_str in [false, true] {
+            let mut p = Parser::new(g.clone(), options());
+            let mut got: Vec<Event> = Vec::new();
+            let mut borrowed = 0usize;
+            let mut i = 0;
+            while i < input.len() {
+                let mut j = (i + size).min(input.len());
+                while as_str && !input.is_char_boundary(j) {
+                    j += 1;
+                }
+                let piece = &input.as_bytes()[i..j];
+                let mut s = sink::from_fn(|e: EventRef<'_>| {
+                    if let EventRef::Text(t) = e {
+                        // Text inside the chunk's bytes was not copied.
+                        let range = piece.as_ptr_range();
+                        if range.contains(&t.as_ptr()) {
+                            borrowed += t.len();
+                        }
+                    }
+                    got.push(e.to_owned());
+                });
+                if as_str {
+                    p.feed_str_with(&input[i..j], &mut s);
+                } else {
+                    p.feed_with(piece, &mut s);
+                }
+                i = j;
+            }
+            p.finish_with(&mut got);
+            assert_eq!(coalesce(got), coalesce(want.clone()), "size {size}");
+            if size >= 64 {
+                assert!(borrowed > 20, "text was copied: {borrowed} bytes borrowed");
+            }
+        }
+    }
+}
+
+#[test]
+fn invalid_utf8_becomes_replacement_characters_with_a_diagnostic_each() {
+    let input: &[u8] = b"ok \xff then \xe2\x82 and <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>\xc3";
+    let ev = invariant("hermes", &options(), input);
+    assert_eq!(text(&ev), "ok \u{FFFD} then \u{FFFD} and \u{FFFD}");
+    assert_eq!(
+        diagnostics(&ev),
+        vec![
+            (DiagnosticKind::InvalidUtf8, 3),
+            (DiagnosticKind::InvalidUtf8, 10),
+            (DiagnosticKind::InvalidUtf8, input.len() as u64 - 1),
+        ]
+    );
+    assert_eq!(names(&ev), ["f"]);
+    // a call whose arguments hold such bytes is not dispatched
+    let bad = b"<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"\xff\"}}</tool_call>";
+    let ev = invariant("hermes", &options(), bad);
+    assert!(names(&ev).is_empty());
+    assert!(text(&ev).starts_with("<tool_call>"));
+    assert!(diagnostics(&ev)
+        .iter()
+        .any(|d| d.0 == DiagnosticKind::Malformed));
+}
+
+/// Every limit trips at exactly the byte that exceeds it, under every
+/// chunking; the limits just above and below are swept too.
+#[test]
+fn limits_trip_at_the_exact_byte_under_every_chunking() {
+    let call = br#"<tool_call>{"name": "write", "arguments": {"text": "aaaaaaaaaaaaaaaaaaaa"}}</tool_call>"#;
+    let n = call.len();
+    for max in [n - 2, n - 1, n, n + 1] {
+        let o = options().with_limits(Limits {
+            max_call_bytes: max,
+            ..Limits::default()
+        });
+        let ev = invariant("hermes", &o, call);
+        if max >= n {
+            assert_eq!(names(&ev), ["write"], "limit {max}");
+        } else {
+            assert_eq!(diagnostics(&ev), vec![(DiagnosticKind::Limit, max as u64)]);
+            assert_eq!(text(&ev).as_bytes(), call);
+        }
+    }
+    // hold-back of a tentative (bare JSON) block: the same call whole or
+    // byte by byte
+    let spaced = format!("{{\"name\":{}\"a\", \"arguments\": {{}}}}", " ".repeat(100));
+    for max in [90, 110, 200] {
+        let o = options().with_limits(Limits {
+            max_holdback: max,
+            ..Limits::default()
+        });
+        let ev = invariant("json", &o, spaced.as_bytes());
+        if max > 110 {
+            assert_eq!(names(&ev), ["a"]);
+        } else {
+            assert_eq!(diagnostics(&ev), vec![(DiagnosticKind::Limit, max as u64)]);
+        }
+    }
+    // nesting depth
+    let deep = br#"<tool_call>{"name": "f", "arguments": {"a": [[[[1]]]]}}</tool_call>"#;
+    for max in [3, 4, 5, 6] {
+        let o = options().with_limits(Limits {
+            max_depth: max,
+            ..Limits::default()
+        });
+        let ev = invariant("hermes", &o, deep);
+        if max >= 6 {
+            assert_eq!(names(&ev), ["f"]);
+        } else {
+            // the bracket that would nest one level too deep (two levels
+            // are the call object and the arguments object)
+            let at = deep
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b == b'[')
+                .nth(max - 2)
+                .map(|(k, _)| k as u64);
+            assert_eq!(diagnostics(&ev), vec![(DiagnosticKind::Limit, at.unwrap())]);
+        }
+    }
+    // name length in markup
+    let named = format!("<function={}>{{}}</function>", "n".repeat(40));
+    for max in [39, 40] {
+        let o = options().with_limits(Limits {
+            max_name_bytes: max,
+            ..Limits::default()
+        });
+        let ev = invariant("function-tag", &o, named.as_bytes());
+        if max >= 40 {
+            assert_eq!(names(&ev).len(), 1);
+        } else {
+            assert_eq!(diagnostics(&ev)[0].0, DiagnosticKind::Limit);
+        }
+    }
+}
+
+#[test]
+fn tool_call_is_read_wherever_it_occurs() {
+    let input = "Sure. TOOL_CALL: {\"tool_name\": \"a\", \"parameters\": {}}\n\
+                 ```\n  TOOL_CALL {\"tool_name\": \"b\", \"parameters\": {\"x\": 1}}\n```\n\
+                 and TOOL_CALL\n{\"tool\": \"c\", \"params\": {}}";
+    for format in ["tool-call-json", "auto"] {
+        let ev = invariant(format, &options(), input.as_bytes());
+        assert_eq!(names(&ev), ["a", "b", "c"], "{format}");
+        assert_eq!(diagnostics(&ev), vec![], "{format}");
+    }
+}
+
+#[test]
+fn a_longer_marker_holding_another_still_wins() {
+    // `TOOL_CALL` is inside `[TOOL_CALLS]`: under auto the Mistral call wins,
+    // and a `[TOOL_CALL` that goes on otherwise gives its `[` back as text.
+    let ev = invariant(
+        "auto",
+        &options(),
+        b"x [TOOL_CALLS][{\"name\": \"m\", \"arguments\": {}}]",
+    );
+    assert_eq!(names(&ev), ["m"]);
+    assert_eq!(text(&ev), "x ");
+    let ev = invariant(
+        "auto",
+        &options(),
+        b"y [TOOL_CALL: {\"tool_name\": \"t\", \"parameters\": {}}",
+    );
+    assert_eq!(names(&ev), ["t"]);
+    assert_eq!(text(&ev), "y [");
+}
+
+#[test]
+fn tool_marker_may_be_indented_and_follow_a_byte_order_mark() {
+    let input = "Plan:\n  TOOL: a\n  ARGUMENTS: {}\n\tTOOL: b\nARGUMENTS: {\"k\": 2}\nnot TOOL: c\nARGUMENTS: {}";
+    for format in ["tool-arguments", "auto"] {
+        let ev = invariant(format, &options(), input.as_bytes());
+        assert_eq!(names(&ev), ["a", "b"], "{format}");
+    }
+    let bom = "\u{FEFF}TOOL: a\nARGUMENTS: {}";
+    let ev = invariant("tool-arguments", &options(), bom.as_bytes());
+    assert_eq!(names(&ev), ["a"]);
+    assert_eq!(text(&ev), "\u{FEFF}");
+    let bom = "\u{FEFF}TOOL_CALL {\"tool_name\": \"t\", \"parameters\": {}}";
+    let ev = invariant("tool-call-json", &options(), bom.as_bytes());
+    assert_eq!(names(&ev), ["t"]);
+}
+
+#[test]
+fn one_shot_parse_equals_streaming_through_a_response_sink() {
+    let input = b"a <tool_call>{\"name\": \"f\", \"arguments\": {\"n\": 99999999999999999999}}</tool_call> b";
+    let g = Registry::builtin().grammar("hermes").unwrap();
+    let whole = toolscan::parse(g.clone(), options(), input);
+    let mut p = Parser::new(g, options());
+    let mut r = Response::default();
+    for piece in input.chunks(3) {
+        p.feed_with(piece, &mut r);
+    }
+    p.finish_with(&mut r);
+    assert_eq!(whole, r);
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(
+        json.contains(r#""arguments":{"n":99999999999999999999}"#),
+        "{json}"
+    );
+}
