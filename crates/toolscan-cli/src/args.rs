@@ -153,7 +153,8 @@ pub enum Output {
     /// `reasoning` deltas and consecutive `tool_call_args` deltas of one call
     /// merged into one line each: the same output for every chunking.
     Coalesced,
-    /// One JSON object: text, tool_calls, diagnostics, finish_reason.
+    /// One JSON object: text, tool_calls, diagnostics, finish_reason (and
+    /// reasoning, with `--reasoning`).
     Final,
 }
 
