@@ -1,5 +1,5 @@
 //! Command-line definitions (clap derive): the `parse` and `formats`
-//! subcommands of contract §3, with their options.
+//! subcommands, with their options.
 //!
 //! Everything that can be checked without touching the file system is checked
 //! here, so that clap reports it as a usage error (exit status 2).
@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use toolscan_core::Limits;
 
 use crate::chunking::ChunkPlan;
 
@@ -24,7 +25,7 @@ pub struct Cli {
 pub enum Command {
     /// Parse model output into tool-call events (JSON Lines on stdout).
     Parse(ParseArgs),
-    /// List the known formats with their catalogue entries and markers.
+    /// List the built-in formats with their opening markers.
     Formats(FormatsArgs),
 }
 
@@ -37,18 +38,20 @@ pub struct ParseArgs {
     #[arg(long, value_name = "NAME|auto")]
     pub format: Option<String>,
 
-    /// Pick the format from a model id, e.g. `Qwen/Qwen3-8B`. An unknown id
-    /// falls back to `auto` with a warning.
+    /// Pick the format from a model id, e.g. `Qwen/Qwen3-8B`. A model this
+    /// build has no format for falls back to `auto` with a warning.
     #[arg(long, value_name = "MODEL_ID")]
     pub model: Option<String>,
 
-    /// OpenAI-style `tools` array (JSON file): types untyped argument values
-    /// and flags unknown tool names.
+    /// OpenAI-style `tools` array (JSON file). A call to a tool not in it
+    /// gets an `unknown_tool` diagnostic (and is still reported); JSON that
+    /// is only tentatively a call (bare `{…}`, code fences, `<tools>`,
+    /// `<response>`…) counts as a call only if it names a listed tool.
     #[arg(long, value_name = "TOOLS.json")]
     pub tools: Option<PathBuf>,
 
-    /// Separate reasoning (`<think>…</think>`, Harmony analysis) into
-    /// `reasoning` events and a `"reasoning"` field.
+    /// Separate reasoning (`<think>…</think>` and `[THINK]…[/THINK]`) into
+    /// `reasoning` events and a `"reasoning"` field; the tags are dropped.
     #[arg(long)]
     pub reasoning: bool,
 
@@ -57,8 +60,9 @@ pub struct ParseArgs {
     #[arg(long, value_name = "N|random:SEED")]
     pub chunk: Option<ChunkPlan>,
 
-    /// `events`: one JSON object per event per line; `final`: one object
-    /// with the whole response.
+    /// `events`: one JSON object per event per line; `coalesced`: the same,
+    /// with consecutive deltas merged (the same lines for every `--chunk`);
+    /// `final`: one object with the whole response.
     #[arg(long, value_enum, default_value_t = Output::Events)]
     pub output: Output,
 
@@ -70,6 +74,66 @@ pub struct ParseArgs {
     /// Input file; `-` or nothing reads stdin.
     #[arg(value_name = "FILE|-")]
     pub input: Option<PathBuf>,
+
+    /// Limits on what one call may hold.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// The parser's limits (`toolscan_core::Limits`). Hitting one is not an
+/// error: the block comes back as text with a `limit` diagnostic.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Limits")]
+pub struct LimitArgs {
+    /// Largest call, in bytes, its markup included. A longer one comes back
+    /// as text with a `limit` diagnostic.
+    #[arg(long, value_name = "N", value_parser = at_least_one,
+          default_value_t = Limits::default().max_call_bytes)]
+    pub max_call_bytes: usize,
+
+    /// Deepest nesting of JSON objects and arrays in a call (`{"a": [1]}` is
+    /// 2 deep; a call object around the arguments adds 1). Deeper: text and
+    /// a `limit` diagnostic.
+    #[arg(long, value_name = "N", value_parser = at_least_one,
+          default_value_t = Limits::default().max_depth)]
+    pub max_depth: usize,
+
+    /// How many bytes a tentative block (a bare `{`, a code fence,
+    /// `<response>`…) may hold back before it shows a tool name and
+    /// arguments. Past that: text and a `limit` diagnostic.
+    #[arg(long, value_name = "N", value_parser = at_least_one,
+          default_value_t = Limits::default().max_holdback)]
+    pub max_holdback: usize,
+
+    /// Longest tool name or in-text call id, in bytes. A longer one makes
+    /// the block text.
+    #[arg(long, value_name = "N", value_parser = at_least_one,
+          default_value_t = Limits::default().max_name_bytes)]
+    pub max_name_bytes: usize,
+}
+
+impl LimitArgs {
+    /// The core's limits: the library defaults, overridden by the flags.
+    pub fn limits(&self) -> Limits {
+        // Written with `..` so that a limit the core adds keeps its default.
+        #[allow(clippy::needless_update)]
+        Limits {
+            max_call_bytes: self.max_call_bytes,
+            max_depth: self.max_depth,
+            max_holdback: self.max_holdback,
+            max_name_bytes: self.max_name_bytes,
+            ..Limits::default()
+        }
+    }
+}
+
+/// Parses a limit: a whole number, at least 1.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number, at least 1".to_owned()),
+    }
 }
 
 /// Options of `toolscan formats`.
@@ -85,7 +149,12 @@ pub struct FormatsArgs {
 pub enum Output {
     /// One JSON object per event per line.
     Events,
-    /// One JSON object: text, tool_calls, diagnostics, finish_reason.
+    /// Like `events`, with consecutive `text` deltas, consecutive
+    /// `reasoning` deltas and consecutive `tool_call_args` deltas of one call
+    /// merged into one line each: the same output for every chunking.
+    Coalesced,
+    /// One JSON object: text, tool_calls, diagnostics, finish_reason (and
+    /// reasoning, with `--reasoning`).
     Final,
 }
 
@@ -133,6 +202,37 @@ mod tests {
         assert_eq!(p.chunk, None);
         assert!(!p.reasoning);
         assert_eq!(p.input, None);
+        assert_eq!(p.limits.limits(), Limits::default());
+    }
+
+    #[test]
+    fn limit_flags_set_the_limits() {
+        let cli = Cli::try_parse_from([
+            "toolscan",
+            "parse",
+            "--max-call-bytes",
+            "100",
+            "--max-depth",
+            "3",
+            "--max-holdback",
+            "50",
+            "--max-name-bytes",
+            "7",
+        ])
+        .unwrap();
+        let Command::Parse(p) = cli.command else {
+            panic!("expected parse");
+        };
+        let l = p.limits.limits();
+        assert_eq!(
+            (
+                l.max_call_bytes,
+                l.max_depth,
+                l.max_holdback,
+                l.max_name_bytes
+            ),
+            (100, 3, 50, 7)
+        );
     }
 
     #[test]
@@ -142,6 +242,10 @@ mod tests {
             &["toolscan", "parse", "--chunk", "0"],
             &["toolscan", "parse", "--chunk", "random:x"],
             &["toolscan", "parse", "--output", "yaml"],
+            &["toolscan", "parse", "--max-call-bytes", "0"],
+            &["toolscan", "parse", "--max-depth", "0"],
+            &["toolscan", "parse", "--max-holdback", "0"],
+            &["toolscan", "parse", "--max-name-bytes", "0"],
             &["toolscan", "nope"],
         ] {
             let err = Cli::try_parse_from(argv).unwrap_err();

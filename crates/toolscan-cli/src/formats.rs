@@ -1,5 +1,8 @@
-//! `toolscan formats`: the known formats with their catalogue entries,
-//! markers and descriptions, as a table or as JSON Lines (`--json`).
+//! `toolscan formats`: the built-in formats with their opening markers and
+//! a one-line description, as a table or as JSON Lines (`--json`).
+//!
+//! A marker written `^MARKER` only counts at the start of a line.
+//! `docs/formats.md` describes each format in full.
 
 use std::io::{self, Write};
 
@@ -23,13 +26,11 @@ pub fn run(args: FormatsArgs) -> Result<(), Failure> {
 }
 
 /// One JSON object per format per line, keys in this order:
-/// `{"name","catalogue","markers":[…],"description"}`.
+/// `{"name","markers":[…],"description"}`.
 fn write_json(out: &mut impl Write, formats: &[Format]) -> io::Result<()> {
     for f in formats {
         out.write_all(b"{\"name\":")?;
         serde_json::to_writer(&mut *out, f.name())?;
-        out.write_all(b",\"catalogue\":")?;
-        serde_json::to_writer(&mut *out, f.catalogue())?;
         out.write_all(b",\"markers\":")?;
         serde_json::to_writer(&mut *out, &f.markers())?;
         out.write_all(b",\"description\":")?;
@@ -39,21 +40,20 @@ fn write_json(out: &mut impl Write, formats: &[Format]) -> io::Result<()> {
     Ok(())
 }
 
-/// A table with the columns NAME, CATALOGUE, MARKERS, DESCRIPTION.
+/// A table with the columns NAME, MARKERS, DESCRIPTION.
 fn write_table(out: &mut impl Write, formats: &[Format]) -> io::Result<()> {
-    let header = ["NAME", "CATALOGUE", "MARKERS", "DESCRIPTION"].map(str::to_owned);
-    let rows: Vec<[String; 4]> = formats
+    let header = ["NAME", "MARKERS", "DESCRIPTION"].map(str::to_owned);
+    let rows: Vec<[String; 3]> = formats
         .iter()
         .map(|f| {
             [
                 f.name().to_owned(),
-                dash_if_empty(f.catalogue()),
                 dash_if_empty(&f.markers().join(" ")),
                 dash_if_empty(f.description()),
             ]
         })
         .collect();
-    let mut widths = [0usize; 3];
+    let mut widths = [0usize; 2];
     for row in std::iter::once(&header).chain(&rows) {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(display_width(cell));
@@ -65,7 +65,7 @@ fn write_table(out: &mut impl Write, formats: &[Format]) -> io::Result<()> {
             line.push_str(cell);
             line.extend(std::iter::repeat_n(' ', w - display_width(cell) + 2));
         }
-        line.push_str(&row[3]);
+        line.push_str(&row[2]);
         writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
@@ -107,7 +107,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_lines_have_the_four_fields() {
+    fn json_lines_have_the_three_fields() {
         let registry = Registry::builtin();
         let mut buf = Vec::new();
         write_json(&mut buf, registry.formats()).unwrap();
@@ -115,8 +115,8 @@ mod tests {
         assert_eq!(text.lines().count(), registry.formats().len());
         for line in text.lines() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v.as_object().map(|o| o.len()), Some(3), "{v}");
             assert!(v["name"].is_string());
-            assert!(v["catalogue"].is_string());
             assert!(v["markers"].is_array());
             assert!(v["description"].is_string());
         }

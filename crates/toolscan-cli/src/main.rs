@@ -1,7 +1,7 @@
-//! `toolscan`: the command line of contract §3.
+//! `toolscan`: the command line of toolscan.
 //!
 //! - `toolscan parse` reads model output and writes tool-call events as JSON
-//!   Lines ([`parse`]);
+//!   Lines, coalesced or not, or the final response object ([`parse`]);
 //! - `toolscan formats` lists the known formats ([`formats`]).
 //!
 //! Modules: [`args`] (clap definitions), [`chunking`] (`--chunk` plans),

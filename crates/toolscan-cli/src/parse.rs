@@ -25,6 +25,7 @@ pub fn run(args: ParseArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let tools = args.tools.as_deref().map(read_tools).transpose()?;
     let options = Options {
+        limits: args.limits.limits(),
         tools,
         ids: args.ids.mint(),
         reasoning: args.reasoning,
@@ -152,58 +153,180 @@ fn feed<W: Write>(
     sink.write_all(events.drain(..))
 }
 
-/// Writes events as JSON Lines, or folds them into the final response.
+/// Writes events as JSON Lines (one per event, or coalesced), or folds them
+/// into the final response.
 struct Sink<W: Write> {
     out: W,
-    /// `Some` for `--output final`.
-    response: Option<Response>,
+    mode: Mode,
+}
+
+/// What a [`Sink`] does with events.
+enum Mode {
+    /// `--output events`: one line per event.
+    Events,
+    /// `--output coalesced`: one line per run of deltas.
+    Coalesced(Coalescer),
+    /// `--output final`: the response being collected.
+    Final(Response),
 }
 
 impl<W: Write> Sink<W> {
     fn new(output: Output, out: W, reasoning: bool) -> Self {
-        let response = match output {
-            Output::Events => None,
+        let mode = match output {
+            Output::Events => Mode::Events,
+            Output::Coalesced => Mode::Coalesced(Coalescer::default()),
             // With reasoning separation on, the final object always has a
-            // "reasoning" field (contract §1), empty if there was none.
-            Output::Final => Some(Response {
+            // "reasoning" field, empty if there was none.
+            Output::Final => Mode::Final(Response {
                 reasoning: reasoning.then(String::new),
                 ..Response::default()
             }),
         };
-        Sink { out, response }
+        Sink { out, mode }
     }
 
     /// Takes events in order.
     fn write_all(&mut self, events: impl Iterator<Item = Event>) -> Result<(), Failure> {
         for event in events {
-            match &mut self.response {
-                Some(response) => response.push(&event),
-                None => self.line(|out| serde_json::to_writer(out, &event))?,
+            match &mut self.mode {
+                Mode::Events => line(&mut self.out, |o| serde_json::to_writer(o, &event))
+                    .map_err(Failure::Output)?,
+                Mode::Coalesced(c) => c.write(&mut self.out, &event).map_err(Failure::Output)?,
+                Mode::Final(response) => response.push(&event),
             }
         }
         Ok(())
     }
 
-    /// Writes one line of JSON, produced by `write`.
-    fn line(
-        &mut self,
-        write: impl FnOnce(&mut W) -> serde_json::Result<()>,
-    ) -> Result<(), Failure> {
-        write(&mut self.out).map_err(|e| Failure::Output(e.into()))?;
-        self.out.write_all(b"\n").map_err(Failure::Output)
-    }
-
+    /// Flushes what was written so far (a coalesced run stays open).
     fn flush(&mut self) -> Result<(), Failure> {
         self.out.flush().map_err(Failure::Output)
     }
 
-    /// Writes the final response (if any) and flushes.
+    /// Ends the output: closes an open coalesced run or writes the final
+    /// response, and flushes.
     fn close(&mut self) -> Result<(), Failure> {
-        if let Some(response) = self.response.take() {
-            self.line(|out| serde_json::to_writer(out, &response))?;
+        match &mut self.mode {
+            Mode::Events => {}
+            Mode::Coalesced(c) => c.close(&mut self.out).map_err(Failure::Output)?,
+            Mode::Final(response) => {
+                let response = std::mem::take(response);
+                line(&mut self.out, |o| serde_json::to_writer(o, &response))
+                    .map_err(Failure::Output)?;
+            }
         }
         self.flush()
     }
+}
+
+/// Writes one line of JSON, produced by `write`.
+fn line<W: Write>(
+    out: &mut W,
+    write: impl FnOnce(&mut W) -> serde_json::Result<()>,
+) -> io::Result<()> {
+    write(&mut *out)?;
+    out.write_all(b"\n")
+}
+
+/// A run of deltas that merge into one line: `text`, `reasoning`, or the
+/// `tool_call_args` of one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Run {
+    Text,
+    Reasoning,
+    Args(usize),
+}
+
+impl Run {
+    /// The run an event belongs to, and its delta; `None` for the other
+    /// events.
+    fn of(event: &Event) -> Option<(Run, &str)> {
+        match event {
+            Event::Text { delta } => Some((Run::Text, delta)),
+            Event::Reasoning { delta } => Some((Run::Reasoning, delta)),
+            Event::ToolCallArgs { index, delta } => Some((Run::Args(*index), delta)),
+            _ => None,
+        }
+    }
+
+    /// The event of this run with an empty delta.
+    fn empty(self) -> Event {
+        let delta = String::new();
+        match self {
+            Run::Text => Event::Text { delta },
+            Run::Reasoning => Event::Reasoning { delta },
+            Run::Args(index) => Event::ToolCallArgs { index, delta },
+        }
+    }
+}
+
+/// `--output coalesced`: the event lines with each run of consecutive deltas
+/// merged into one line, written as the deltas come.
+///
+/// A run's line is opened with its first delta and the JSON string of
+/// `delta` is continued with each next one; the line is closed when an event
+/// of another kind comes, or at the end. Because a JSON string's escaping is
+/// done character by character, the line is byte for byte what serialising
+/// the merged event would give; because the core's coalesced events do not
+/// depend on chunking, neither does this output. Memory does not grow with
+/// the length of a run.
+#[derive(Debug, Default)]
+struct Coalescer {
+    /// The run whose line is open.
+    open: Option<Run>,
+}
+
+impl Coalescer {
+    /// Writes `event`: continues the open run, or closes it and writes the
+    /// event (opening a new run if it is a delta).
+    fn write(&mut self, out: &mut impl Write, event: &Event) -> io::Result<()> {
+        let run = Run::of(event);
+        if let (Some(open), Some((run, delta))) = (self.open, run) {
+            if open == run {
+                return write_escaped(out, delta);
+            }
+        }
+        self.close(out)?;
+        match run {
+            Some((run, delta)) => match open_line(&run.empty()) {
+                Some(head) => {
+                    out.write_all(head.as_bytes())?;
+                    self.open = Some(run);
+                    write_escaped(out, delta)
+                }
+                // The event does not serialise with `delta` last: no
+                // merging, one line per event.
+                None => line(out, |o| serde_json::to_writer(o, event)),
+            },
+            None => line(out, |o| serde_json::to_writer(o, event)),
+        }
+    }
+
+    /// Closes the open run's line, if any.
+    fn close(&mut self, out: &mut impl Write) -> io::Result<()> {
+        match self.open.take() {
+            Some(_) => out.write_all(b"\"}\n"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The JSON of an event with an empty `delta` as its last field, cut just
+/// after the opening quote of that delta: `{"type":"text","delta":"`.
+fn open_line(empty: &Event) -> Option<String> {
+    const EMPTY_DELTA: &str = "\"delta\":\"\"}";
+    let json = serde_json::to_string(empty).ok()?;
+    let head = json.strip_suffix(EMPTY_DELTA)?;
+    Some(format!("{head}\"delta\":\""))
+}
+
+/// Writes `s` escaped as the inside of a JSON string.
+fn write_escaped(out: &mut impl Write, s: &str) -> io::Result<()> {
+    if s.is_empty() {
+        return Ok(());
+    }
+    let quoted = serde_json::to_string(s)?;
+    out.write_all(&quoted.as_bytes()[1..quoted.len() - 1])
 }
 
 #[cfg(test)]
@@ -267,5 +390,111 @@ mod tests {
         assert_eq!(text.lines().count(), 1);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["text"], "hi");
+    }
+
+    /// Events with deltas that need escaping, in runs of every kind.
+    fn sample() -> Vec<Event> {
+        let text = |d: &str| Event::Text { delta: d.into() };
+        let args = |index, d: &str| Event::ToolCallArgs {
+            index,
+            delta: d.into(),
+        };
+        vec![
+            text("a \"quoted\" \\ line\n"),
+            text(""),
+            text("\u{1} tab\t Zürich 東京 😀 \u{2028}"),
+            Event::Reasoning { delta: "hm".into() },
+            Event::Reasoning {
+                delta: "m…".into()
+            },
+            Event::ToolCallStart {
+                index: 0,
+                id: "call_1".into(),
+                name: "f".into(),
+            },
+            args(0, "{\"q\": "),
+            args(0, "\"a\\\"b\"}"),
+            args(1, "{}"),
+            text("x"),
+            Event::Done {
+                finish_reason: toolscan_core::FinishReason::Stop,
+            },
+        ]
+    }
+
+    /// What `--output coalesced` must print: the core's coalesced events,
+    /// one JSON line each.
+    fn want_coalesced(events: Vec<Event>) -> String {
+        toolscan_core::coalesce(events)
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap() + "\n")
+            .collect()
+    }
+
+    fn write_coalesced(events: &[Event], batch: usize) -> String {
+        let mut buf = Vec::new();
+        let mut sink = Sink::new(Output::Coalesced, &mut buf, false);
+        for part in events.chunks(batch) {
+            sink.write_all(part.iter().cloned()).unwrap();
+            sink.flush().unwrap();
+        }
+        sink.close().unwrap();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn coalesced_mode_writes_the_merged_events() {
+        let events = sample();
+        let want = want_coalesced(events.clone());
+        for batch in 1..=events.len() {
+            assert_eq!(write_coalesced(&events, batch), want, "batch {batch}");
+        }
+    }
+
+    #[test]
+    fn coalesced_mode_merges_deltas_however_they_are_cut() {
+        // The same text cut into deltas at every character boundary.
+        let text = "a\"b\\c\nd\u{1}é東😀";
+        let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        for &cut in &cuts {
+            let events = vec![
+                Event::Text {
+                    delta: text[..cut].into(),
+                },
+                Event::Text {
+                    delta: text[cut..].into(),
+                },
+            ];
+            assert_eq!(
+                write_coalesced(&events, 1),
+                want_coalesced(vec![Event::Text { delta: text.into() }]),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_run_kind_can_be_streamed() {
+        for run in [Run::Text, Run::Reasoning, Run::Args(3)] {
+            let head = open_line(&run.empty()).expect("delta is the last field");
+            assert!(head.ends_with("\"delta\":\""), "{head}");
+        }
+    }
+
+    #[test]
+    fn coalesced_mode_with_no_deltas_and_at_the_end_of_a_run() {
+        let done = Event::Done {
+            finish_reason: toolscan_core::FinishReason::Stop,
+        };
+        assert_eq!(
+            write_coalesced(std::slice::from_ref(&done), 1),
+            want_coalesced(vec![done])
+        );
+        // A run open at the end is closed.
+        let t = vec![Event::Text { delta: "t".into() }];
+        assert_eq!(
+            write_coalesced(&t, 1),
+            "{\"type\":\"text\",\"delta\":\"t\"}\n"
+        );
     }
 }
