@@ -14,3 +14,8 @@
 
 pub use toolscan_core::*;
 pub use toolscan_stream as stream;
+
+/// The README's code, compiled and run as a doc-test so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
