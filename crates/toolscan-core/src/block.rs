@@ -117,10 +117,10 @@ pub(crate) fn run(
         // call is dispatched in the feed that completes it.
         match op {
             Op::Dispatch => {
-                b.calls.sync(env.out);
+                b.calls.sync(env.out, env.pending.src());
                 let had = b.calls.call.is_some();
                 let at = env.pending.pos;
-                match b.calls.dispatch(env.ctx, env.out, at) {
+                match b.calls.dispatch(env.ctx, env.out, at, env.pending.src()) {
                     Ok(()) => {
                         if had {
                             env.pending.drop_upto(at);
@@ -272,21 +272,26 @@ pub(crate) fn run(
                 let StepState::Json(js) = &mut b.st else {
                     unreachable!("set just above")
                 };
+                // The bytes are taken first, so that arguments can be spans of
+                // the pending buffer; those the value did not use are given
+                // back after.
                 let base = env.pending.pos;
+                env.pending.take_n(ch, input.len());
                 let mut builder = Builder {
                     ctx: env.ctx,
                     calls: &mut b.calls,
                     json: &mut js.calls,
                     step: j,
                     out: env.out,
+                    src: env.pending.src(),
                 };
                 let r = js.scanner.feed(input, base, &mut builder);
-                b.calls.sync(env.out);
                 let n = match r {
                     Ok(n) => n,
                     Err(e) => (e.at - base) as usize,
                 };
-                env.pending.take_n(ch, n);
+                env.pending.untake(input.len() - n);
+                b.calls.sync(env.out, env.pending.src());
                 i += n;
                 if let Some(d) = js.calls.drop_upto.take() {
                     env.pending.drop_upto(d);
@@ -352,9 +357,10 @@ fn consumed(p: Progress) -> usize {
 fn captured(b: &mut Block, field: Field, raw: &[u8], env: &mut Env<'_>) -> Result<(), Stop> {
     let word = check_word(raw, &env.ctx.limits).map_err(Stop::not_a_call)?;
     let at = env.pending.pos;
+    let src = env.pending.src();
     match field {
-        Field::Name => b.calls.set_name(env.ctx, env.out, at, word, false),
-        Field::Id => b.calls.set_id(env.ctx, env.out, at, word, false),
+        Field::Name => b.calls.set_name(env.ctx, env.out, at, word, false, src),
+        Field::Id => b.calls.set_id(env.ctx, env.out, at, word, false, src),
         Field::Discard => Ok(()),
     }
 }

@@ -362,19 +362,18 @@ impl MarkerSet {
 
     fn case_matches(&self, pid: usize, upto: &[u8], recent: &[u8]) -> bool {
         let p = &self.patterns[pid];
-        p.case_insensitive || tail_bytes(upto, recent, p.bytes.len()) == p.bytes
+        p.case_insensitive || ends_with(recent, upto, &p.bytes)
     }
 }
 
-/// The last `len` bytes of `recent ++ upto`.
-fn tail_bytes(upto: &[u8], recent: &[u8], len: usize) -> Vec<u8> {
-    if upto.len() >= len {
-        return upto[upto.len() - len..].to_vec();
+/// Whether `recent ++ upto` ends with `pat` (compared in place).
+fn ends_with(recent: &[u8], upto: &[u8], pat: &[u8]) -> bool {
+    let n = pat.len();
+    if upto.len() >= n {
+        return &upto[upto.len() - n..] == pat;
     }
-    let from_recent = (len - upto.len()).min(recent.len());
-    let mut v = recent[recent.len() - from_recent..].to_vec();
-    v.extend_from_slice(upto);
-    v
+    let (head, tail) = pat.split_at(n - upto.len());
+    tail == upto && recent.ends_with(head)
 }
 
 /// Whether the bytes end on a blank line start: `Some(true)` if only

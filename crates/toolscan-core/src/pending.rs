@@ -143,6 +143,21 @@ impl Pending {
         self.take(ch, to);
     }
 
+    /// Gives back the last `n` bytes taken (they were not used).
+    pub(crate) fn untake(&mut self, n: usize) {
+        let keep = self.buf.len() - n.min(self.buf.len());
+        self.buf.truncate(keep);
+        self.pos -= n as u64;
+    }
+
+    /// The pending bytes, for arguments that are a span of them.
+    pub(crate) fn src(&self) -> crate::call::Src<'_> {
+        crate::call::Src {
+            buf: &self.buf,
+            start: self.buf_start,
+        }
+    }
+
     /// Drops pending bytes up to `upto`: they belong to a call.
     pub(crate) fn drop_upto(&mut self, upto: u64) {
         let n = (upto.saturating_sub(self.buf_start) as usize).min(self.buf.len());

@@ -48,6 +48,32 @@ fn fingerprint(id: &str) -> u64 {
     h.finish()
 }
 
+/// Where the pending bytes of the block are, for arguments that are a span
+/// of them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Src<'a> {
+    /// The pending buffer.
+    pub buf: &'a [u8],
+    /// Absolute offset of `buf[0]`.
+    pub start: u64,
+}
+
+impl<'a> Src<'a> {
+    fn span(&self, at: u64, len: usize) -> &'a [u8] {
+        let from = (at.saturating_sub(self.start) as usize).min(self.buf.len());
+        let to = (from + len).min(self.buf.len());
+        &self.buf[from..to]
+    }
+}
+
+/// The arguments text so far: a span of the pending bytes, or the record.
+fn args_text<'a>(span: Option<(u64, usize)>, args: &'a [u8], src: Src<'a>) -> &'a [u8] {
+    match span {
+        Some((at, len)) => src.span(at, len),
+        None => args,
+    }
+}
+
 /// How far the arguments of a call are.
 #[derive(Debug, Default)]
 pub(crate) enum Args {
@@ -73,8 +99,13 @@ pub(crate) struct Call {
     /// The name came from a JSON key (a second one is refused).
     name_from_json: bool,
     pub id: Option<String>,
-    /// The arguments text recorded so far; the deltas are its slices.
+    /// The arguments text recorded so far, when it differs from the input
+    /// (normalised, decoded) or is made up (`{}`); the deltas are its
+    /// slices.
     pub args: Vec<u8>,
+    /// Otherwise the arguments are the input bytes from this absolute
+    /// offset, this many so far (still in the pending buffer: no copy).
+    pub span: Option<(u64, usize)>,
     pub args_state: Args,
     /// Index and id once `tool_call_start` was sent.
     pub started: Option<(usize, String)>,
@@ -142,6 +173,7 @@ impl Calls {
         at: u64,
         name: &str,
         from_json: bool,
+        src: Src<'_>,
     ) -> Result<(), Stop> {
         let id_key = self.id_key;
         let c = self.cur();
@@ -154,7 +186,7 @@ impl Calls {
         }
         c.name_from_json = true;
         c.wait_id = c.id.is_none() && id_key;
-        self.try_start(ctx, out, at)
+        self.try_start(ctx, out, at, src)
     }
 
     pub(crate) fn set_id(
@@ -164,6 +196,7 @@ impl Calls {
         at: u64,
         id: &str,
         from_json: bool,
+        src: Src<'_>,
     ) -> Result<(), Stop> {
         let c = self.cur();
         c.id = Some(id.to_owned());
@@ -171,7 +204,7 @@ impl Calls {
         if !from_json {
             return Ok(());
         }
-        self.try_start(ctx, out, at)
+        self.try_start(ctx, out, at, src)
     }
 
     /// Sends `tool_call_start` once the call shows enough of itself.
@@ -180,6 +213,7 @@ impl Calls {
         ctx: &mut Ctx,
         out: &mut dyn Sink,
         at: u64,
+        src: Src<'_>,
     ) -> Result<(), Stop> {
         let silent = self.silent();
         let Some(c) = self.call.as_mut() else {
@@ -234,20 +268,21 @@ impl Calls {
             name,
         });
         c.started = Some((index, id));
-        self.sync(out);
+        self.sync(out, src);
         Ok(())
     }
 
     /// Emits the argument bytes recorded since the last sync (up to a
     /// character boundary).
-    pub(crate) fn sync(&mut self, out: &mut dyn Sink) {
+    pub(crate) fn sync(&mut self, out: &mut dyn Sink, src: Src<'_>) {
         let Some(c) = self.call.as_mut() else { return };
         let Some((index, _)) = c.started else { return };
-        let upto = c.emitted + complete_prefix_len(&c.args[c.emitted..]);
+        let text = args_text(c.span, &c.args, src);
+        let upto = c.emitted + complete_prefix_len(&text[c.emitted..]);
         if upto == c.emitted {
             return;
         }
-        let delta = String::from_utf8_lossy(&c.args[c.emitted..upto]);
+        let delta = String::from_utf8_lossy(&text[c.emitted..upto]);
         c.emitted = upto;
         out.event(EventRef::ToolCallArgs {
             index,
@@ -268,6 +303,7 @@ impl Calls {
         ctx: &mut Ctx,
         out: &mut dyn Sink,
         at: u64,
+        src: Src<'_>,
     ) -> Result<(), Stop> {
         let Some(c) = self.call.as_mut() else {
             return Ok(());
@@ -278,11 +314,12 @@ impl Calls {
         }
         match c.args_state {
             Args::Done => {
-                if std::str::from_utf8(&c.args).is_err() {
+                if std::str::from_utf8(args_text(c.span, &c.args, src)).is_err() {
                     return Err(Stop::fail(Reason::ArgsNotUtf8));
                 }
             }
             Args::Missing | Args::Null => {
+                c.span = None;
                 c.args.clear();
                 c.args.extend_from_slice(b"{}");
                 c.emitted = 0;
@@ -291,8 +328,8 @@ impl Calls {
                 return Err(Stop::fail(Reason::ArgsUnfinished));
             }
         }
-        self.try_start(ctx, out, at)?;
-        self.sync(out);
+        self.try_start(ctx, out, at, src)?;
+        self.sync(out, src);
         let Some(c) = self.call.take() else {
             unreachable!("the call was checked above and is taken only here");
         };
@@ -301,7 +338,7 @@ impl Calls {
             // which it does not once the call is complete.
             unreachable!("a complete named call is started by try_start");
         };
-        let arguments = match std::str::from_utf8(&c.args) {
+        let arguments = match std::str::from_utf8(args_text(c.span, &c.args, src)) {
             Ok(a) => a,
             Err(_) => unreachable!("checked above, or `{{}}`"),
         };

@@ -1,7 +1,7 @@
 //! The JSON sink that maps call objects (`{"name", "arguments"}`, lists of
 //! them, envelopes such as `{"tool_calls": […]}`) onto calls.
 
-use crate::call::calls::{Args, Call, Calls, Ctx};
+use crate::call::calls::{Args, Call, Calls, Ctx, Src};
 use crate::call::unescape::Unescaper;
 use crate::call::word::check_word;
 use crate::format::{JsonStep, Shape};
@@ -67,6 +67,8 @@ pub(crate) struct Builder<'a> {
     pub json: &'a mut JsonCalls,
     pub step: &'a JsonStep,
     pub out: &'a mut dyn EventSink,
+    /// The block's pending bytes, the value being scanned included.
+    pub src: Src<'a>,
 }
 
 impl Builder<'_> {
@@ -157,7 +159,13 @@ impl Sink for Builder<'_> {
                     return self.stop(Stop::fail(Reason::TwoArgs));
                 }
                 match kind {
-                    Kind::Object => c.args_state = Args::Object(depth),
+                    Kind::Object => {
+                        c.args_state = Args::Object(depth);
+                        if !self.step.lenient {
+                            // As written: a span of the input, not a copy.
+                            c.span = Some((at, 0));
+                        }
+                    }
                     Kind::String => c.args_state = Args::Encoded(Unescaper::default()),
                     Kind::Literal => c.args_state = Args::Literal,
                     _ => return self.stop(Stop::not_a_call(Reason::ArgsNotObject)),
@@ -193,7 +201,7 @@ impl Sink for Builder<'_> {
         }
         // Arguments that follow a name may be what starts a tentative call.
         if role == Role::Args {
-            let r = self.calls.try_start(self.ctx, self.out, at);
+            let r = self.calls.try_start(self.ctx, self.out, at, self.src);
             return self.check(r);
         }
         Flow::Go
@@ -214,7 +222,7 @@ impl Sink for Builder<'_> {
                     if depth == 0 {
                         self.calls.cur().complete = true;
                     }
-                    self.calls.sync(self.out);
+                    self.calls.sync(self.out, self.src);
                     return Flow::Go;
                 }
                 Args::Encoded(u) if u.done => {
@@ -223,7 +231,7 @@ impl Sink for Builder<'_> {
                     }
                     c.args_state = Args::Done;
                     c.complete |= depth == 0;
-                    self.calls.sync(self.out);
+                    self.calls.sync(self.out, self.src);
                     return Flow::Go;
                 }
                 Args::Literal if kind == Kind::Literal => {
@@ -249,9 +257,10 @@ impl Sink for Builder<'_> {
                     (_, Err(e)) => Err(Stop::not_a_call(e)),
                     (Role::Name, Ok(w)) => {
                         self.calls.id_key = self.step.keys.id.is_some();
-                        self.calls.set_name(self.ctx, self.out, at, w, true)
+                        self.calls
+                            .set_name(self.ctx, self.out, at, w, true, self.src)
                     }
-                    (_, Ok(w)) => self.calls.set_id(self.ctx, self.out, at, w, true),
+                    (_, Ok(w)) => self.calls.set_id(self.ctx, self.out, at, w, true, self.src),
                 };
                 return self.check(r);
             }
@@ -267,7 +276,7 @@ impl Sink for Builder<'_> {
             };
             match role {
                 Role::ListCall => {
-                    let r = self.calls.dispatch(self.ctx, self.out, at);
+                    let r = self.calls.dispatch(self.ctx, self.out, at, self.src);
                     if r.is_ok() {
                         self.json.drop_upto = Some(at + 1);
                     }
@@ -279,7 +288,7 @@ impl Sink for Builder<'_> {
                         if c.name.is_none() {
                             return self.stop(Stop::not_a_call(Reason::NoName));
                         }
-                        let r = self.calls.try_start(self.ctx, self.out, at);
+                        let r = self.calls.try_start(self.ctx, self.out, at, self.src);
                         return self.check(r);
                     } else if role == Role::Root && self.calls.done == 0 {
                         return self.stop(Stop::not_a_call(Reason::NoCall));
@@ -332,7 +341,10 @@ impl Sink for Builder<'_> {
             return;
         };
         match &mut c.args_state {
-            Args::Object(_) => c.args.extend_from_slice(bytes),
+            Args::Object(_) => match &mut c.span {
+                Some((_, len)) => *len += bytes.len(),
+                None => c.args.extend_from_slice(bytes),
+            },
             Args::Encoded(u) => u.push(bytes, &mut c.args),
             Args::Literal => c.args.extend_from_slice(bytes),
             _ => {}

@@ -12,6 +12,6 @@ pub(crate) mod json;
 pub(crate) mod unescape;
 pub(crate) mod word;
 
-pub(crate) use calls::{Calls, Ctx};
+pub(crate) use calls::{Calls, Ctx, Src};
 pub(crate) use json::{Builder, JsonCalls};
 pub(crate) use word::{check_word, is_word_byte};

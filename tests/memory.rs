@@ -1,0 +1,242 @@
+//! What the parser allocates, counted by a global allocator that keeps
+//! per-thread counts (tests run on several threads at once):
+//!
+//! - the text path allocates nothing per feed through the sink API;
+//! - 100 MB of prose leave the peak heap under 1 MB beyond the chunk;
+//! - one call with a 1 MB argument peaks at most 2.5× the call;
+//! - memory does not grow with the number of calls, nor with blocks that
+//!   fail: it is O(largest call), not O(response).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use toolscan::{sink, EventRef, IdMint, Options, Parser, Registry};
+
+struct Counting;
+
+thread_local! {
+    /// (allocations, live bytes, peak live bytes) of this thread.
+    static STATS: Cell<(u64, i64, i64)> = const { Cell::new((0, 0, 0)) };
+}
+
+fn note(allocs: u64, delta: i64) {
+    // `try_with`: the thread may be tearing its locals down.
+    let _ = STATS.try_with(|s| {
+        let (n, live, peak) = s.get();
+        let live = live + delta;
+        s.set((n + allocs, live, peak.max(live)));
+    });
+}
+
+// SAFETY: every method forwards to the system allocator unchanged; the
+// bookkeeping touches only a const-initialised thread-local `Cell`, which
+// neither allocates nor has a destructor.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(1, layout.size() as i64);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        note(0, -(layout.size() as i64));
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(1, layout.size() as i64);
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(1, new_size as i64 - layout.size() as i64);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Resets the peak to what is live now; returns (allocations, live).
+fn mark() -> (u64, i64) {
+    let (n, live, _) = STATS.with(|s| s.get());
+    STATS.with(|s| s.set((n, live, live)));
+    (n, live)
+}
+
+/// Allocations since `from`, and the peak above what was live then.
+fn since(from: (u64, i64)) -> (u64, i64) {
+    let (n, _, peak) = STATS.with(|s| s.get());
+    (n - from.0, peak - from.1)
+}
+
+/// Deterministic prose with characters that start markers (`<`, `[`, a
+/// backtick, `T`, `:`), partial markers and non-ASCII text, written into
+/// `buf` (reused) without allocating.
+struct Prose {
+    state: u64,
+}
+
+impl Prose {
+    const WORDS: [&'static str; 16] = [
+        "the ",
+        "model ",
+        "<to",
+        "ast> ",
+        "[TOOL",
+        " Zürich ",
+        "東京 ",
+        "TOOL ",
+        "a: ",
+        "b`c ",
+        "<tool_ca",
+        "ll ",
+        "[THINK ",
+        "done.\n",
+        "<｜tool ",
+        "x ",
+    ];
+
+    fn fill(&mut self, buf: &mut String, size: usize) {
+        buf.clear();
+        while buf.len() + 16 < size {
+            self.state = self
+                .state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            buf.push_str(Self::WORDS[(self.state >> 60) as usize]);
+        }
+    }
+}
+
+fn parser(format: &str) -> Parser {
+    Parser::new(
+        Registry::builtin().grammar(format).expect("built in"),
+        Options::new().with_ids(IdMint::Seeded(0)),
+    )
+}
+
+#[test]
+fn the_text_path_allocates_nothing_per_feed() {
+    for format in ["hermes", "auto", "deepseek-v3.1", "tool-call-json"] {
+        let mut p = parser(format);
+        let mut text = 0usize;
+        let mut s = sink::from_fn(|e: EventRef<'_>| {
+            if let EventRef::Text(t) = e {
+                text += t.len();
+            }
+        });
+        let mut prose = Prose { state: 7 };
+        let mut buf = String::with_capacity(1 << 16);
+        prose.fill(&mut buf, 1 << 16);
+        // Warm up: the pending buffer reaches its size.
+        for piece in buf.as_bytes().chunks(4) {
+            p.feed_with(piece, &mut s);
+        }
+        let m = mark();
+        let mut feeds = 0;
+        for _ in 0..4 {
+            for piece in buf.as_bytes().chunks(4) {
+                p.feed_with(piece, &mut s);
+                feeds += 1;
+            }
+            let mut at = 0;
+            while at < buf.len() {
+                let mut end = (at + 5).min(buf.len());
+                while !buf.is_char_boundary(end) {
+                    end += 1;
+                }
+                p.feed_str_with(&buf[at..end], &mut s);
+                at = end;
+                feeds += 1;
+            }
+        }
+        let (allocs, _) = since(m);
+        assert_eq!(allocs, 0, "{format}: {allocs} allocations in {feeds} feeds");
+        p.finish_with(&mut s);
+        assert!(text > 4 * (1 << 16), "{format}: {text}");
+    }
+}
+
+#[test]
+fn one_hundred_megabytes_of_prose_stay_within_a_megabyte() {
+    let mut p = parser("auto");
+    let mut s = sink::Discard;
+    let mut prose = Prose { state: 1 };
+    let mut buf = String::with_capacity(1 << 16);
+    let m = mark();
+    let mut fed = 0;
+    while fed < 100 << 20 {
+        prose.fill(&mut buf, 1 << 16);
+        p.feed_str_with(&buf, &mut s);
+        fed += buf.len();
+    }
+    p.finish_with(&mut s);
+    let (_, peak) = since(m);
+    assert!(peak < 1 << 20, "peak {peak} bytes over 100 MB of prose");
+}
+
+#[test]
+fn a_one_megabyte_argument_peaks_under_two_and_a_half_times_the_call() {
+    let content: String = "0123456789abcdef\\n\\\"ü".repeat((1 << 20) / 21);
+    let call = format!(
+        "<tool_call>{{\"name\": \"write\", \"arguments\": {{\"content\": \"{content}\"}}}}</tool_call>"
+    );
+    for chunk in [4096, 1 << 16] {
+        let mut p = parser("hermes");
+        let mut args = 0usize;
+        let mut ended = 0;
+        let mut s = sink::from_fn(|e: EventRef<'_>| match e {
+            EventRef::ToolCallArgs { delta, .. } => args += delta.len(),
+            EventRef::ToolCallEnd { arguments, .. } => ended = arguments.len(),
+            _ => {}
+        });
+        let m = mark();
+        for piece in call.as_bytes().chunks(chunk) {
+            p.feed_with(piece, &mut s);
+        }
+        p.finish_with(&mut s);
+        let (_, peak) = since(m);
+        assert!(ended > 1 << 20 && args == ended, "{ended} {args}");
+        let ratio = peak as f64 / call.len() as f64;
+        assert!(
+            ratio <= 2.5,
+            "chunk {chunk}: peak {peak} = {ratio:.2}× the call"
+        );
+    }
+}
+
+#[test]
+fn memory_does_not_grow_with_calls_or_failed_blocks() {
+    for (format, unit) in [
+        (
+            "hermes",
+            "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>\n",
+        ),
+        ("function-tag", "<function=a>{x"),
+        ("mistral-v11", "[TOOL_CALLS]f[CALL_ID]abc123xyz[ARGS]{}"),
+        ("json", "{\"name\": \"f\", \"arguments\": {}} "),
+    ] {
+        let mut p = parser(format);
+        let mut calls = 0;
+        let mut s = sink::from_fn(|e: EventRef<'_>| {
+            if let EventRef::ToolCallEnd { .. } = e {
+                calls += 1;
+            }
+        });
+        let block = unit.repeat(1000);
+        // Warm up, then the live heap after 200 000 more units must be
+        // what it was after the first thousand.
+        p.feed_str_with(&block, &mut s);
+        let (_, before) = mark();
+        for _ in 0..200 {
+            p.feed_str_with(&block, &mut s);
+        }
+        let (_, after) = mark();
+        assert!(
+            after - before < 4096,
+            "{format}: live heap grew by {} bytes",
+            after - before
+        );
+        p.finish_with(&mut s);
+        if !unit.contains("{x") {
+            assert_eq!(calls, 201_000, "{format}");
+        }
+    }
+}
