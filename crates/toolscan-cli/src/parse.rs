@@ -8,7 +8,10 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use toolscan_core::{format_for_model, Event, Options, Parser, Registry, Response, Tools};
+use toolscan_core::{
+    format_for_model, Event, EventRef, Options, Parser, Registry, Response, Sink as EventSink,
+    Tools,
+};
 
 use crate::args::{Output, ParseArgs};
 use crate::chunking::{ChunkPlan, Chunker};
@@ -123,7 +126,6 @@ fn stream<W: Write>(
         Input::File(f, _) => Box::new(f),
     };
     let mut block = vec![0u8; READ_BLOCK];
-    let mut events = Vec::new();
     loop {
         let n = match reader.read(&mut block) {
             Ok(0) => break,
@@ -131,26 +133,19 @@ fn stream<W: Write>(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(Failure::Usage(format!("cannot read `{name}`: {e}"))),
         };
-        chunker.push(&block[..n], &mut |piece| {
-            feed(parser, piece, &mut events, sink)
-        })?;
+        chunker.push(&block[..n], &mut |piece| feed(parser, piece, sink))?;
         sink.flush()?;
     }
-    chunker.finish(&mut |piece| feed(parser, piece, &mut events, sink))?;
-    parser.finish_into(&mut events);
-    sink.write_all(events.drain(..))?;
+    chunker.finish(&mut |piece| feed(parser, piece, sink))?;
+    parser.finish_with(sink);
+    sink.failed()?;
     sink.close()
 }
 
-/// Feeds one piece and passes the events it completes to `sink`.
-fn feed<W: Write>(
-    parser: &mut Parser,
-    piece: &[u8],
-    events: &mut Vec<Event>,
-    sink: &mut Sink<W>,
-) -> Result<(), Failure> {
-    parser.feed_into(piece, events);
-    sink.write_all(events.drain(..))
+/// Feeds one piece; its events go straight to `sink`, borrowed.
+fn feed<W: Write>(parser: &mut Parser, piece: &[u8], sink: &mut Sink<W>) -> Result<(), Failure> {
+    parser.feed_with(piece, sink);
+    sink.failed()
 }
 
 /// Writes events as JSON Lines (one per event, or coalesced), or folds them
@@ -158,6 +153,8 @@ fn feed<W: Write>(
 struct Sink<W: Write> {
     out: W,
     mode: Mode,
+    /// The first write error; nothing more is written after it.
+    error: Option<io::Error>,
 }
 
 /// What a [`Sink`] does with events.
@@ -182,20 +179,28 @@ impl<W: Write> Sink<W> {
                 ..Response::default()
             }),
         };
-        Sink { out, mode }
+        Sink {
+            out,
+            mode,
+            error: None,
+        }
     }
 
-    /// Takes events in order.
+    /// Takes owned events in order.
+    #[cfg(test)]
     fn write_all(&mut self, events: impl Iterator<Item = Event>) -> Result<(), Failure> {
         for event in events {
-            match &mut self.mode {
-                Mode::Events => line(&mut self.out, |o| serde_json::to_writer(o, &event))
-                    .map_err(Failure::Output)?,
-                Mode::Coalesced(c) => c.write(&mut self.out, &event).map_err(Failure::Output)?,
-                Mode::Final(response) => response.push(&event),
-            }
+            self.event(event.as_ref());
         }
-        Ok(())
+        self.failed()
+    }
+
+    /// The first write error, if any.
+    fn failed(&mut self) -> Result<(), Failure> {
+        match self.error.take() {
+            Some(e) => Err(Failure::Output(e)),
+            None => Ok(()),
+        }
     }
 
     /// Flushes what was written so far (a coalesced run stays open).
@@ -216,6 +221,26 @@ impl<W: Write> Sink<W> {
             }
         }
         self.flush()
+    }
+}
+
+/// The parser's events, borrowed, written as they come.
+impl<W: Write> EventSink for Sink<W> {
+    fn event(&mut self, event: EventRef<'_>) {
+        if self.error.is_some() {
+            return;
+        }
+        let r = match &mut self.mode {
+            Mode::Events => line(&mut self.out, |o| serde_json::to_writer(o, &event)),
+            Mode::Coalesced(c) => c.write(&mut self.out, event),
+            Mode::Final(response) => {
+                response.event(event);
+                Ok(())
+            }
+        };
+        if let Err(e) = r {
+            self.error = Some(e);
+        }
     }
 }
 
@@ -240,11 +265,11 @@ enum Run {
 impl Run {
     /// The run an event belongs to, and its delta; `None` for the other
     /// events.
-    fn of(event: &Event) -> Option<(Run, &str)> {
+    fn of(event: EventRef<'_>) -> Option<(Run, &str)> {
         match event {
-            Event::Text { delta } => Some((Run::Text, delta)),
-            Event::Reasoning { delta } => Some((Run::Reasoning, delta)),
-            Event::ToolCallArgs { index, delta } => Some((Run::Args(*index), delta)),
+            EventRef::Text(delta) => Some((Run::Text, delta)),
+            EventRef::Reasoning(delta) => Some((Run::Reasoning, delta)),
+            EventRef::ToolCallArgs { index, delta } => Some((Run::Args(index), delta)),
             _ => None,
         }
     }
@@ -279,7 +304,7 @@ struct Coalescer {
 impl Coalescer {
     /// Writes `event`: continues the open run, or closes it and writes the
     /// event (opening a new run if it is a delta).
-    fn write(&mut self, out: &mut impl Write, event: &Event) -> io::Result<()> {
+    fn write(&mut self, out: &mut impl Write, event: EventRef<'_>) -> io::Result<()> {
         let run = Run::of(event);
         if let (Some(open), Some((run, delta))) = (self.open, run) {
             if open == run {
@@ -296,9 +321,9 @@ impl Coalescer {
                 }
                 // The event does not serialise with `delta` last: no
                 // merging, one line per event.
-                None => line(out, |o| serde_json::to_writer(o, event)),
+                None => line(out, |o| serde_json::to_writer(o, &event)),
             },
-            None => line(out, |o| serde_json::to_writer(o, event)),
+            None => line(out, |o| serde_json::to_writer(o, &event)),
         }
     }
 

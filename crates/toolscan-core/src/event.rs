@@ -129,6 +129,61 @@ pub enum EventRef<'a> {
     },
 }
 
+/// Serialises exactly as the owned [`Event`] does (one JSON object with a
+/// `type` field), without making one.
+impl Serialize for EventRef<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        match *self {
+            EventRef::Text(delta) => {
+                m.serialize_entry("type", "text")?;
+                m.serialize_entry("delta", delta)?;
+            }
+            EventRef::Reasoning(delta) => {
+                m.serialize_entry("type", "reasoning")?;
+                m.serialize_entry("delta", delta)?;
+            }
+            EventRef::ToolCallStart { index, id, name } => {
+                m.serialize_entry("type", "tool_call_start")?;
+                m.serialize_entry("index", &index)?;
+                m.serialize_entry("id", id)?;
+                m.serialize_entry("name", name)?;
+            }
+            EventRef::ToolCallArgs { index, delta } => {
+                m.serialize_entry("type", "tool_call_args")?;
+                m.serialize_entry("index", &index)?;
+                m.serialize_entry("delta", delta)?;
+            }
+            EventRef::ToolCallEnd {
+                index,
+                id,
+                name,
+                arguments,
+            } => {
+                m.serialize_entry("type", "tool_call_end")?;
+                m.serialize_entry("index", &index)?;
+                m.serialize_entry("id", id)?;
+                m.serialize_entry("name", name)?;
+                let raw = serde_json::value::RawValue::from_string(compact_json(arguments))
+                    .map_err(serde::ser::Error::custom)?;
+                m.serialize_entry("arguments", &raw)?;
+            }
+            EventRef::Diagnostic(d) => {
+                m.serialize_entry("type", "diagnostic")?;
+                m.serialize_entry("kind", &d.kind)?;
+                m.serialize_entry("offset", &d.offset)?;
+                m.serialize_entry("message", &d.message)?;
+            }
+            EventRef::Done { finish_reason } => {
+                m.serialize_entry("type", "done")?;
+                m.serialize_entry("finish_reason", &finish_reason)?;
+            }
+        }
+        m.end()
+    }
+}
+
 impl EventRef<'_> {
     /// The owned form.
     pub fn to_owned(&self) -> Event {
@@ -414,7 +469,7 @@ mod tests {
                 index: 1,
                 id: "i",
                 name: "n",
-                arguments: "{}",
+                arguments: "{ \"a\": [1, 2.50] }",
             },
             EventRef::Diagnostic(&d),
             EventRef::Done {
@@ -422,6 +477,10 @@ mod tests {
             },
         ] {
             assert_eq!(e.to_owned().as_ref(), e);
+            assert_eq!(
+                serde_json::to_string(&e).unwrap(),
+                serde_json::to_string(&e.to_owned()).unwrap()
+            );
         }
     }
 

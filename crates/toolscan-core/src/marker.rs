@@ -35,6 +35,9 @@ struct RareBytes {
     /// marker, `k` the largest offset at which it is one (both cases for a
     /// case-insensitive marker).
     back: Box<[Option<u8>; 256]>,
+    /// The largest offset of a rare byte in its marker: a marker prefix
+    /// without its rare byte is at most this long.
+    max_back: usize,
     search: Search,
 }
 
@@ -98,7 +101,17 @@ impl RareBytes {
                 rest: bytes[3..].to_vec(),
             },
         };
-        RareBytes { back, search }
+        let max_back = back
+            .iter()
+            .flatten()
+            .map(|&k| usize::from(k))
+            .max()
+            .unwrap_or(0);
+        RareBytes {
+            back,
+            max_back,
+            search,
+        }
     }
 
     /// A search over `hay` that remembers, for each rare byte, where it
@@ -191,8 +204,6 @@ pub(crate) struct MarkerSet {
     depth_shift: u32,
     patterns: Vec<Pattern>,
     rare: RareBytes,
-    /// Length of the longest marker.
-    max_len: usize,
     any_ci: bool,
 }
 
@@ -262,7 +273,6 @@ impl MarkerSet {
             let slot = &mut depth[id >> depth_shift];
             *slot = (*slot).max(u8::try_from(d).map_err(|_| "marker longer than 255 bytes")?);
         }
-        let max_len = patterns.iter().map(|p| p.bytes.len()).max().unwrap_or(1);
         Ok(MarkerSet {
             dfa,
             start,
@@ -270,9 +280,37 @@ impl MarkerSet {
             depth_shift,
             rare: RareBytes::new(&patterns, any_ci),
             patterns,
-            max_len,
             any_ci,
         })
+    }
+
+    /// Whether `hay`, read from the start state, is plain text: no byte of
+    /// it can be part of a marker yet (no rare byte, and no suffix that may
+    /// begin a marker before its rare byte).
+    #[inline]
+    pub(crate) fn is_plain(&self, hay: &[u8]) -> bool {
+        let rare = if hay.len() < SHORT {
+            hay.iter()
+                .any(|&b| self.rare.back[usize::from(b)].is_some())
+        } else {
+            self.rare.cursor(hay).find(0).is_some()
+        };
+        if rare {
+            return false;
+        }
+        if self.rare.max_back == 0 {
+            return true;
+        }
+        let mut sid = self.start;
+        for &b in &hay[hay.len().saturating_sub(self.rare.max_back)..] {
+            sid = self.dfa.next_state(Anchored::No, sid, b);
+        }
+        sid == self.start
+    }
+
+    /// Whether some marker counts only at a line start.
+    pub(crate) fn has_line_start(&self) -> bool {
+        self.patterns.iter().any(|p| p.line_start)
     }
 
     pub(crate) fn start(&self) -> StateID {
@@ -326,8 +364,9 @@ impl MarkerSet {
                     None => {
                         // No marker can end in `hay[i..]` (none has its
                         // rare byte there); the state at the end is that of
-                        // the longest suffix that may begin one.
-                        let from = hay.len().saturating_sub(self.max_len - 1).max(i);
+                        // the longest suffix that may begin one, which holds
+                        // no rare byte either, so is at most `max_back` long.
+                        let from = hay.len().saturating_sub(self.rare.max_back).max(i);
                         for &b in &hay[from..] {
                             *sid = self.dfa.next_state(Anchored::No, *sid, b);
                         }

@@ -97,6 +97,7 @@ impl Parser {
             ctx: Ctx::new(Minter::new(&options.ids), options.tools, options.limits),
             pending: Pending {
                 in_reasoning,
+                track_lines: grammar.sets.iter().any(|t| t.set.has_line_start()),
                 ..Pending::default()
             },
             reasoning: options.reasoning,
@@ -138,6 +139,11 @@ impl Parser {
         if self.shared.finished || chunk.is_empty() {
             return;
         }
+        if self.plain(chunk) {
+            if let Some(text) = crate::utf8::as_text(chunk) {
+                return self.shared.pending.pass_text(text, &mut SinkRef(sink));
+            }
+        }
         let ch = Chunk::from_bytes(chunk, self.shared.pending.pos);
         self.process(&ch, &mut SinkRef(sink));
     }
@@ -149,8 +155,23 @@ impl Parser {
         if self.shared.finished || chunk.is_empty() {
             return;
         }
+        if self.plain(chunk.as_bytes()) {
+            return self.shared.pending.pass_text(chunk, &mut SinkRef(sink));
+        }
         let ch = Chunk::from_str(chunk, self.shared.pending.pos);
         self.process(&ch, &mut SinkRef(sink));
+    }
+
+    /// The fast path of the text mode: nothing is pending, the automaton
+    /// is at its start, and nothing in `chunk` can begin a marker. (Its end
+    /// is checked to be a whole character by the caller's UTF-8 check.)
+    #[inline]
+    fn plain(&self, chunk: &[u8]) -> bool {
+        let Mode::Text(st) = &self.mode else {
+            return false;
+        };
+        let set = &self.g.sets[self.shared.set_index()].set;
+        self.shared.pending.buf.is_empty() && st.sid == set.start() && set.is_plain(chunk)
     }
 
     /// Ends the stream; the remaining events, [`EventRef::Done`] last, go to

@@ -108,6 +108,8 @@ pub(crate) struct Pending {
     /// dropped since the last newline or the start of the stream: a
     /// line-start marker right after `buf_start` is at a line start.
     pub line_blank: bool,
+    /// Some marker counts only at a line start: keep `line_blank` up to date.
+    pub track_lines: bool,
 }
 
 impl Default for Pending {
@@ -118,6 +120,7 @@ impl Default for Pending {
             buf_start: 0,
             in_reasoning: false,
             line_blank: true,
+            track_lines: true,
         }
     }
 }
@@ -143,6 +146,14 @@ impl Pending {
         self.take(ch, to);
     }
 
+    /// A whole chunk of plain text: released at once, nothing pending.
+    #[inline]
+    pub(crate) fn pass_text(&mut self, text: &str, out: &mut dyn Sink) {
+        self.emit_str(text, out);
+        self.pos += text.len() as u64;
+        self.buf_start = self.pos;
+    }
+
     /// Gives back the last `n` bytes taken (they were not used).
     pub(crate) fn untake(&mut self, n: usize) {
         let keep = self.buf.len() - n.min(self.buf.len());
@@ -161,7 +172,7 @@ impl Pending {
     /// Drops pending bytes up to `upto`: they belong to a call.
     pub(crate) fn drop_upto(&mut self, upto: u64) {
         let n = (upto.saturating_sub(self.buf_start) as usize).min(self.buf.len());
-        if let Some(blank) = line_tail(&self.buf[..n]) {
+        if let (true, Some(blank)) = (self.track_lines, line_tail(&self.buf[..n])) {
             self.line_blank = blank;
         }
         self.buf.drain(..n);
@@ -276,6 +287,9 @@ impl Pending {
     /// Bytes leave the parser: keeps track of whether the line is blank.
     #[inline]
     fn passed(&mut self, bytes: &[u8]) {
+        if !self.track_lines {
+            return;
+        }
         if let Some(blank) = line_tail(bytes) {
             self.line_blank = blank;
         }

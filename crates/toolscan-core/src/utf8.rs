@@ -25,6 +25,21 @@ pub(crate) fn complete_prefix_len(buf: &[u8]) -> usize {
     n
 }
 
+/// The bytes as text if they are UTF-8. Short all-ASCII input, the common
+/// token-sized chunk, skips the general validator (which costs about 75
+/// instructions for a 4-byte chunk, a fifth of the whole feed, measured with
+/// callgrind on `toolscan parse --chunk 4`).
+#[inline]
+#[allow(unsafe_code)]
+pub(crate) fn as_text(bytes: &[u8]) -> Option<&str> {
+    if bytes.len() <= 16 && bytes.iter().fold(0u8, |a, &b| a | b) < 0x80 {
+        // SAFETY: every byte is below 0x80, and any sequence of ASCII bytes
+        // is valid UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes).ok()
+}
+
 /// Decodes bytes as UTF-8, replacing invalid sequences with U+FFFD.
 #[cfg(test)]
 pub(crate) fn lossy(bytes: &[u8]) -> String {
@@ -34,6 +49,21 @@ pub(crate) fn lossy(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn as_text_agrees_with_the_validator() {
+        let samples: [&[u8]; 6] = [
+            b"",
+            b"abcd",
+            b"0123456789abcdef",
+            "aé".as_bytes(),
+            &[b'a', 0xC3],
+            &[0x80, b'a'],
+        ];
+        for s in samples {
+            assert_eq!(as_text(s), std::str::from_utf8(s).ok(), "{s:?}");
+        }
+    }
 
     #[test]
     fn holds_incomplete_tails() {
