@@ -68,16 +68,34 @@ impl RareBytes {
     fn new(patterns: &[Pattern], any_ci: bool) -> RareBytes {
         let mut back: Box<[Option<u8>; 256]> = Box::new([None; 256]);
         let mut bytes: Vec<u8> = Vec::new();
+        // How many markers hold each byte: of equally rare bytes, one that
+        // other markers hold too keeps the set (and the searches) small.
+        let mut shared = [0usize; 256];
         for p in patterns {
-            // The rarest byte, the earliest of equally rare ones.
+            let mut seen = [false; 256];
+            for &b in &p.bytes {
+                let b = if any_ci { b.to_ascii_uppercase() } else { b };
+                if !std::mem::replace(&mut seen[usize::from(b)], true) {
+                    shared[usize::from(b)] += 1;
+                }
+            }
+        }
+        for p in patterns {
+            // The rarest byte; the most shared, then the earliest, of
+            // equally rare ones.
             let (k, &b) = p
                 .bytes
                 .iter()
                 .enumerate()
-                .max_by_key(|&(k, &b)| (rarity(b), std::cmp::Reverse(k)))
+                .max_by_key(|&(k, &b)| {
+                    let key = if any_ci { b.to_ascii_uppercase() } else { b };
+                    (rarity(b), shared[usize::from(key)], std::cmp::Reverse(k))
+                })
                 .unwrap_or((0, &0));
             let k = u8::try_from(k).unwrap_or(u8::MAX);
-            let cases = if any_ci {
+            // A case-sensitive marker holds its rare byte as written, even
+            // when the automaton ignores case for the sake of another one.
+            let cases = if p.case_insensitive {
                 [b.to_ascii_lowercase(), b.to_ascii_uppercase()]
             } else {
                 [b, b]
@@ -180,14 +198,17 @@ impl Cursor<'_> {
     }
 }
 
-/// How rare a byte is in model output (higher: rarer): markup punctuation
-/// is rare, letters, digits, spaces and newlines are common.
+/// How rare a byte is in model output, prose and code (higher: rarer):
+/// markup brackets are rare; uppercase letters that seldom start a word,
+/// less so; letters, digits, spaces, `:` and `_` (frequent in code and
+/// lists) are common.
 fn rarity(b: u8) -> u8 {
     match b {
         b' ' | b'\n' | b'e' | b't' | b'a' | b'o' | b'i' | b'n' | b's' | b'r' => 0,
         b'a'..=b'z' | b'.' | b',' => 1,
-        b'A'..=b'Z' | b'0'..=b'9' => 2,
-        b'"' | b'\'' | b'(' | b')' | b'-' | b':' | b'=' | b'/' => 3,
+        b'J' | b'K' | b'L' | b'O' | b'Q' | b'U' | b'V' | b'X' | b'Y' | b'Z' => 3,
+        b'A'..=b'Z' | b'0'..=b'9' | b':' | b'_' | b'"' | b'\'' => 2,
+        b'(' | b')' | b'-' | b'=' | b'/' | b'\t' | b'\r' => 2,
         _ if b >= 0x80 => 3,
         _ => 4,
     }
@@ -204,6 +225,9 @@ pub(crate) struct MarkerSet {
     depth_shift: u32,
     patterns: Vec<Pattern>,
     rare: RareBytes,
+    /// `begins[b]`: some marker begins with byte `b` as written (either case
+    /// for a case-insensitive marker).
+    begins: Box<[bool; 256]>,
     any_ci: bool,
 }
 
@@ -273,7 +297,17 @@ impl MarkerSet {
             let slot = &mut depth[id >> depth_shift];
             *slot = (*slot).max(u8::try_from(d).map_err(|_| "marker longer than 255 bytes")?);
         }
+        let mut begins = Box::new([false; 256]);
+        for p in &patterns {
+            let b = p.bytes[0];
+            begins[usize::from(b)] = true;
+            if p.case_insensitive {
+                begins[usize::from(b.to_ascii_lowercase())] = true;
+                begins[usize::from(b.to_ascii_uppercase())] = true;
+            }
+        }
         Ok(MarkerSet {
+            begins,
             dfa,
             start,
             depth,
@@ -298,14 +332,11 @@ impl MarkerSet {
         if rare {
             return false;
         }
-        if self.rare.max_back == 0 {
-            return true;
-        }
-        let mut sid = self.start;
-        for &b in &hay[hay.len().saturating_sub(self.rare.max_back)..] {
-            sid = self.dfa.next_state(Anchored::No, sid, b);
-        }
-        sid == self.start
+        // None of the last bytes begins a marker as written (a marker begun
+        // before them would show its rare byte): none is in progress.
+        hay[hay.len().saturating_sub(self.rare.max_back)..]
+            .iter()
+            .all(|&b| !self.begins[usize::from(b)])
     }
 
     /// Whether some marker counts only at a line start.
@@ -551,12 +582,14 @@ mod tests {
             })
             .collect();
         let f = RareBytes::new(&pats, false);
-        assert_eq!(f.back[usize::from(b':')], Some(4));
-        assert_eq!(f.back[usize::from(b'_')], Some(4));
+        // `TOOL:` and `TOOL_CALL` share one rare byte, the `O` after `T`
+        assert_eq!(f.back[usize::from(b'O')], Some(1));
+        assert_eq!(f.back[usize::from(b':')], None);
+        assert_eq!(f.back[usize::from(b'_')], None);
         assert_eq!(f.back[usize::from(b'T')], None);
         let mut hay = vec![b'x'; 100];
         assert_eq!(f.cursor(&hay).find(0), None);
-        for (at, b) in [(90, b'_'), (50, b':'), (40, b'<'), (30, b'`')] {
+        for (at, b) in [(90, b'O'), (50, b'['), (40, b'<'), (30, b'`')] {
             hay[at] = b;
             assert_eq!(f.cursor(&hay).find(0), Some(at), "{}", b as char);
             assert_eq!(f.cursor(&hay[at - 5..at + 3]).find(0), Some(5));

@@ -140,7 +140,12 @@ impl Parser {
             return;
         }
         if self.plain(chunk) {
-            if let Some(text) = crate::utf8::as_text(chunk) {
+            let text = if chunk.len() < 64 {
+                crate::utf8::as_text(chunk)
+            } else {
+                simdutf8::basic::from_utf8(chunk).ok()
+            };
+            if let Some(text) = text {
                 return self.shared.pending.pass_text(text, &mut SinkRef(sink));
             }
         }

@@ -290,6 +290,13 @@ impl Pending {
         if !self.track_lines {
             return;
         }
+        // Most text ends in a byte that is neither blank nor a newline.
+        if let Some(&last) = bytes.last() {
+            if !matches!(last, b' ' | b'\t' | b'\r' | b'\n' | 0xBF) {
+                self.line_blank = false;
+                return;
+            }
+        }
         if let Some(blank) = line_tail(bytes) {
             self.line_blank = blank;
         }
