@@ -1,0 +1,413 @@
+//! Defects found by running other projects' test suites (llama.cpp, vLLM,
+//! SGLang and friends) against toolscan, one section per defect.
+//!
+//! Every input is fed whole, byte by byte, and through `Parser::feed_with`
+//! into a `Vec<Event>`; the three must coalesce to the same events, which
+//! must follow the contract's structure (one start per index, deltas that
+//! concatenate to the final arguments, `done` last) and lose no byte.
+
+use serde_json::{json, Value};
+use toolscan::{coalesce, Event, IdMint, Options, Parser, Registry};
+
+// ---------------------------------------------------------------------------
+// Harness
+
+fn options() -> Options {
+    Options::new().with_ids(IdMint::Seeded(7))
+}
+
+fn parser(format: &str, options: Options) -> Parser {
+    let g = Registry::builtin().grammar(format).expect("format exists");
+    Parser::new(g, options)
+}
+
+/// Runs `input` under `format` whole, byte by byte and through
+/// `feed_with`; checks they agree and that the events are well formed.
+/// Returns the coalesced events.
+fn run_with(format: &str, opts: &Options, input: &str) -> Vec<Event> {
+    let bytes = input.as_bytes();
+    let mut p = parser(format, opts.clone());
+    let mut whole = p.feed(bytes);
+    whole.extend(p.finish());
+
+    let mut p = parser(format, opts.clone());
+    let mut single = Vec::new();
+    for b in bytes.chunks(1) {
+        p.feed_into(b, &mut single);
+    }
+    p.finish_into(&mut single);
+
+    let mut p = parser(format, opts.clone());
+    let mut sunk: Vec<Event> = Vec::new();
+    for piece in bytes.chunks(5) {
+        p.feed_with(piece, &mut sunk);
+    }
+    p.finish_with(&mut sunk);
+
+    let reference = coalesce(whole);
+    assert_eq!(
+        coalesce(single),
+        reference,
+        "{format}: byte by byte differs from whole for {input:?}"
+    );
+    assert_eq!(
+        coalesce(sunk),
+        reference,
+        "{format}: feed_with differs from whole for {input:?}"
+    );
+    check_structure(&reference);
+    reference
+}
+
+fn run(format: &str, input: &str) -> Vec<Event> {
+    run_with(format, &options(), input)
+}
+
+/// One start per index, in order; deltas before the end concatenate to the
+/// final arguments; the end names the start's call; `done` last.
+fn check_structure(events: &[Event]) {
+    assert!(
+        matches!(events.last(), Some(Event::Done { .. })),
+        "done is last: {events:?}"
+    );
+    let mut started: Vec<(String, String, String, bool)> = Vec::new();
+    for e in events {
+        match e {
+            Event::ToolCallStart { index, id, name } => {
+                assert_eq!(*index, started.len(), "{events:?}");
+                started.push((id.clone(), name.clone(), String::new(), false));
+            }
+            Event::ToolCallArgs { index, delta } => {
+                let s = &mut started[*index];
+                assert!(!s.3, "args after end: {events:?}");
+                s.2.push_str(delta);
+            }
+            Event::ToolCallEnd {
+                index,
+                id,
+                name,
+                arguments,
+            } => {
+                let s = &mut started[*index];
+                assert!(!s.3, "two ends: {events:?}");
+                assert_eq!((&s.0, &s.1), (id, name), "end differs from start");
+                assert_eq!(s.2, arguments.as_str(), "deltas differ from arguments");
+                s.3 = true;
+            }
+            _ => {}
+        }
+    }
+}
+
+fn text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The completed calls: (name, arguments as a JSON value).
+fn calls(events: &[Event]) -> Vec<(String, Value)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd {
+                name, arguments, ..
+            } => Some((
+                name.clone(),
+                serde_json::from_str(arguments.as_str()).expect("arguments are JSON"),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn diagnostics(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Diagnostic(d) => Some(format!("{} {}", d.kind.as_str(), d.message)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn call(name: &str, args: Value) -> (String, Value) {
+    (name.to_string(), args)
+}
+
+// ---------------------------------------------------------------------------
+// 1. DeepSeek V3 / V3.1: a malformed call does not end the section
+
+const S: &str = "<｜tool▁calls▁begin｜>";
+const C: &str = "<｜tool▁call▁begin｜>";
+const SEP: &str = "<｜tool▁sep｜>";
+const CE: &str = "<｜tool▁call▁end｜>";
+const SE: &str = "<｜tool▁calls▁end｜>";
+const EOS: &str = "<｜end▁of▁sentence｜>";
+
+fn v31(name: &str, args: &str) -> String {
+    format!("{C}{name}{SEP}{args}{CE}")
+}
+
+fn v3(name: &str, args: &str) -> String {
+    format!("{C}function{SEP}{name}\n```json\n{args}\n```{CE}")
+}
+
+#[test]
+fn deepseek_v31_valid_calls_after_a_malformed_one() {
+    let bad = v31("get_weather", "{city: Paris}");
+    let input = format!(
+        "Checking.{S}{bad}{}\n{}{SE}{EOS}",
+        v31("get_time", r#"{"tz": "UTC"}"#),
+        v31("search", r#"{"q": "x"}"#)
+    );
+    let ev = run("deepseek-v3.1", &input);
+    assert_eq!(
+        calls(&ev),
+        [
+            call("get_time", json!({"tz": "UTC"})),
+            call("search", json!({"q": "x"}))
+        ]
+    );
+    // the bad call is text; the section's end (and EOS) belong to the calls
+    assert_eq!(text(&ev), format!("Checking.{S}{bad}"));
+    let d = diagnostics(&ev);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0].starts_with("malformed"), "{d:?}");
+    assert_eq!(
+        ev.last(),
+        Some(&Event::Done {
+            finish_reason: toolscan::FinishReason::ToolCalls
+        })
+    );
+}
+
+#[test]
+fn deepseek_v31_malformed_call_between_valid_ones() {
+    let bad = v31("get_weather", r#"{"city": "Paris",}"#);
+    let input = format!(
+        "{S}{}{bad}{}{SE}{EOS}after",
+        v31("a", "{}"),
+        v31("b", r#"{"k": [1, 2]}"#)
+    );
+    let ev = run("deepseek-v3.1", &input);
+    assert_eq!(
+        calls(&ev),
+        [call("a", json!({})), call("b", json!({"k": [1, 2]}))]
+    );
+    assert_eq!(text(&ev), format!("{bad}after"));
+    assert_eq!(diagnostics(&ev).len(), 1);
+}
+
+#[test]
+fn deepseek_v31_last_call_malformed_section_end_still_belongs_to_the_calls() {
+    let bad = v31("b", r#"{"k": tru}"#);
+    let input = format!("{S}{}\n{bad}{SE}{EOS}Done.", v31("a", "{}"));
+    let ev = run("deepseek-v3.1", &input);
+    assert_eq!(calls(&ev), [call("a", json!({}))]);
+    assert_eq!(text(&ev), format!("\n{bad}Done."));
+    assert_eq!(diagnostics(&ev).len(), 1);
+}
+
+#[test]
+fn deepseek_v31_every_kind_of_bad_call_recovers() {
+    // the bad call, all of which is text
+    let bads = [
+        // bad JSON
+        v31("f", r#"{"a": 1"#),
+        // whitespace in the name
+        v31("get weather", "{}"),
+        // no separator: the name runs into the call's end
+        format!("{C}get_weather{CE}"),
+        // no arguments
+        format!("{C}get_weather{SEP}{CE}"),
+        // the call's end is missing: the next call begins
+        format!("{C}f{SEP}{{\"a\": 1}}"),
+        // an empty call: the next one begins at once
+        C.to_string(),
+        // a call begun inside the name
+        format!("{C}get_weather<｜tool▁call▁beg"),
+    ];
+    for bad in bads {
+        let input = format!("{S}{bad}{}{SE}", v31("ok", r#"{"x": 1}"#));
+        let ev = run("deepseek-v3.1", &input);
+        assert_eq!(calls(&ev), [call("ok", json!({"x": 1}))], "{bad}");
+        let want = format!("{S}{bad}");
+        assert_eq!(text(&ev), want, "{bad}");
+        assert_eq!(diagnostics(&ev).len(), 1, "{bad}: {:?}", diagnostics(&ev));
+    }
+}
+
+#[test]
+fn deepseek_v3_fenced_calls_recover_too() {
+    let bad = v3("get_weather", r#"{"city": "Paris",}"#);
+    for format in ["deepseek-v3", "deepseek-v3.1"] {
+        let input = format!(
+            "{S}{bad}\n{}\n{}{SE}{EOS}",
+            v3("get_time", "{}"),
+            v3("search", r#"{"q": "café ☕"}"#)
+        );
+        let ev = run(format, &input);
+        assert_eq!(
+            calls(&ev),
+            [
+                call("get_time", json!({})),
+                call("search", json!({"q": "café ☕"}))
+            ],
+            "{format}"
+        );
+        assert_eq!(text(&ev), format!("{S}{bad}"), "{format}");
+        assert_eq!(diagnostics(&ev).len(), 1, "{format}");
+    }
+}
+
+#[test]
+fn deepseek_a_section_with_only_bad_calls_is_text() {
+    let bad1 = v31("a", "{x}");
+    let bad2 = v31("b", "[]");
+    for tail in ["", "\nProse after."] {
+        let input = format!("{S}{bad1}{bad2}{SE}{EOS}{tail}");
+        let ev = run("deepseek-v3.1", &input);
+        assert!(calls(&ev).is_empty());
+        assert_eq!(text(&ev), input);
+        assert_eq!(diagnostics(&ev).len(), 2, "{:?}", diagnostics(&ev));
+        assert_eq!(
+            ev.last(),
+            Some(&Event::Done {
+                finish_reason: toolscan::FinishReason::Stop
+            })
+        );
+    }
+}
+
+#[test]
+fn deepseek_prose_after_a_bad_call_is_text_and_later_sections_parse() {
+    // the bad call never ends: everything after it is its text, but a new
+    // section further on still parses
+    let input = format!(
+        "{S}{C}f{SEP}{{bad\nI will try again.\n{S}{}{SE}",
+        v31("f", "{}")
+    );
+    let ev = run("deepseek-v3.1", &input);
+    assert_eq!(calls(&ev), [call("f", json!({}))]);
+    assert_eq!(text(&ev), format!("{S}{C}f{SEP}{{bad\nI will try again.\n"));
+    assert_eq!(diagnostics(&ev).len(), 1);
+}
+
+#[test]
+fn deepseek_stream_ending_after_a_bad_call() {
+    for end in ["", "tail", "<｜tool▁ca", CE] {
+        let input = format!("{S}{}{C}f{SEP}{{x}}{end}", v31("a", "{}"));
+        let ev = run("deepseek-v3.1", &input);
+        assert_eq!(calls(&ev), [call("a", json!({}))]);
+        assert_eq!(text(&ev), format!("{C}f{SEP}{{x}}{end}"));
+        // the failure, no truncation on top of it
+        assert_eq!(diagnostics(&ev).len(), 1, "{end:?}: {:?}", diagnostics(&ev));
+    }
+}
+
+#[test]
+fn deepseek_r1_section_start_is_accepted() {
+    let r1 = "<｜tool▁calls｜>";
+    for format in ["deepseek-v3", "deepseek-v3.1", "auto"] {
+        let input = format!(
+            "Sure.{r1}{}\n{}{SE}{EOS}",
+            v3("get_weather", r#"{"city": "Paris"}"#),
+            v3("get_time", "{}")
+        );
+        let ev = run(format, &input);
+        assert_eq!(
+            calls(&ev),
+            [
+                call("get_weather", json!({"city": "Paris"})),
+                call("get_time", json!({}))
+            ],
+            "{format}"
+        );
+        assert_eq!(text(&ev), "Sure.", "{format}");
+        assert!(diagnostics(&ev).is_empty(), "{format}");
+    }
+}
+
+#[test]
+fn deepseek_recovery_under_auto() {
+    let bad = v31("get_weather", "{city: Paris}");
+    let input = format!("{S}{bad}{}{SE}", v31("get_time", "{}"));
+    let ev = run("auto", &input);
+    assert_eq!(calls(&ev), [call("get_time", json!({}))]);
+    assert_eq!(text(&ev), format!("{S}{bad}"));
+}
+
+/// `Step::Recover` is format-language machinery: a user's format gets the
+/// same recovery.
+#[test]
+fn recovery_in_a_registered_format() {
+    use toolscan::format::{Format, Label, Lit, Opener, Step};
+    // <calls><call>NAME {json}</call>…</calls>
+    let then = |opts: &[(&str, &'static str)]| {
+        Step::Then(
+            opts.iter()
+                .map(|&(l, j)| (Lit::new(l), Label::from(j)))
+                .collect(),
+        )
+    };
+    let f = Format::new(
+        "calls-section",
+        "custom",
+        "<calls><call>NAME {json}</call>…</calls>",
+    )
+    .opener(Opener::definite(
+        "<calls>",
+        vec![
+            Step::Ws,
+            Step::lit("<call>"),
+            Step::Recover(vec![
+                (Lit::new("</call>"), Label::from("next")),
+                (Lit::new("<call>"), Label::from("call")),
+                (Lit::new("</calls>"), Label::from("end")),
+            ]),
+            Step::label("call"),
+            Step::Capture(toolscan::format::Capture::before(
+                toolscan::format::Field::Name,
+                b" {",
+            )),
+            Step::Ws,
+            Step::args(),
+            Step::Ws,
+            Step::lit("</call>"),
+            Step::Dispatch,
+            Step::label("next"),
+            then(&[("<call>", "call"), ("</calls>", "end")]),
+            Step::label("end"),
+            Step::End,
+        ],
+    ));
+    let mut reg = Registry::builtin();
+    reg.register(f).unwrap();
+    let g = reg.grammar("calls-section").unwrap();
+    let input =
+        "a <calls><call>x {\"k\": 1}</call><call>y {oops}</call>\n<call>z {}</call></calls> b";
+    let run_one = |chunk: usize| {
+        let mut p = Parser::new(g.clone(), options());
+        let mut ev = Vec::new();
+        for piece in input.as_bytes().chunks(chunk) {
+            p.feed_into(piece, &mut ev);
+        }
+        p.finish_into(&mut ev);
+        coalesce(ev)
+    };
+    let ev = run_one(input.len());
+    for chunk in 1..8 {
+        assert_eq!(run_one(chunk), ev, "chunks of {chunk}");
+    }
+    assert_eq!(
+        calls(&ev),
+        [call("x", json!({"k": 1})), call("z", json!({}))]
+    );
+    assert_eq!(text(&ev), "a <call>y {oops}</call> b");
+    assert_eq!(diagnostics(&ev).len(), 1);
+}
