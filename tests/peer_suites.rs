@@ -411,3 +411,113 @@ fn recovery_in_a_registered_format() {
     assert_eq!(text(&ev), "a <call>y {oops}</call> b");
     assert_eq!(diagnostics(&ev).len(), 1);
 }
+
+// ---------------------------------------------------------------------------
+// 2. hermes: a code fence around a wrapped call belongs to the call
+
+const WEATHER: &str = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+
+#[test]
+fn hermes_fence_around_a_wrapped_call_is_not_text() {
+    for (open, close) in [
+        ("<response>", "</response>"),
+        ("<tool_call>", "</tool_call>"),
+        ("<function_call>", "</function_call>"),
+        ("<tools>", "</tools>"),
+        ("<json>", "</json>"),
+        ("<xml>", "</xml>"),
+        ("<RESPONSE>", "</Response>"),
+    ] {
+        for fence in ["```xml\n", "```\n", "```json ", "```"] {
+            for format in ["hermes", "auto"] {
+                let input = format!("Calling:\n{fence}{open}{WEATHER}{close}\n```\nWaiting.");
+                let ev = run(format, &input);
+                assert_eq!(
+                    calls(&ev),
+                    [call("get_weather", json!({"city": "Paris"}))],
+                    "{format}: {input:?}"
+                );
+                assert_eq!(text(&ev), "Calling:\n\nWaiting.", "{format}: {input:?}");
+                assert!(diagnostics(&ev).is_empty(), "{format}: {input:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn hermes_fence_around_several_wrapped_calls() {
+    let input = format!(
+        "```xml\n<tool_call>{WEATHER}</tool_call>\n<tool_call>{}</tool_call>\n```",
+        r#"{"name": "get_time", "arguments": {}}"#
+    );
+    let ev = run("hermes", &input);
+    assert_eq!(
+        calls(&ev),
+        [
+            call("get_weather", json!({"city": "Paris"})),
+            call("get_time", json!({}))
+        ]
+    );
+    assert_eq!(text(&ev), "");
+    assert!(diagnostics(&ev).is_empty());
+}
+
+#[test]
+fn hermes_fence_left_open_or_followed_by_prose() {
+    // the model never closes the fence: the call still stands
+    let ev = run("hermes", &format!("```xml\n<response>{WEATHER}</response>"));
+    assert_eq!(calls(&ev).len(), 1);
+    assert_eq!(text(&ev), "");
+    let ev = run(
+        "hermes",
+        &format!("```xml\n<response>{WEATHER}</response>\nThat is all."),
+    );
+    assert_eq!(calls(&ev).len(), 1);
+    assert_eq!(text(&ev), "\nThat is all.");
+}
+
+#[test]
+fn hermes_fenced_markup_that_is_not_a_call_stays_text() {
+    for input in [
+        "```xml\n<response>Hello</response>\n```",
+        "```xml\n<tools>\n  <tool name=\"x\"/>\n</tools>\n```",
+        "```html\n<div>{}</div>\n```",
+        "```\n<response>{\"status\": \"ok\"}</response>\n```",
+    ] {
+        let ev = run("hermes", input);
+        assert!(calls(&ev).is_empty(), "{input:?}");
+        assert_eq!(text(&ev), input, "{input:?}");
+        assert!(diagnostics(&ev).is_empty(), "{input:?}");
+    }
+}
+
+#[test]
+fn hermes_definite_wrapper_in_a_fence_reports_its_failure() {
+    let input = "```xml\n<tool_call>{\"name\": \"f\", \"arguments\": {x}}</tool_call>\n```";
+    let ev = run("hermes", input);
+    assert!(calls(&ev).is_empty());
+    assert_eq!(text(&ev), input);
+    assert_eq!(diagnostics(&ev).len(), 1, "{:?}", diagnostics(&ev));
+}
+
+#[test]
+fn hermes_other_openers_inside_a_fence_are_still_found() {
+    // `<function=` starts like `<function_call>`: the fence gives up and
+    // the bytes it had matched are read again
+    let input = "```\n<function=get_time>{}</function>\n```";
+    let ev = run("hermes", input);
+    assert_eq!(calls(&ev), [call("get_time", json!({}))]);
+    assert_eq!(text(&ev), "```\n\n```");
+}
+
+/// A block that fails inside a literal gives the matched part back to be
+/// read again: here `<` of the next `<tool_call>` was read as the start of
+/// `</tool_call>`.
+#[test]
+fn a_partly_matched_literal_is_read_again_after_a_failure() {
+    let input = format!("<tool_call>{WEATHER}<tool_call>{WEATHER}</tool_call>");
+    let ev = run("hermes", &input);
+    assert_eq!(calls(&ev), [call("get_weather", json!({"city": "Paris"}))]);
+    assert_eq!(text(&ev), format!("<tool_call>{WEATHER}"));
+    assert_eq!(diagnostics(&ev).len(), 1);
+}

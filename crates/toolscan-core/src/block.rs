@@ -103,10 +103,11 @@ pub(crate) fn run(
     // a recovery point armed, the failed call and the block goes on.
     macro_rules! fail {
         ($stop:expr) => {{
-            if fail(b, prog, env, $stop) {
-                continue;
+            match fail(b, prog, env, $stop) {
+                Failed::Recovered => continue,
+                Failed::Over(None) => return (i, Outcome::Text),
+                Failed::Over(Some(markup)) => return (i, Outcome::Replay(markup)),
             }
-            return (i, Outcome::Text);
         }};
     }
     // Steps that read nothing must not loop (a custom program may jump to
@@ -459,11 +460,36 @@ pub(crate) fn end_block(b: &Block, env: &mut Env<'_>) {
     }
 }
 
+/// What became of a block that failed.
+pub(crate) enum Failed {
+    /// A recovery point was armed: the block goes on.
+    Recovered,
+    /// The block is over; text mode reads on from the byte that failed,
+    /// after these bytes (a partly matched literal, which may begin a
+    /// marker).
+    Over(Option<Vec<u8>>),
+}
+
+/// How many of the last bytes held are markup the failed step was matching
+/// (a literal, or a delimiter in a word): they may begin another marker, so
+/// they are read again rather than swallowed.
+fn partial_markup(b: &Block, prog: &[Op]) -> usize {
+    match (&b.st, prog.get(b.pc)) {
+        (StepState::Lit(m), _) => m.at,
+        (StepState::Then(t), Some(Op::OneOf(_))) => t.matched(),
+        (StepState::Capture(w), Some(Op::Capture(c))) => {
+            steps::literal_start(&w.word, c.delims.iter().map(|(l, _)| l))
+        }
+        _ => 0,
+    }
+}
+
 /// The block failed at the current byte: reports it unless it never looked
-/// like a call, and gives its bytes back as text. Returns whether the block
-/// goes on: with a recovery point armed, only the failed call's bytes are
-/// text, and the block seeks the literals of its `Step::Recover`.
-pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) -> bool {
+/// like a call, and gives its bytes back as text. With a recovery point
+/// armed, only the failed call's bytes are text, and the block goes on,
+/// seeking the literals of its `Step::Recover`.
+pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) -> Failed {
+    let partial = partial_markup(b, prog);
     let limit = stop.reason.is_limit();
     let silent = b.calls.silent() && !limit;
     let abandoned = b.calls.abandon();
@@ -500,16 +526,20 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
         env.out.event(EventRef::Diagnostic(&d));
     }
     let Some((pc, t)) = seek else {
+        let p = &mut *env.pending;
+        let k = p.buf.len() - partial.min(p.buf.len());
+        let markup = p.buf.split_off(k);
+        p.pos = p.buf_start + k as u64;
         release(env);
-        return false;
+        return Failed::Over((!markup.is_empty()).then_some(markup));
     };
     // The failed call's bytes are text, but for a tail that may begin one
     // of the literals sought (a partly matched marker is read again).
     let p = &mut *env.pending;
-    let keep = steps::literal_start(&p.buf, &t.opts) as u64;
+    let keep = steps::literal_start(&p.buf, t.opts.iter().map(|o| &o.lit)) as u64;
     let at = p.pos;
     p.flush(&Chunk::from_str("", at), at, at - keep, true, env.out);
     b.pc = pc;
     b.st = StepState::Then(ThenMatch::seeking(p.buf_start, p.buf.clone()));
-    true
+    Failed::Recovered
 }

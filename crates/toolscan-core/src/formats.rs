@@ -124,32 +124,85 @@ fn function_eq() -> Opener {
     )
 }
 
+/// Hermes' wrappers of one JSON call object: (open, close, trust).
+fn hermes_wrappers() -> Vec<(&'static str, Lit, Trust)> {
+    vec![
+        ("<tool_call>", Lit::new("</tool_call>"), Trust::Definite),
+        (
+            "<function_call>",
+            Lit::new("</function_call>"),
+            Trust::Definite,
+        ),
+        // Words that also name ordinary markup: a call only once one shows.
+        ("<tools>", Lit::new("</tools>"), Trust::Tentative),
+        ("<tool>", Lit::new("</tool>"), Trust::Tentative),
+        ("<response>", Lit::ci("</response>"), Trust::Tentative),
+        ("<json>", Lit::ci("</json>"), Trust::Tentative),
+        ("<xml>", Lit::ci("</xml>"), Trust::Tentative),
+    ]
+}
+
+/// A code fence holding a call object, or wrapped calls
+/// (` ```xml\n<response>{…}</response>\n``` `): the fence belongs to the
+/// calls. A definite wrapper inside makes the block definite.
+fn hermes_fence(keys: &CallKeys) -> Opener {
+    let wrappers = hermes_wrappers();
+    let open_lit = |open: &str, close: &Lit| Lit {
+        bytes: open.as_bytes().to_vec(),
+        case_insensitive: close.case_insensitive,
+    };
+    let to_wrapper = |k: usize| Label::from(format!("wrapper-{k}"));
+    let opts: Vec<(Lit, Label)> = wrappers
+        .iter()
+        .enumerate()
+        .map(|(k, (open, close, _))| (open_lit(open, close), to_wrapper(k)))
+        .collect();
+    let mut program = vec![
+        Step::Word,
+        Step::Ws,
+        fork(&[(b"{", "object"), (b"<", "wrapped")]),
+        label("object"),
+        json(Shape::Call, keys.clone(), false),
+        Step::Ws,
+        Step::LitOrEof(Lit::new("```")),
+        Step::Dispatch,
+        Step::End,
+        label("wrapped"),
+        Step::OneOf(opts.clone()),
+    ];
+    for (k, (_, close, trust)) in wrappers.into_iter().enumerate() {
+        program.push(Step::Label(to_wrapper(k)));
+        if trust == Trust::Definite {
+            program.push(Step::Definite);
+        }
+        program.extend([
+            Step::Ws,
+            json(Shape::Call, keys.clone(), false),
+            Step::Ws,
+            Step::Lit(close),
+            Step::Dispatch,
+            Step::goto("after"),
+        ]);
+    }
+    let mut after = vec![(Lit::new("```"), Label::from("end"))];
+    after.extend(opts);
+    program.extend([label("after"), Step::Then(after), label("end"), Step::End]);
+    Opener::tentative("```", program)
+}
+
 fn hermes() -> Format {
     let keys = CallKeys::new(&["name"], &["arguments", "parameters"]);
     let mut f = Format::new(
         "hermes",
         "F01, F02",
         "<tool_call>{\"name\", \"arguments\"}</tool_call>; also <function_call>, <tools>, <tool>, \
-         <response>, <json>, <xml>, code fences, <function=NAME>, <function name=\"NAME\">",
+         <response>, <json>, <xml>, code fences (around a call object or wrapped calls), \
+         <function=NAME>, <function name=\"NAME\">",
     );
-    for (open, close) in [
-        ("<tool_call>", "</tool_call>"),
-        ("<function_call>", "</function_call>"),
-    ] {
-        f = f.opener(wrapped(open, Lit::new(close), &keys, Trust::Definite));
+    for (open, close, trust) in hermes_wrappers() {
+        f = f.opener(wrapped(open, close, &keys, trust));
     }
-    // Words that also name ordinary markup: a call only once one shows.
-    for (open, close) in [("<tools>", "</tools>"), ("<tool>", "</tool>")] {
-        f = f.opener(wrapped(open, Lit::new(close), &keys, Trust::Tentative));
-    }
-    for (open, close) in [
-        ("<response>", "</response>"),
-        ("<json>", "</json>"),
-        ("<xml>", "</xml>"),
-    ] {
-        f = f.opener(wrapped(open, Lit::ci(close), &keys, Trust::Tentative));
-    }
-    f.opener(fence(Shape::Call, &keys, Trust::Tentative))
+    f.opener(hermes_fence(&keys))
         .opener(function_eq())
         .opener(Opener::definite(
             "<function name=\"",

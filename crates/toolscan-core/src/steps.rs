@@ -175,11 +175,11 @@ fn is_proper_prefix(bytes: &[u8], lit: &Lit) -> bool {
 
 /// The length of the longest suffix of `buf` that may begin one of the
 /// literals (is a proper prefix of one).
-pub(crate) fn literal_start(buf: &[u8], opts: &[ThenOpt]) -> usize {
-    let longest = opts.iter().map(|o| o.lit.bytes.len()).max().unwrap_or(1);
+pub(crate) fn literal_start<'a>(buf: &[u8], lits: impl Iterator<Item = &'a Lit> + Clone) -> usize {
+    let longest = lits.clone().map(|l| l.bytes.len()).max().unwrap_or(1);
     let from = buf.len().saturating_sub(longest - 1);
     (from..buf.len())
-        .find(|&s| opts.iter().any(|o| is_proper_prefix(&buf[s..], &o.lit)))
+        .find(|&s| lits.clone().any(|l| is_proper_prefix(&buf[s..], l)))
         .map_or(0, |s| buf.len() - s)
 }
 
@@ -220,6 +220,11 @@ impl ThenMatch {
             alive: vec![true; n],
             held: Vec::new(),
         }
+    }
+
+    /// Bytes of a literal matched so far (after the whitespace).
+    pub(crate) fn matched(&self) -> usize {
+        self.at
     }
 
     /// A recovery seek that already holds `held`, the bytes at `from`.
@@ -288,7 +293,7 @@ impl ThenMatch {
                     return (n, Some(k));
                 }
             }
-            let keep = literal_start(h, opts);
+            let keep = literal_start(h, opts.iter().map(|o| &o.lit));
             let cut = h.len() - keep;
             self.held.drain(..cut);
         }
@@ -516,10 +521,11 @@ mod tests {
                 );
             }
         }
-        assert_eq!(literal_start(b"abc<|ca", &o), 4);
-        assert_eq!(literal_start(b"abc<|cx", &o), 0);
-        assert_eq!(literal_start(b"xa", &o), 1);
-        assert_eq!(literal_start(b"", &o), 0);
+        let lits = || o.iter().map(|o| &o.lit);
+        assert_eq!(literal_start(b"abc<|ca", lits()), 4);
+        assert_eq!(literal_start(b"abc<|cx", lits()), 0);
+        assert_eq!(literal_start(b"xa", lits()), 1);
+        assert_eq!(literal_start(b"", lits()), 0);
     }
 
     #[test]
