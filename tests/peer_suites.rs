@@ -521,3 +521,81 @@ fn a_partly_matched_literal_is_read_again_after_a_failure() {
     assert_eq!(text(&ev), format!("<tool_call>{WEATHER}"));
     assert_eq!(diagnostics(&ev).len(), 1);
 }
+
+// ---------------------------------------------------------------------------
+// 3. Mistral: `[TOOL_CALLS]name{json}` without `[ARGS]`
+
+#[test]
+fn mistral_name_then_object_without_args_marker() {
+    for format in ["mistral", "mistral-v11", "auto"] {
+        for input in [
+            r#"[TOOL_CALLS]get_weather{"city": "Paris", "n": [1, {"a": "}"}]}"#,
+            r#"[TOOL_CALLS] get_weather {"city": "Paris", "n": [1, {"a": "}"}]}"#,
+            r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "n": [1, {"a": "}"}]}"#,
+        ] {
+            let ev = run(format, input);
+            assert_eq!(
+                calls(&ev),
+                [call(
+                    "get_weather",
+                    json!({"city": "Paris", "n": [1, {"a": "}"}]})
+                )],
+                "{format}: {input}"
+            );
+            assert_eq!(text(&ev), "", "{format}: {input}");
+            assert!(diagnostics(&ev).is_empty(), "{format}: {input}");
+        }
+    }
+}
+
+#[test]
+fn mistral_several_calls_without_args_marker_and_text_around() {
+    let input = "Let me check.[TOOL_CALLS]get_weather{\"city\": \"Zürich\"}[TOOL_CALLS]get_time{}";
+    for format in ["mistral", "mistral-v11"] {
+        let ev = run(format, input);
+        assert_eq!(
+            calls(&ev),
+            [
+                call("get_weather", json!({"city": "Zürich"})),
+                call("get_time", json!({}))
+            ],
+            "{format}"
+        );
+        assert_eq!(text(&ev), "Let me check.", "{format}");
+    }
+}
+
+#[test]
+fn mistral_call_id_then_object_without_args_marker() {
+    let ev = run(
+        "mistral-v11",
+        r#"[TOOL_CALLS]get_time[CALL_ID]a1b2c3d4e{"tz": "UTC"}"#,
+    );
+    assert_eq!(calls(&ev), [call("get_time", json!({"tz": "UTC"}))]);
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, Event::ToolCallEnd { id, .. } if id == "a1b2c3d4e")));
+}
+
+#[test]
+fn mistral_array_form_still_wins_for_a_json_body() {
+    let input =
+        r#"[TOOL_CALLS][{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 1}}]"#;
+    for format in ["mistral", "mistral-v11"] {
+        let ev = run(format, input);
+        assert_eq!(
+            calls(&ev),
+            [call("a", json!({})), call("b", json!({"x": 1}))],
+            "{format}"
+        );
+    }
+}
+
+#[test]
+fn mistral_name_without_any_arguments_is_reported() {
+    let input = "[TOOL_CALLS]get_weather and then prose";
+    let ev = run("mistral-v11", input);
+    assert!(calls(&ev).is_empty());
+    assert_eq!(text(&ev), input);
+    assert_eq!(diagnostics(&ev).len(), 1);
+}

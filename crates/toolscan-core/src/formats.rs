@@ -473,15 +473,25 @@ fn mistral_programs() -> (Opener, Opener) {
             Step::End,
         ],
     );
+    // Some servers drop `[ARGS]`: `[TOOL_CALLS]NAME{json}` — the object
+    // then ends the name (or the id).
+    let before_object = |step: Step| match step {
+        Step::Capture(mut c) => {
+            c.stop = b"{".to_vec();
+            Step::Capture(c)
+        }
+        other => other,
+    };
     let compact = Opener::definite(
         "[TOOL_CALLS]",
         vec![
-            capture(
+            before_object(capture(
                 Field::Name,
                 &[("[CALL_ID]", Some("id")), ("[ARGS]", Some("args"))],
-            ),
+            )),
+            Step::goto("args"),
             label("id"),
-            capture(Field::Id, &[("[ARGS]", None)]),
+            before_object(capture(Field::Id, &[("[ARGS]", None)])),
             label("args"),
             Step::args(),
             Step::Dispatch,
@@ -507,8 +517,8 @@ fn mistral_v11() -> Format {
     Format::new(
         "mistral-v11",
         "F05",
-        "[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json} / [TOOL_CALLS]NAME[ARGS]{json}, no end marker \
-         (also reads the array form)",
+        "[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json} / [TOOL_CALLS]NAME[ARGS]{json} / \
+         [TOOL_CALLS]NAME{json}, no end marker (also reads the array form)",
     )
     .opener(compact)
     .opener(array)
