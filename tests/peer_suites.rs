@@ -599,3 +599,165 @@ fn mistral_name_without_any_arguments_is_reported() {
     assert_eq!(text(&ev), input);
     assert_eq!(diagnostics(&ev).len(), 1);
 }
+
+// ---------------------------------------------------------------------------
+// 4. json: llama.cpp's generic `{"response": "…"}` is the model's text
+
+#[test]
+fn json_response_envelope_is_decoded_text() {
+    let cases = [
+        (r#"{"response": "Hello, world!"}"#, "Hello, world!"),
+        (
+            r#"{"response": "line 1\nline 2\t\"quoted\" \\ \/ done"}"#,
+            "line 1\nline 2\t\"quoted\" \\ / done",
+        ),
+        (
+            r#"{"response": "Z\u00fcrich \ud83d\ude00 caf\u00E9 \u2603"}"#,
+            "Zürich 😀 café ☃",
+        ),
+        (
+            r#"{"response": "raw UTF-8: 東京 🎉"}"#,
+            "raw UTF-8: 東京 🎉",
+        ),
+        (r#"{"response": ""}"#, ""),
+        ("{\n  \"response\" : \"spaced\"\n}", "spaced"),
+    ];
+    for (input, want) in cases {
+        let ev = run("json", input);
+        assert_eq!(text(&ev), want, "{input}");
+        assert!(calls(&ev).is_empty(), "{input}");
+        assert!(
+            diagnostics(&ev).is_empty(),
+            "{input}: {:?}",
+            diagnostics(&ev)
+        );
+        assert_eq!(
+            ev.last(),
+            Some(&Event::Done {
+                finish_reason: toolscan::FinishReason::Stop
+            })
+        );
+    }
+}
+
+#[test]
+fn json_response_envelope_streams_as_it_is_decoded() {
+    // text goes out before the envelope closes, whatever the chunking
+    let input = r#"{"response": "abc\u00e9\ud83d\ude00 def"#;
+    let mut p = parser("json", options());
+    let mut ev = Vec::new();
+    for b in input.as_bytes().chunks(1) {
+        p.feed_into(b, &mut ev);
+    }
+    assert_eq!(text(&ev), "abcé😀 def");
+    // split surrogate pairs and escapes hold nothing back once complete
+    let mut p = parser("json", options());
+    let ev = p.feed(br#"{"response": "x\ud83d"#);
+    assert_eq!(text(&ev), "x");
+}
+
+#[test]
+fn json_response_envelope_in_text_and_fences() {
+    let input = "Answer:\n```json\n{\"response\": \"It is 42.\"}\n```\nBye";
+    let ev = run("json", input);
+    assert_eq!(text(&ev), "Answer:\nIt is 42.\nBye");
+    assert!(diagnostics(&ev).is_empty());
+    let ev = run("json", r#"{"response": "a"} and {"response": "b"}"#);
+    assert_eq!(text(&ev), "a and b");
+}
+
+#[test]
+fn json_other_envelopes_keep_working() {
+    let ev = run(
+        "json",
+        r#"{"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": "{\"y\": 2}"}]}"#,
+    );
+    assert_eq!(
+        calls(&ev),
+        [call("a", json!({"x": 1})), call("b", json!({"y": 2}))]
+    );
+    assert_eq!(text(&ev), "");
+    let ev = run("json", r#"{"tool_call": {"name": "a", "arguments": {}}}"#);
+    assert_eq!(calls(&ev), [call("a", json!({}))]);
+    assert_eq!(text(&ev), "");
+    // text, then calls, in one envelope
+    let ev = run(
+        "json",
+        r#"{"response": "Let me look.", "tool_calls": [{"name": "a", "arguments": {}}]}"#,
+    );
+    assert_eq!(text(&ev), "Let me look.");
+    assert_eq!(calls(&ev), [call("a", json!({}))]);
+    assert!(diagnostics(&ev).is_empty());
+}
+
+#[test]
+fn json_objects_that_are_not_the_envelope_stay_json_text() {
+    for input in [
+        r#"{"response": 42}"#,
+        r#"{"response": {"text": "x"}}"#,
+        r#"[{"response": "x"}]"#,
+        r#"{"answer": "x"}"#,
+        r#"{"data": {"response": "x"}}"#,
+    ] {
+        let ev = run("json", input);
+        assert_eq!(text(&ev), input, "{input}");
+        assert!(diagnostics(&ev).is_empty(), "{input}");
+    }
+}
+
+#[test]
+fn json_response_envelope_that_breaks_or_is_cut_loses_nothing() {
+    // broken inside an escape: the text decoded so far went out, the rest
+    // comes back verbatim with a diagnostic
+    let ev = run("json", r#"{"response": "ab\q tail"}"#);
+    assert_eq!(text(&ev), r#"ab\q tail"}"#);
+    assert_eq!(diagnostics(&ev).len(), 1, "{:?}", diagnostics(&ev));
+    // cut off: the text so far, a truncation
+    let ev = run("json", r#"{"response": "Hello wor"#);
+    assert_eq!(text(&ev), "Hello wor");
+    assert_eq!(
+        ev.last(),
+        Some(&Event::Done {
+            finish_reason: toolscan::FinishReason::Length
+        })
+    );
+    let ev = run("json", r#"{"response": "Hi \u00"#);
+    assert_eq!(text(&ev), r#"Hi \u00"#);
+}
+
+#[test]
+fn json_response_envelope_under_every_two_cut_split() {
+    let input = r#"pre {"response": "a\"\u00e9\ud83d\ude00東"} post"#.as_bytes();
+    let want = coalesce(run("json", std::str::from_utf8(input).unwrap()));
+    assert_eq!(text(&want), "pre a\"é😀東 post");
+    for a in 0..=input.len() {
+        for b in a..=input.len() {
+            let mut p = parser("json", options());
+            let mut ev = Vec::new();
+            for (x, y) in [(0, a), (a, b), (b, input.len())] {
+                p.feed_into(&input[x..y], &mut ev);
+            }
+            p.finish_into(&mut ev);
+            assert_eq!(coalesce(ev), want, "cuts {a} {b}");
+        }
+    }
+}
+
+#[test]
+fn json_response_envelope_inside_reasoning_is_reasoning() {
+    let opts = options().with_reasoning(true);
+    let ev = run_with(
+        "json",
+        &opts,
+        r#"<think>{"response": "hmm\n"}</think>{"response": "Yes."}"#,
+    );
+    let reasoning: String = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Reasoning { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasoning, "hmm\n");
+    assert_eq!(text(&ev), "Yes.");
+}

@@ -157,7 +157,7 @@ pub(crate) fn run(
                 b.goto(b.pc + 1);
                 continue;
             }
-            Op::Then(t) if !t.seek && b.calls.done == 0 && matches!(b.st, StepState::Fresh) => {
+            Op::Then(t) if !t.seek && !b.calls.owns_bytes() && matches!(b.st, StepState::Fresh) => {
                 // A continuation with no completed call before it (after a
                 // recovered failure): nothing held belongs to a call.
                 release_all(env);
@@ -328,7 +328,7 @@ pub(crate) fn run(
                     ThenEnd::Over => {
                         // Not a continuation: the block is over and what
                         // this step held is scanned as text again.
-                        if b.calls.done > 0 {
+                        if b.calls.owns_bytes() {
                             env.pending.drop_upto(from);
                         }
                         let p = &mut *env.pending;
@@ -361,6 +361,7 @@ pub(crate) fn run(
                     json: &mut js.calls,
                     step: j,
                     out: env.out,
+                    reasoning: env.pending.in_reasoning,
                 };
                 let r = js.scanner.feed(input, base, &mut builder);
                 b.calls.sync(env.out);
@@ -452,7 +453,7 @@ fn release_all(env: &mut Env<'_>) {
 /// The block ended normally: its bytes belong to its calls, or, if it made
 /// none, they are text.
 pub(crate) fn end_block(b: &Block, env: &mut Env<'_>) {
-    if b.calls.done > 0 {
+    if b.calls.owns_bytes() {
         let at = env.pending.pos;
         env.pending.drop_upto(at);
     } else {

@@ -379,9 +379,12 @@ fn llama3_json() -> Format {
 }
 
 fn json_format() -> Format {
+    // llama.cpp's generic schema: `{"tool_calls": […]}`, `{"tool_call":
+    // {…}}`, or the model's text as `{"response": "…"}`.
     let keys = CallKeys::new(&["name"], &["arguments", "parameters", "args"])
         .with_id("id")
-        .with_function("function");
+        .with_function("function")
+        .with_text("response");
     let root = vec![
         json(Shape::Root, keys.clone(), false),
         Step::Dispatch,
@@ -391,7 +394,8 @@ fn json_format() -> Format {
         "json",
         "F45, F17",
         "bare or fenced JSON: a call object, a list of them, {\"tool_calls\": [...]}, \
-         {\"tool_call\": {...}}; arguments as object or JSON string",
+         {\"tool_call\": {...}}; arguments as object or JSON string; \
+         {\"response\": \"...\"} is text",
     )
     .opener(Opener::bare("{", root.clone()))
     .opener(Opener::bare("[", root))

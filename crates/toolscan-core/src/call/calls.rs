@@ -99,6 +99,10 @@ pub(crate) struct Calls {
     pub done: usize,
     /// The format may write an id after the name (a call object's id key).
     pub id_key: bool,
+    /// The block is markup of the format whose content is text (a text
+    /// envelope): it is not silent, and its framing is dropped when it
+    /// ends, as a call's span is.
+    pub framed: bool,
 }
 
 impl Calls {
@@ -109,12 +113,20 @@ impl Calls {
             started_any: false,
             done: 0,
             id_key: false,
+            framed: false,
         }
     }
 
-    /// Failures are silent while a tentative block has shown no call.
+    /// Failures are silent while a tentative block has shown no call (nor
+    /// been recognised as markup).
     pub(crate) fn silent(&self) -> bool {
-        self.tentative && !self.started_any
+        self.tentative && !self.started_any && !self.framed
+    }
+
+    /// What the block read so far belongs to its calls (or is framing), not
+    /// to text, if the block ends now.
+    pub(crate) fn owns_bytes(&self) -> bool {
+        self.done > 0 || self.framed
     }
 
     /// A new call begins (its bytes are being read).
