@@ -7,7 +7,7 @@
 //! concatenate to the final arguments, `done` last) and lose no byte.
 
 use serde_json::{json, Value};
-use toolscan::{coalesce, Event, IdMint, Options, Parser, Registry};
+use toolscan::{coalesce, Event, IdMint, Options, Parser, Registry, Response};
 
 // ---------------------------------------------------------------------------
 // Harness
@@ -760,4 +760,112 @@ fn json_response_envelope_inside_reasoning_is_reasoning() {
         .collect();
     assert_eq!(reasoning, "hmm\n");
     assert_eq!(text(&ev), "Yes.");
+}
+
+// ---------------------------------------------------------------------------
+// 5. Integers beyond f64 precision stay exact
+
+const BIG: &str = r#"{"id": 99999999999999999999, "neg": -123456789012345678901234567890, "f": 1.000000000000000000000001, "e": 1e400, "small": 12345678901234567}"#;
+
+/// The numbers' text, as written, in the final arguments, in the deltas
+/// (the harness checks they concatenate to them) and in the serialised
+/// final response (`toolscan parse --output final`).
+fn assert_exact(format: &str, input: &str) {
+    let ev = run(format, input);
+    let ends: Vec<&str> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd { arguments, .. } => Some(arguments.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends.len(), 1, "{format}: {input}: {ev:?}");
+    let digits = [
+        "99999999999999999999",
+        "-123456789012345678901234567890",
+        "1.000000000000000000000001",
+        "1e400",
+        "12345678901234567",
+    ];
+    for d in digits {
+        assert!(ends[0].contains(d), "{format}: {d} in {}", ends[0]);
+    }
+    let final_json = serde_json::to_string(&Response::from_events(&ev)).unwrap();
+    for d in digits {
+        assert!(final_json.contains(d), "{format}: {d} in {final_json}");
+    }
+    // and the event itself, as `toolscan parse` writes it
+    let end = ev
+        .iter()
+        .find(|e| matches!(e, Event::ToolCallEnd { .. }))
+        .unwrap();
+    let line = serde_json::to_string(end).unwrap();
+    assert!(
+        line.contains(r#""arguments":{"id":99999999999999999999,"#),
+        "{line}"
+    );
+}
+
+#[test]
+fn big_numbers_stay_exact_in_every_json_format() {
+    let escaped = serde_json::to_string(BIG).unwrap(); // arguments as a JSON string
+    let cases = [
+        (
+            "hermes",
+            format!(r#"<tool_call>{{"name": "f", "arguments": {BIG}}}</tool_call>"#),
+        ),
+        (
+            "hermes",
+            format!(r#"<tool_call>{{"name": "f", "arguments": {escaped}}}</tool_call>"#),
+        ),
+        ("mistral-v11", format!("[TOOL_CALLS]f[ARGS]{BIG}")),
+        ("mistral-v11", format!("[TOOL_CALLS]f{BIG}")),
+        (
+            "mistral",
+            format!(r#"[TOOL_CALLS][{{"name": "f", "arguments": {BIG}}}]"#),
+        ),
+        (
+            "llama3-json",
+            format!(r#"{{"name": "f", "parameters": {BIG}}}"#),
+        ),
+        ("deepseek-v3.1", format!("{S}{}{SE}", v31("f", BIG))),
+        ("deepseek-v3", format!("{S}{}{SE}", v3("f", BIG))),
+        (
+            "json",
+            format!(r#"{{"tool_calls": [{{"name": "f", "arguments": {escaped}}}]}}"#),
+        ),
+        ("json", format!(r#"{{"name": "f", "arguments": {BIG}}}"#)),
+        (
+            "run-module",
+            format!(r#"[RUN_MODULE]{{"name": "f", "args": {BIG}}}[/RUN_MODULE]"#),
+        ),
+        (
+            "tool-call-json",
+            format!(r#"TOOL_CALL: {{'tool_name': 'f', 'parameters': {BIG}}}"#),
+        ),
+        (
+            "auto",
+            format!(r#"<tool_call>{{"name": "f", "arguments": {BIG}}}</tool_call>"#),
+        ),
+    ];
+    for (format, input) in cases {
+        assert_exact(format, &input);
+    }
+}
+
+#[test]
+fn big_numbers_as_they_stream() {
+    // the digits arrive in argument deltas split anywhere; their
+    // concatenation is the exact text
+    let input = format!(r#"<tool_call>{{"name": "f", "arguments": {BIG}}}</tool_call>"#);
+    let mut p = parser("hermes", options());
+    let mut deltas = String::new();
+    for b in input.as_bytes().chunks(3) {
+        for e in p.feed(b) {
+            if let Event::ToolCallArgs { delta, .. } = e {
+                deltas.push_str(&delta);
+            }
+        }
+    }
+    assert_eq!(deltas, BIG);
 }
