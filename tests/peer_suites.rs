@@ -869,3 +869,110 @@ fn big_numbers_as_they_stream() {
     }
     assert_eq!(deltas, BIG);
 }
+
+// ---------------------------------------------------------------------------
+// 6. A call object with two names is refused: never two names for one index
+
+/// No end names another call than its start (the harness checks it), and
+/// no call completes.
+fn assert_refused(format: &str, input: &str, definite: bool) {
+    let ev = run(format, input);
+    assert!(calls(&ev).is_empty(), "{format}: {input}: {ev:?}");
+    assert_eq!(text(&ev), input, "{format}: {input}");
+    let d = diagnostics(&ev);
+    if definite {
+        assert_eq!(d.len(), 1, "{format}: {input}: {d:?}");
+        assert!(d[0].contains("two names"), "{format}: {d:?}");
+    } else {
+        assert!(d.is_empty(), "{format}: {input}: {d:?}");
+    }
+    assert_eq!(
+        ev.last(),
+        Some(&Event::Done {
+            finish_reason: toolscan::FinishReason::Stop
+        })
+    );
+}
+
+#[test]
+fn two_name_keys_are_refused() {
+    let objects = [
+        r#"{"name": "a", "name": "b", "arguments": {}}"#,
+        r#"{"name": "a", "arguments": {}, "name": "b"}"#,
+        r#"{"arguments": {"x": 1}, "name": "a", "name": "b"}"#,
+    ];
+    for obj in objects {
+        let params = obj.replace("arguments", "parameters");
+        let args = obj.replace("arguments", "args");
+        let cases = [
+            ("hermes", format!("<tool_call>{obj}</tool_call>"), true),
+            (
+                "hermes",
+                format!("<function_call>{obj}</function_call>"),
+                true,
+            ),
+            ("hermes", format!("```json\n{obj}\n```"), false),
+            ("hermes", format!("<response>{obj}</response>"), false),
+            ("auto", format!("<tool_call>{obj}</tool_call>"), true),
+            ("auto", format!("[RUN_MODULE]{args}[/RUN_MODULE]"), true),
+            // a bare `{` opens no block under auto
+            ("llama3-json", format!("<|python_tag|>{params}"), true),
+            ("llama3-json", params.clone(), false),
+            (
+                "run-module",
+                format!("[RUN_MODULE]{args}[/RUN_MODULE]"),
+                true,
+            ),
+            ("tool-call-json", format!("TOOL_CALL: {params}"), true),
+            ("json", obj.to_string(), false),
+            ("mistral", format!("[TOOL_CALLS][{obj}]"), true),
+        ];
+        for (format, input, definite) in cases {
+            // a tentative block that started a call before the second name
+            // is reported too (it showed a call)
+            let started = obj.find("arguments") < obj.rfind("\"name\"");
+            assert_refused(format, &input, definite || started);
+        }
+        assert_refused("auto", obj, false);
+    }
+}
+
+#[test]
+fn other_name_keys_of_one_format_count_as_names_too() {
+    // tool-call-json's `tool_name`, `tool` and `name`; run-module's `name`
+    // and `module`
+    for obj in [
+        r#"{"tool_name": "a", "tool_name": "b", "parameters": {}}"#,
+        r#"{"tool_name": "a", "name": "b", "parameters": {}}"#,
+        r#"{'tool': 'a', 'tool_name': 'b', 'parameters': {}}"#,
+    ] {
+        assert_refused("tool-call-json", &format!("TOOL_CALL: {obj}"), true);
+        assert_refused(
+            "tool-call-json",
+            &format!("TOOL_CALL\n```json\n{obj}\n```"),
+            true,
+        );
+    }
+    assert_refused(
+        "run-module",
+        r#"[RUN_MODULE]{"module": "a", "name": "b", "args": {}}[/RUN_MODULE]"#,
+        true,
+    );
+}
+
+#[test]
+fn a_refused_bare_object_does_not_yield_the_calls_inside_it() {
+    // the object is not a call: nothing inside it becomes one either
+    let input = r#"{"name": "a", "name": "b", "parameters": {"name": "c", "parameters": {}}}"#;
+    assert_refused("llama3-json", input, false);
+    assert_refused("json", input, false);
+}
+
+#[test]
+fn two_names_in_a_list_refuse_that_call_only() {
+    let input = r#"[TOOL_CALLS][{"name": "ok", "arguments": {}}, {"name": "a", "name": "b", "arguments": {}}]"#;
+    let ev = run("mistral", input);
+    // the first call was dispatched when its object closed
+    assert_eq!(calls(&ev), [call("ok", json!({}))]);
+    assert_eq!(diagnostics(&ev).len(), 1);
+}

@@ -158,7 +158,9 @@ impl Calls {
         let id_key = self.id_key;
         let c = self.cur();
         if from_json && c.name_from_json {
-            return Err(Stop::fail(Reason::TwoNames));
+            // Never two names for one call. In a tentative block the object
+            // is not a call at all, and nothing inside it becomes one.
+            return Err(Stop::not_a_call(Reason::TwoNames));
         }
         c.name = Some(name.to_owned());
         if !from_json {
@@ -335,5 +337,39 @@ impl Calls {
         let i = self.started_index();
         self.call = None;
         i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+    use crate::ids::IdMint;
+
+    #[test]
+    fn a_second_json_name_is_refused_a_markup_name_may_be_replaced() {
+        let mut ctx = Ctx::new(Minter::new(&IdMint::Seeded(0)), None, Limits::default());
+        let mut out: Vec<Event> = Vec::new();
+        for tentative in [false, true] {
+            let mut calls = Calls::new(tentative);
+            calls.set_name(&mut ctx, &mut out, 0, "a", true).unwrap();
+            let e = calls.set_name(&mut ctx, &mut out, 1, "b", true);
+            assert_eq!(e, Err(Stop::not_a_call(Reason::TwoNames)));
+            // still the first name: nothing can end under the second
+            assert_eq!(
+                calls.call.as_ref().and_then(|c| c.name.as_deref()),
+                Some("a")
+            );
+        }
+        // DeepSeek V3's type word, then the name: from markup, replaced
+        let mut calls = Calls::new(false);
+        calls
+            .set_name(&mut ctx, &mut out, 0, "function", false)
+            .unwrap();
+        calls.set_name(&mut ctx, &mut out, 1, "f", false).unwrap();
+        assert_eq!(
+            calls.call.as_ref().and_then(|c| c.name.as_deref()),
+            Some("f")
+        );
     }
 }
