@@ -125,9 +125,9 @@ pub(crate) fn run(
             (spins, last) = (0, i);
         }
         if spins > 2 * prog.len() + 2 {
+            // Not a failure of one call: the block is over.
             b.recover = None;
-            fail(b, prog, env, Stop::fail(Reason::NoProgress));
-            return (i, Outcome::Text);
+            fail!(Stop::fail(Reason::NoProgress));
         }
         // Steps that read no byte run even at the end of the input, so a
         // call is dispatched in the feed that completes it.
@@ -490,8 +490,9 @@ fn partial_markup(b: &Block, prog: &[Op]) -> usize {
 /// armed, only the failed call's bytes are text, and the block goes on,
 /// seeking the literals of its `Step::Recover`.
 pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) -> Failed {
-    let partial = partial_markup(b, prog);
     let limit = stop.reason.is_limit();
+    // (At a limit the step may count bytes it was not given room for.)
+    let partial = if limit { 0 } else { partial_markup(b, prog) };
     let silent = b.calls.silent() && !limit;
     let abandoned = b.calls.abandon();
     let seek = b.recover.and_then(|pc| match prog.get(pc) {

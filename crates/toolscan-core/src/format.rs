@@ -342,6 +342,45 @@ pub enum Step {
     /// `<｜tool▁call▁begin｜>`, and its closing markers still belong to the
     /// calls that completed. Until the block completes a call, everything
     /// it read is text, as without recovery.
+    ///
+    /// ```
+    /// use toolscan_core::format::{Format, Label, Lit, Opener, Step};
+    /// use toolscan_core::{Event, Options, Parser, Registry};
+    ///
+    /// // <calls><call>NAME {json}</call>…</calls>
+    /// let fmt = Format::new("calls", "custom", "<calls><call>NAME {json}</call>…</calls>")
+    ///     .opener(Opener::definite("<calls>", vec![
+    ///         Step::lit("<call>"),
+    ///         Step::Recover(vec![
+    ///             (Lit::new("</call>"), Label::from("next")), // the bad call's end
+    ///             (Lit::new("<call>"), Label::from("call")),  // the next call
+    ///             (Lit::new("</calls>"), Label::from("end")),
+    ///         ]),
+    ///         Step::label("call"),
+    ///         Step::name_until(" "),
+    ///         Step::args(),
+    ///         Step::lit("</call>"),
+    ///         Step::Dispatch,
+    ///         Step::label("next"),
+    ///         Step::Then(vec![
+    ///             (Lit::new("<call>"), Label::from("call")),
+    ///             (Lit::new("</calls>"), Label::from("end")),
+    ///         ]),
+    ///         Step::label("end"),
+    ///         Step::End,
+    ///     ]));
+    /// let mut reg = Registry::builtin();
+    /// reg.register(fmt).unwrap();
+    /// let mut p = Parser::new(reg.grammar("calls").unwrap(), Options::default());
+    /// let mut ev = p.feed(b"<calls><call>a {oops}</call><call>b {}</call></calls>");
+    /// ev.extend(p.finish());
+    /// let text: String = ev.iter().filter_map(|e| match e {
+    ///     Event::Text { delta } => Some(delta.as_str()),
+    ///     _ => None,
+    /// }).collect();
+    /// assert_eq!(text, "<calls><call>a {oops}</call>"); // the bad call, with a diagnostic
+    /// assert!(ev.iter().any(|e| matches!(e, Event::ToolCallEnd { name, .. } if name == "b")));
+    /// ```
     Recover(Vec<(Lit, Label)>),
     /// Jump.
     Goto(Label),
