@@ -8,7 +8,7 @@ use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::format::{Field, Lit};
 use crate::json::JsonScanner;
 use crate::pending::{Chunk, Pending};
-use crate::program::Op;
+use crate::program::{Op, ThenOp};
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink;
 use crate::steps::{self, CaptureWord, Captured, LitMatch, Progress, ThenEnd, ThenMatch};
@@ -23,6 +23,9 @@ pub(crate) struct Block {
     /// The state of that step; `Fresh` when it has read nothing yet.
     pub st: StepState,
     pub calls: Calls,
+    /// Where a failed call goes on (the seek of a `Step::Recover`), once
+    /// armed.
+    recover: Option<usize>,
 }
 
 impl Block {
@@ -32,6 +35,7 @@ impl Block {
             pc: 0,
             st: StepState::Fresh,
             calls: Calls::new(tentative),
+            recover: None,
         }
     }
 
@@ -95,6 +99,17 @@ pub(crate) fn run(
     ch: &Chunk<'_>,
     mut i: usize,
 ) -> (usize, Outcome) {
+    // A failure ends the block (back to text at the current byte), or, with
+    // a recovery point armed, the failed call and the block goes on.
+    macro_rules! fail {
+        ($stop:expr) => {{
+            match fail(b, prog, env, $stop) {
+                Failed::Recovered => continue,
+                Failed::Over(None) => return (i, Outcome::Text),
+                Failed::Over(Some(markup)) => return (i, Outcome::Replay(markup)),
+            }
+        }};
+    }
     // Steps that read nothing must not loop (a custom program may jump to
     // itself): give up after visiting every step twice without progress.
     let (mut spins, mut last) = (0usize, i);
@@ -110,8 +125,9 @@ pub(crate) fn run(
             (spins, last) = (0, i);
         }
         if spins > 2 * prog.len() + 2 {
-            fail(b, prog, env, Stop::fail(Reason::NoProgress));
-            return (i, Outcome::Text);
+            // Not a failure of one call: the block is over.
+            b.recover = None;
+            fail!(Stop::fail(Reason::NoProgress));
         }
         // Steps that read no byte run even at the end of the input, so a
         // call is dispatched in the feed that completes it.
@@ -127,12 +143,24 @@ pub(crate) fn run(
                         }
                         b.goto(b.pc + 1);
                     }
-                    Err(stop) => {
-                        fail(b, prog, env, stop);
-                        return (i, Outcome::Text);
-                    }
+                    Err(stop) => fail!(stop),
                 }
                 continue;
+            }
+            Op::Definite => {
+                b.calls.tentative = false;
+                b.goto(b.pc + 1);
+                continue;
+            }
+            Op::Recover(seek) => {
+                b.recover = Some(*seek);
+                b.goto(b.pc + 1);
+                continue;
+            }
+            Op::Then(t) if !t.seek && !b.calls.owns_bytes() && matches!(b.st, StepState::Fresh) => {
+                // A continuation with no completed call before it (after a
+                // recovered failure): nothing held belongs to a call.
+                release_all(env);
             }
             Op::End => {
                 end_block(b, env);
@@ -195,8 +223,7 @@ pub(crate) fn run(
                 let (p, how) = w.feed(c, env.ctx.limits.max_name_bytes, input);
                 let n = consumed(p);
                 if over(n) {
-                    fail(b, prog, env, too_long);
-                    return (i, Outcome::Text);
+                    fail!(too_long);
                 }
                 env.pending.take_n(ch, n);
                 i += n;
@@ -208,33 +235,90 @@ pub(crate) fn run(
                 if let Some(next) = next {
                     let word = std::mem::take(w);
                     if let Err(stop) = captured(b, c.field, word.trimmed(), env) {
-                        fail(b, prog, env, stop);
-                        return (i, Outcome::Text);
+                        fail!(stop);
                     }
                     b.goto(next);
                 } else if let Progress::Fail(_, r) = p {
-                    let stop = Stop {
+                    fail!(Stop {
                         reason: r,
                         not_a_call: !r.is_limit(),
-                    };
-                    fail(b, prog, env, stop);
-                    return (i, Outcome::Text);
+                    });
                 }
                 continue;
             }
-            Op::Then(opts) => {
+            Op::Then(t) if t.seek => {
+                if !matches!(b.st, StepState::Then(_)) {
+                    b.st = StepState::Then(ThenMatch::seeking(env.pending.buf_start, Vec::new()));
+                }
+                let StepState::Then(m) = &mut b.st else {
+                    unreachable!("set just above")
+                };
+                let (n, found) = m.seek(&t.opts, input);
+                let to = env.pending.pos + n as u64;
+                let held = m.held.len() as u64;
+                match found {
+                    None => {
+                        // Text, but for what may begin a literal.
+                        env.pending.flush(ch, to, to - held, false, env.out);
+                        m.from = env.pending.buf_start;
+                        i += n;
+                    }
+                    Some(k) => {
+                        // Everything before the literal is text.
+                        env.pending.flush(ch, to, to - held, true, env.out);
+                        i += n;
+                        let o = &t.opts[k];
+                        if o.begins_call {
+                            b.calls.begin();
+                        } else {
+                            // It ends the failed call: text too.
+                            release_all(env);
+                        }
+                        b.goto(o.to);
+                    }
+                }
+                continue;
+            }
+            Op::OneOf(opts) => {
                 if !matches!(b.st, StepState::Then(_)) {
                     b.st = StepState::Then(ThenMatch::new(env.pending.pos, opts.len()));
                 }
                 let StepState::Then(t) = &mut b.st else {
                     unreachable!("set just above")
                 };
-                let (p, how) = t.feed(opts, input);
+                let (p, how) = t.feed(opts, false, input);
+                let n = consumed(p);
+                if over(n) {
+                    fail!(too_long);
+                }
+                env.pending.take_n(ch, n);
+                i += n;
+                match how {
+                    ThenEnd::No => {}
+                    ThenEnd::Matched(k) => {
+                        if opts[k].begins_call {
+                            b.calls.begin();
+                        }
+                        b.goto(opts[k].to);
+                    }
+                    ThenEnd::Over => {
+                        fail!(Stop::not_a_call(Reason::Unexpected { found: input[n] }))
+                    }
+                }
+                continue;
+            }
+            Op::Then(ThenOp { opts, .. }) => {
+                if !matches!(b.st, StepState::Then(_)) {
+                    b.st = StepState::Then(ThenMatch::new(env.pending.pos, opts.len()));
+                }
+                let StepState::Then(t) = &mut b.st else {
+                    unreachable!("set just above")
+                };
+                let (p, how) = t.feed(opts, true, input);
                 let from = t.from;
                 let n = consumed(p);
                 if over(n) {
-                    fail(b, prog, env, too_long);
-                    return (i, Outcome::Text);
+                    fail!(too_long);
                 }
                 env.pending.take_n(ch, n);
                 i += n;
@@ -249,9 +333,13 @@ pub(crate) fn run(
                     ThenEnd::Over => {
                         // Not a continuation: the block is over and what
                         // this step held is scanned as text again.
-                        env.pending.drop_upto(from);
-                        let held = std::mem::take(&mut env.pending.buf);
-                        env.pending.pos = env.pending.buf_start;
+                        if b.calls.owns_bytes() {
+                            env.pending.drop_upto(from);
+                        }
+                        let p = &mut *env.pending;
+                        let k = (from.saturating_sub(p.buf_start) as usize).min(p.buf.len());
+                        let held = p.buf.split_off(k);
+                        p.pos = p.buf_start + k as u64;
                         end_block(b, env);
                         return (i, Outcome::Replay(held));
                     }
@@ -260,8 +348,7 @@ pub(crate) fn run(
             }
             Op::Json(j) => {
                 if room == 0 {
-                    fail(b, prog, env, too_long);
-                    return (i, Outcome::Text);
+                    fail!(too_long);
                 }
                 if !matches!(b.st, StepState::Json(_)) {
                     b.st = StepState::Json(Box::new(JsonState {
@@ -284,6 +371,7 @@ pub(crate) fn run(
                     step: j,
                     out: env.out,
                     src: env.pending.src(),
+                    reasoning: env.pending.in_reasoning,
                 };
                 let r = js.scanner.feed(input, base, &mut builder);
                 let n = match r {
@@ -316,31 +404,31 @@ pub(crate) fn run(
                     }
                     Err(e) => {
                         let stop = js.calls.take_failure().unwrap_or(Stop::fail(e.reason));
-                        fail(b, prog, env, stop);
-                        return (i, Outcome::Text);
+                        fail!(stop);
                     }
                 }
                 continue;
             }
-            Op::Dispatch | Op::End | Op::Goto(_) | Op::Unhold(_) => {
-                unreachable!("handled above")
+            Op::Dispatch
+            | Op::End
+            | Op::Goto(_)
+            | Op::Unhold(_)
+            | Op::Definite
+            | Op::Recover(_) => {
+                unreachable!("the steps that read nothing are handled above")
             }
         };
         // The steps whose outcome needs nothing but the bytes.
         let n = consumed(progress);
         if over(n) {
-            fail(b, prog, env, too_long);
-            return (i, Outcome::Text);
+            fail!(too_long);
         }
         env.pending.take_n(ch, n);
         i += n;
         match progress {
             Progress::Partial(_) => {}
             Progress::Done(_) => b.goto(b.pc + 1),
-            Progress::Fail(_, r) => {
-                fail(b, prog, env, Stop::fail(r));
-                return (i, Outcome::Text);
-            }
+            Progress::Fail(_, r) => fail!(Stop::fail(r)),
         }
     }
 }
@@ -372,10 +460,16 @@ fn release(env: &mut Env<'_>) {
     env.pending.flush(&empty, at, at, false, env.out);
 }
 
+/// Releases everything held as text, an unfinished character included
+/// (what follows cannot finish it: it is read by the block).
+fn release_all(env: &mut Env<'_>) {
+    env.pending.release_all(env.out);
+}
+
 /// The block ended normally: its bytes belong to its calls, or, if it made
 /// none, they are text.
 pub(crate) fn end_block(b: &Block, env: &mut Env<'_>) {
-    if b.calls.done > 0 {
+    if b.calls.owns_bytes() {
         let at = env.pending.pos;
         env.pending.drop_upto(at);
     } else {
@@ -383,12 +477,44 @@ pub(crate) fn end_block(b: &Block, env: &mut Env<'_>) {
     }
 }
 
+/// What became of a block that failed.
+pub(crate) enum Failed {
+    /// A recovery point was armed: the block goes on.
+    Recovered,
+    /// The block is over; text mode reads on from the byte that failed,
+    /// after these bytes (a partly matched literal, which may begin a
+    /// marker).
+    Over(Option<Vec<u8>>),
+}
+
+/// How many of the last bytes held are markup the failed step was matching
+/// (a literal, or a delimiter in a word): they may begin another marker, so
+/// they are read again rather than swallowed.
+fn partial_markup(b: &Block, prog: &[Op]) -> usize {
+    match (&b.st, prog.get(b.pc)) {
+        (StepState::Lit(m), _) => m.at,
+        (StepState::Then(t), Some(Op::OneOf(_))) => t.matched(),
+        (StepState::Capture(w), Some(Op::Capture(c))) => {
+            steps::literal_start(&w.word, c.delims.iter().map(|(l, _)| l))
+        }
+        _ => 0,
+    }
+}
+
 /// The block failed at the current byte: reports it unless it never looked
-/// like a call, and gives its bytes back as text.
-pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) {
+/// like a call, and gives its bytes back as text. With a recovery point
+/// armed, only the failed call's bytes are text, and the block goes on,
+/// seeking the literals of its `Step::Recover`.
+pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) -> Failed {
     let limit = stop.reason.is_limit();
+    // (At a limit the step may count bytes it was not given room for.)
+    let partial = if limit { 0 } else { partial_markup(b, prog) };
     let silent = b.calls.silent() && !limit;
     let abandoned = b.calls.abandon();
+    let seek = b.recover.and_then(|pc| match prog.get(pc) {
+        Some(Op::Then(t)) if t.seek => Some((pc, t)),
+        _ => None,
+    });
     if !silent {
         let lit: Option<&Lit> = match prog.get(b.pc) {
             Some(Op::Lit(l) | Op::OptLit(l) | Op::LitOrEof(l)) => Some(l),
@@ -398,7 +524,11 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) {
         if let Some(i) = abandoned {
             message.push_str(&format!(" (call #{i} is not dispatched)"));
         }
-        message.push_str("; the block is kept as text");
+        message.push_str(if seek.is_some() {
+            "; the call is kept as text and reading goes on after it"
+        } else {
+            "; the block is kept as text"
+        });
         let kind = if limit {
             DiagnosticKind::Limit
         } else {
@@ -413,5 +543,21 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) {
         };
         env.out.event(EventRef::Diagnostic(&d));
     }
-    release(env);
+    let Some((pc, t)) = seek else {
+        let p = &mut *env.pending;
+        let k = p.buf.len() - partial.min(p.buf.len());
+        let markup = p.buf.split_off(k);
+        p.pos = p.buf_start + k as u64;
+        release(env);
+        return Failed::Over((!markup.is_empty()).then_some(markup));
+    };
+    // The failed call's bytes are text, but for a tail that may begin one
+    // of the literals sought (a partly matched marker is read again).
+    let p = &mut *env.pending;
+    let keep = steps::literal_start(&p.buf, t.opts.iter().map(|o| &o.lit)) as u64;
+    let at = p.pos;
+    p.flush(&Chunk::from_str("", at), at, at - keep, true, env.out);
+    b.pc = pc;
+    b.st = StepState::Then(ThenMatch::seeking(p.buf_start, p.buf.clone()));
+    Failed::Recovered
 }

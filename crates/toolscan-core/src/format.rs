@@ -186,6 +186,12 @@ pub struct CallKeys {
     /// Other keys a call object may carry (e.g. `type`). In a tentative
     /// block, a key that is none of these means "not a call".
     pub other: Vec<String>,
+    /// Key of a top-level object whose string value is the model's text,
+    /// not a call (llama.cpp's generic envelope `{"response": "…"}`; only
+    /// read by [`Shape::Root`]). The string's content, decoded as it
+    /// streams, is emitted as text; the JSON around it is framing and is
+    /// dropped.
+    pub text: Option<String>,
 }
 
 impl Default for CallKeys {
@@ -203,6 +209,7 @@ impl CallKeys {
             id: None,
             function: None,
             other: vec!["type".into()],
+            text: None,
         }
     }
 
@@ -215,6 +222,12 @@ impl CallKeys {
     /// Adds a nested function-object key.
     pub fn with_function(mut self, key: &str) -> CallKeys {
         self.function = Some(key.into());
+        self
+    }
+
+    /// Adds the key of a top-level text envelope (see [`CallKeys::text`]).
+    pub fn with_text(mut self, key: &str) -> CallKeys {
+        self.text = Some(key.into());
         self
     }
 }
@@ -271,6 +284,11 @@ impl ByteSet {
 
 /// One step of a block's program. Steps run in order; jumps name a
 /// [`Label`].
+///
+/// A block's bytes are held until its fate is known: the bytes of a
+/// completed call (with the markup around it and between calls) are its
+/// span and are dropped; a block that ends without a completed call, or
+/// fails, gives its bytes back as text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Step {
@@ -301,6 +319,69 @@ pub enum Step {
     /// its label) — or anything else, which ends the block and is scanned as
     /// text again.
     Then(Vec<(Lit, Label)>),
+    /// One of these literals (no whitespace before it), jumping to its
+    /// label; anything else fails the block. The first literal to be
+    /// complete wins, so none should be a prefix of another.
+    OneOf(Vec<(Lit, Label)>),
+    /// Makes the block *definite* from here on (see [`Trust`]): the markup
+    /// read so far is dedicated tool-call markup even though the opener was
+    /// tentative (`<tool_call>` inside a code fence), so a failure is
+    /// reported.
+    Definite,
+    /// Sets the block's recovery point: from here on, a call that fails
+    /// does not end the block. The failure is reported as usual, the failed
+    /// call's bytes are given back as text, and the block reads on — as
+    /// text, released as it comes, holding back only what may begin one of
+    /// these literals — up to the first of these literals, then goes on at
+    /// its label. A literal whose label begins a call (anything but a
+    /// [`Step::Then`] or [`Step::End`]) is the next call's first bytes; any
+    /// other literal ends the failed call and is text too.
+    ///
+    /// So a group of calls survives one bad call: DeepSeek's
+    /// `<｜tool▁calls▁begin｜>` section recovers at the next
+    /// `<｜tool▁call▁begin｜>`, and its closing markers still belong to the
+    /// calls that completed. Until the block completes a call, everything
+    /// it read is text, as without recovery.
+    ///
+    /// ```
+    /// use toolscan_core::format::{Format, Label, Lit, Opener, Step};
+    /// use toolscan_core::{Event, Options, Parser, Registry};
+    ///
+    /// // <calls><call>NAME {json}</call>…</calls>
+    /// let fmt = Format::new("calls", "custom", "<calls><call>NAME {json}</call>…</calls>")
+    ///     .opener(Opener::definite("<calls>", vec![
+    ///         Step::lit("<call>"),
+    ///         Step::Recover(vec![
+    ///             (Lit::new("</call>"), Label::from("next")), // the bad call's end
+    ///             (Lit::new("<call>"), Label::from("call")),  // the next call
+    ///             (Lit::new("</calls>"), Label::from("end")),
+    ///         ]),
+    ///         Step::label("call"),
+    ///         Step::name_until(" "),
+    ///         Step::args(),
+    ///         Step::lit("</call>"),
+    ///         Step::Dispatch,
+    ///         Step::label("next"),
+    ///         Step::Then(vec![
+    ///             (Lit::new("<call>"), Label::from("call")),
+    ///             (Lit::new("</calls>"), Label::from("end")),
+    ///         ]),
+    ///         Step::label("end"),
+    ///         Step::End,
+    ///     ]));
+    /// let mut reg = Registry::builtin();
+    /// reg.register(fmt).unwrap();
+    /// let mut p = Parser::new(reg.grammar("calls").unwrap(), Options::default());
+    /// let mut ev = p.feed(b"<calls><call>a {oops}</call><call>b {}</call></calls>");
+    /// ev.extend(p.finish());
+    /// let text: String = ev.iter().filter_map(|e| match e {
+    ///     Event::Text { delta } => Some(delta.as_str()),
+    ///     _ => None,
+    /// }).collect();
+    /// assert_eq!(text, "<calls><call>a {oops}</call>"); // the bad call, with a diagnostic
+    /// assert!(ev.iter().any(|e| matches!(e, Event::ToolCallEnd { name, .. } if name == "b")));
+    /// ```
+    Recover(Vec<(Lit, Label)>),
     /// Jump.
     Goto(Label),
     /// The block is over; back to text.

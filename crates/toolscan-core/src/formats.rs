@@ -124,32 +124,85 @@ fn function_eq() -> Opener {
     )
 }
 
+/// Hermes' wrappers of one JSON call object: (open, close, trust).
+fn hermes_wrappers() -> Vec<(&'static str, Lit, Trust)> {
+    vec![
+        ("<tool_call>", Lit::new("</tool_call>"), Trust::Definite),
+        (
+            "<function_call>",
+            Lit::new("</function_call>"),
+            Trust::Definite,
+        ),
+        // Words that also name ordinary markup: a call only once one shows.
+        ("<tools>", Lit::new("</tools>"), Trust::Tentative),
+        ("<tool>", Lit::new("</tool>"), Trust::Tentative),
+        ("<response>", Lit::ci("</response>"), Trust::Tentative),
+        ("<json>", Lit::ci("</json>"), Trust::Tentative),
+        ("<xml>", Lit::ci("</xml>"), Trust::Tentative),
+    ]
+}
+
+/// A code fence holding a call object, or wrapped calls
+/// (` ```xml\n<response>{…}</response>\n``` `): the fence belongs to the
+/// calls. A definite wrapper inside makes the block definite.
+fn hermes_fence(keys: &CallKeys) -> Opener {
+    let wrappers = hermes_wrappers();
+    let open_lit = |open: &str, close: &Lit| Lit {
+        bytes: open.as_bytes().to_vec(),
+        case_insensitive: close.case_insensitive,
+    };
+    let to_wrapper = |k: usize| Label::from(format!("wrapper-{k}"));
+    let opts: Vec<(Lit, Label)> = wrappers
+        .iter()
+        .enumerate()
+        .map(|(k, (open, close, _))| (open_lit(open, close), to_wrapper(k)))
+        .collect();
+    let mut program = vec![
+        Step::Word,
+        Step::Ws,
+        fork(&[(b"{", "object"), (b"<", "wrapped")]),
+        label("object"),
+        json(Shape::Call, keys.clone(), false),
+        Step::Ws,
+        Step::LitOrEof(Lit::new("```")),
+        Step::Dispatch,
+        Step::End,
+        label("wrapped"),
+        Step::OneOf(opts.clone()),
+    ];
+    for (k, (_, close, trust)) in wrappers.into_iter().enumerate() {
+        program.push(Step::Label(to_wrapper(k)));
+        if trust == Trust::Definite {
+            program.push(Step::Definite);
+        }
+        program.extend([
+            Step::Ws,
+            json(Shape::Call, keys.clone(), false),
+            Step::Ws,
+            Step::Lit(close),
+            Step::Dispatch,
+            Step::goto("after"),
+        ]);
+    }
+    let mut after = vec![(Lit::new("```"), Label::from("end"))];
+    after.extend(opts);
+    program.extend([label("after"), Step::Then(after), label("end"), Step::End]);
+    Opener::tentative("```", program)
+}
+
 fn hermes() -> Format {
     let keys = CallKeys::new(&["name"], &["arguments", "parameters"]);
     let mut f = Format::new(
         "hermes",
         "F01, F02",
         "<tool_call>{\"name\", \"arguments\"}</tool_call>; also <function_call>, <tools>, <tool>, \
-         <response>, <json>, <xml>, code fences, <function=NAME>, <function name=\"NAME\">",
+         <response>, <json>, <xml>, code fences (around a call object or wrapped calls), \
+         <function=NAME>, <function name=\"NAME\">",
     );
-    for (open, close) in [
-        ("<tool_call>", "</tool_call>"),
-        ("<function_call>", "</function_call>"),
-    ] {
-        f = f.opener(wrapped(open, Lit::new(close), &keys, Trust::Definite));
+    for (open, close, trust) in hermes_wrappers() {
+        f = f.opener(wrapped(open, close, &keys, trust));
     }
-    // Words that also name ordinary markup: a call only once one shows.
-    for (open, close) in [("<tools>", "</tools>"), ("<tool>", "</tool>")] {
-        f = f.opener(wrapped(open, Lit::new(close), &keys, Trust::Tentative));
-    }
-    for (open, close) in [
-        ("<response>", "</response>"),
-        ("<json>", "</json>"),
-        ("<xml>", "</xml>"),
-    ] {
-        f = f.opener(wrapped(open, Lit::ci(close), &keys, Trust::Tentative));
-    }
-    f.opener(fence(Shape::Call, &keys, Trust::Tentative))
+    f.opener(hermes_fence(&keys))
         .opener(function_eq())
         .opener(Opener::definite(
             "<function name=\"",
@@ -323,9 +376,12 @@ fn llama3_json() -> Format {
 }
 
 fn json_format() -> Format {
+    // llama.cpp's generic schema: `{"tool_calls": […]}`, `{"tool_call":
+    // {…}}`, or the model's text as `{"response": "…"}`.
     let keys = CallKeys::new(&["name"], &["arguments", "parameters", "args"])
         .with_id("id")
-        .with_function("function");
+        .with_function("function")
+        .with_text("response");
     let root = vec![
         json(Shape::Root, keys.clone(), false),
         Step::Dispatch,
@@ -335,7 +391,8 @@ fn json_format() -> Format {
         "json",
         "F45, F17",
         "bare or fenced JSON: a call object, a list of them, {\"tool_calls\": [...]}, \
-         {\"tool_call\": {...}}; arguments as object or JSON string",
+         {\"tool_call\": {...}}; arguments as object or JSON string; \
+         {\"response\": \"...\"} is text",
     )
     .opener(Opener::bare("{", root.clone()))
     .opener(Opener::bare("[", root))
@@ -351,43 +408,59 @@ fn deepseek(name: &str, catalogue: &str, description: &str) -> Format {
     const SEP: &str = "<｜tool▁sep｜>";
     const CALLS_END: &str = "<｜tool▁calls▁end｜>";
     const EOS: &str = "<｜end▁of▁sentence｜>";
+    // DeepSeek-R1 distills open the section with `<｜tool▁calls｜>`.
+    const SECTIONS: [&str; 2] = ["<｜tool▁calls▁begin｜>", "<｜tool▁calls｜>"];
     // V3 writes `function<｜tool▁sep｜>NAME\n` + fenced JSON, V3.1
     // `NAME<｜tool▁sep｜>{json}`: one program reads both — the word before
     // the separator is the name unless a name follows it.
-    Format::new(name, catalogue, description).opener(Opener::definite(
-        "<｜tool▁calls▁begin｜>",
-        vec![
-            Step::Ws,
-            lit(CALL_BEGIN),
-            label("call"),
-            capture(Field::Name, &[(SEP, None)]),
-            Step::Ws,
-            fork(&[(b"{", "args"), (b"`", "fence"), (b"", "v3-name")]),
-            label("v3-name"),
-            capture(Field::Name, &[("\n", None)]),
-            Step::Ws,
-            label("fence"),
-            Step::OptLit(Lit::new("```")),
-            Step::Word,
-            Step::Ws,
-            label("args"),
-            Step::args(),
-            Step::Ws,
-            opt("```"),
-            Step::Ws,
-            lit(CALL_END),
-            Step::Dispatch,
-            then(&[
-                (CALL_BEGIN, "call"),
-                (CALLS_END, "after-section"),
-                (EOS, "end"),
-            ]),
-            label("after-section"),
-            then(&[(EOS, "end")]),
-            label("end"),
-            Step::End,
-        ],
-    ))
+    //
+    // A call that fails does not end the section: its bytes are text, and
+    // reading goes on at the next call, or at the end of the failed call or
+    // of the section (which still belongs to the calls that completed), or
+    // at a new section.
+    let program = vec![
+        label("section"),
+        Step::Ws,
+        lit(CALL_BEGIN),
+        Step::Recover(vec![
+            (Lit::new(CALL_END), Label::from("next")),
+            (Lit::new(CALL_BEGIN), Label::from("call")),
+            (Lit::new(CALLS_END), Label::from("after-section")),
+            (Lit::new(SECTIONS[0]), Label::from("section")),
+            (Lit::new(SECTIONS[1]), Label::from("section")),
+        ]),
+        label("call"),
+        capture(Field::Name, &[(SEP, None)]),
+        Step::Ws,
+        fork(&[(b"{", "args"), (b"`", "fence"), (b"", "v3-name")]),
+        label("v3-name"),
+        capture(Field::Name, &[("\n", None)]),
+        Step::Ws,
+        label("fence"),
+        Step::OptLit(Lit::new("```")),
+        Step::Word,
+        Step::Ws,
+        label("args"),
+        Step::args(),
+        Step::Ws,
+        opt("```"),
+        Step::Ws,
+        lit(CALL_END),
+        Step::Dispatch,
+        label("next"),
+        then(&[
+            (CALL_BEGIN, "call"),
+            (CALLS_END, "after-section"),
+            (EOS, "end"),
+        ]),
+        label("after-section"),
+        then(&[(EOS, "end")]),
+        label("end"),
+        Step::End,
+    ];
+    Format::new(name, catalogue, description)
+        .opener(Opener::definite(SECTIONS[0], program.clone()))
+        .opener(Opener::definite(SECTIONS[1], program))
 }
 
 fn mistral_programs() -> (Opener, Opener) {
@@ -401,15 +474,25 @@ fn mistral_programs() -> (Opener, Opener) {
             Step::End,
         ],
     );
+    // Some servers drop `[ARGS]`: `[TOOL_CALLS]NAME{json}` — the object
+    // then ends the name (or the id).
+    let before_object = |step: Step| match step {
+        Step::Capture(mut c) => {
+            c.stop = b"{".to_vec();
+            Step::Capture(c)
+        }
+        other => other,
+    };
     let compact = Opener::definite(
         "[TOOL_CALLS]",
         vec![
-            capture(
+            before_object(capture(
                 Field::Name,
                 &[("[CALL_ID]", Some("id")), ("[ARGS]", Some("args"))],
-            ),
+            )),
+            Step::goto("args"),
             label("id"),
-            capture(Field::Id, &[("[ARGS]", None)]),
+            before_object(capture(Field::Id, &[("[ARGS]", None)])),
             label("args"),
             Step::args(),
             Step::Dispatch,
@@ -435,8 +518,8 @@ fn mistral_v11() -> Format {
     Format::new(
         "mistral-v11",
         "F05",
-        "[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json} / [TOOL_CALLS]NAME[ARGS]{json}, no end marker \
-         (also reads the array form)",
+        "[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json} / [TOOL_CALLS]NAME[ARGS]{json} / \
+         [TOOL_CALLS]NAME{json}, no end marker (also reads the array form)",
     )
     .opener(compact)
     .opener(array)

@@ -19,13 +19,28 @@ pub(crate) enum Op {
     Json(JsonStep),
     Dispatch,
     Fork(Vec<(ByteSet, usize)>),
-    Then(Vec<ThenOpt>),
+    Then(ThenOp),
+    OneOf(Vec<ThenOpt>),
+    Definite,
+    /// Arms recovery: a failure continues at this op, a seeking
+    /// [`ThenOp`] (appended after the program's own steps).
+    Recover(usize),
     Goto(usize),
     End,
     /// The block really began this many bytes after its marker: give them
     /// back as text (made by the grammar when it cuts a marker that holds
     /// another; never written in a format).
     Unhold(usize),
+}
+
+/// A [`Step::Then`], or the seek a [`Step::Recover`] compiles to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ThenOp {
+    pub opts: Vec<ThenOpt>,
+    /// The recovery seek: bytes before a literal are text and the search
+    /// goes on (a `Then` ends the block at the first other byte). Reached
+    /// only by a failure, never by a jump of the program.
+    pub seek: bool,
 }
 
 /// A [`Capture`] with its delimiters' targets resolved.
@@ -54,8 +69,9 @@ impl Op {
         match self {
             Op::Capture(c) => c.delims.iter_mut().map(|(_, j)| j).collect(),
             Op::Fork(alts) => alts.iter_mut().map(|(_, j)| j).collect(),
-            Op::Then(opts) => opts.iter_mut().map(|o| &mut o.to).collect(),
-            Op::Goto(j) => vec![j],
+            Op::Then(t) => t.opts.iter_mut().map(|o| &mut o.to).collect(),
+            Op::OneOf(opts) => opts.iter_mut().map(|o| &mut o.to).collect(),
+            Op::Recover(j) | Op::Goto(j) => vec![j],
             _ => Vec::new(),
         }
     }
@@ -101,7 +117,20 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
             Ok(l.clone())
         }
     };
+    let options = |opts: &[(Lit, Label)]| -> Result<Vec<ThenOpt>, String> {
+        opts.iter()
+            .map(|(lit, l)| {
+                Ok(ThenOpt {
+                    lit: nonempty(lit)?,
+                    to: target(l)?,
+                    begins_call: false,
+                })
+            })
+            .collect()
+    };
     let mut ops = Vec::with_capacity(n);
+    // Recovery seeks, appended after the program's own steps.
+    let mut seeks: Vec<Op> = Vec::new();
     for s in steps {
         let pc = ops.len();
         let op = match s {
@@ -119,22 +148,33 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                     .map(|(set, l)| Ok((set.clone(), target(l)?)))
                     .collect::<Result<_, String>>()?,
             ),
-            Step::Then(opts) => Op::Then(
-                opts.iter()
-                    .map(|(lit, l)| {
-                        Ok(ThenOpt {
-                            lit: nonempty(lit)?,
-                            to: target(l)?,
-                            begins_call: false,
-                        })
-                    })
-                    .collect::<Result<_, String>>()?,
-            ),
+            Step::Then(opts) => Op::Then(ThenOp {
+                opts: options(opts)?,
+                seek: false,
+            }),
+            Step::OneOf(opts) => {
+                if opts.is_empty() {
+                    return Err("`OneOf` without a literal".into());
+                }
+                Op::OneOf(options(opts)?)
+            }
+            Step::Definite => Op::Definite,
+            Step::Recover(opts) => {
+                if opts.is_empty() {
+                    return Err("`Recover` without a literal".into());
+                }
+                seeks.push(Op::Then(ThenOp {
+                    opts: options(opts)?,
+                    seek: true,
+                }));
+                Op::Recover(n + seeks.len() - 1)
+            }
             Step::Goto(l) => Op::Goto(target(l)?),
             Step::End => Op::End,
         };
         ops.push(op);
     }
+    ops.extend(seeks);
     // A continuation that leads to more steps (not to the end or another
     // `Then`) begins the next call.
     let ends: Vec<bool> = ops
@@ -142,7 +182,7 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
         .map(|o| matches!(o, Op::End | Op::Then(_)))
         .collect();
     for op in &mut ops {
-        if let Op::Then(opts) = op {
+        if let Op::Then(ThenOp { opts, .. }) | Op::OneOf(opts) = op {
             for o in opts {
                 o.begins_call = !ends[o.to];
             }
@@ -210,7 +250,10 @@ fn first_at(ops: &[Op], pc: usize, depth: usize) -> ByteSet {
         }
     };
     match ops.get(pc) {
-        Some(Op::Ws) => first_at(ops, pc + 1, depth + 1),
+        Some(Op::Ws | Op::Definite | Op::Recover(_)) => first_at(ops, pc + 1, depth + 1),
+        Some(Op::OneOf(opts)) => {
+            ByteSet::Bytes(opts.iter().flat_map(|o| lit_first(&o.lit)).collect())
+        }
         Some(Op::Lit(l)) | Some(Op::LitOrEof(l)) => ByteSet::Bytes(lit_first(l)),
         Some(Op::OptLit(l)) => match first_at(ops, pc + 1, depth + 1) {
             ByteSet::Bytes(mut v) => {
@@ -256,7 +299,34 @@ mod tests {
         .unwrap();
         assert_eq!(ops[1], Op::Goto(3));
         let Op::Then(t) = &ops[4] else { panic!() };
-        assert_eq!((t[0].to, t[0].begins_call), (0, true));
+        assert_eq!((t.opts[0].to, t.opts[0].begins_call), (0, true));
+    }
+
+    #[test]
+    fn recovery_seeks_are_appended_after_the_steps() {
+        let ops = compile(&[
+            Step::label("call"),
+            Step::Recover(vec![
+                (Lit::new("<next>"), "call".into()),
+                (Lit::new("</all>"), "end".into()),
+            ]),
+            Step::Dispatch,
+            Step::label("end"),
+            Step::End,
+        ])
+        .unwrap();
+        assert_eq!(ops.len(), 4);
+        assert_eq!(ops[0], Op::Recover(3));
+        let Op::Then(t) = &ops[3] else {
+            panic!("{ops:?}")
+        };
+        assert!(t.seek);
+        // a literal leading to a call begins it; one leading to the end
+        // does not
+        assert_eq!((t.opts[0].to, t.opts[0].begins_call), (0, true));
+        assert_eq!((t.opts[1].to, t.opts[1].begins_call), (2, false));
+        assert!(compile(&[Step::Recover(Vec::new()), Step::End]).is_err());
+        assert!(compile(&[Step::OneOf(Vec::new()), Step::End]).is_err());
     }
 
     #[test]

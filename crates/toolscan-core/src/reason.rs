@@ -35,6 +35,7 @@ pub(crate) enum Reason {
     NoCall,
     EmptyList,
     UnexpectedKey,
+    TextNotString,
     // JSON syntax.
     ExpectedKey { found: u8 },
     ExpectedColon { found: u8 },
@@ -107,6 +108,7 @@ impl Reason {
             NoCall => "no call in the object".into(),
             EmptyList => "an empty list of calls".into(),
             UnexpectedKey => "a key that no call object has".into(),
+            TextNotString => "the text envelope's value is not a string".into(),
             ExpectedKey { found } => format!("expected an object key, found {}", describe(found)),
             ExpectedColon { found } => {
                 format!("expected `:` after a key, found {}", describe(found))

@@ -77,6 +77,9 @@ pub(crate) struct CaptureWord {
     pub word: Vec<u8>,
     /// Whitespace followed the word: only a delimiter may come now.
     trailing: bool,
+    /// Where the first byte that cannot be in a word is (it must be part
+    /// of a delimiter being formed).
+    foreign: Option<usize>,
 }
 
 /// How a captured word ended.
@@ -126,6 +129,23 @@ impl CaptureWord {
                 self.word.truncate(self.word.len() - len);
                 return (Progress::Done(n + 1), Captured::ByDelim(k));
             }
+            if !crate::call::is_word_byte(b) && !is_ws(b) && self.foreign.is_none() {
+                self.foreign = Some(self.word.len() - 1);
+            }
+            // Markup in the word is a delimiter being formed, or the word
+            // fails here, at the first byte no delimiter can continue (so
+            // the markup that follows is read again, not swallowed).
+            if let Some(q) = self.foreign {
+                if !op.delims.iter().any(|(d, _)| {
+                    let len = self.word.len();
+                    (len.saturating_sub(d.bytes.len() - 1)..=q.min(len))
+                        .any(|s| is_proper_prefix(&self.word[s..], d))
+                }) {
+                    let found = self.word[q];
+                    self.word.pop();
+                    return (Progress::Fail(n, Reason::NameByte { found }), Captured::No);
+                }
+            }
             if is_ws(b) && self.word.iter().any(|&x| !is_ws(x)) {
                 self.trailing = true;
             }
@@ -148,18 +168,37 @@ impl CaptureWord {
     }
 }
 
+/// Whether `bytes` is a proper prefix of `lit`.
+fn is_proper_prefix(bytes: &[u8], lit: &Lit) -> bool {
+    bytes.len() < lit.bytes.len() && bytes.iter().enumerate().all(|(i, &b)| lit.matches_at(i, b))
+}
+
+/// The length of the longest suffix of `buf` that may begin one of the
+/// literals (is a proper prefix of one).
+pub(crate) fn literal_start<'a>(buf: &[u8], lits: impl Iterator<Item = &'a Lit> + Clone) -> usize {
+    let longest = lits.clone().map(|l| l.bytes.len()).max().unwrap_or(1);
+    let from = buf.len().saturating_sub(longest - 1);
+    (from..buf.len())
+        .find(|&s| lits.clone().any(|l| is_proper_prefix(&buf[s..], l)))
+        .map_or(0, |s| buf.len() - s)
+}
+
 /// After a call: optional whitespace, then one of several literals — or
-/// anything else, which ends the block.
+/// anything else, which ends the block. Also [`OneOf`](crate::format::Step::OneOf)
+/// (no whitespace; anything else fails) and the recovery seek (anything
+/// else is text and the search goes on).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ThenMatch {
     /// Absolute offset where the step began: what came before belongs to
     /// the calls already made, what follows is handed back as text if no
-    /// literal matches.
+    /// literal matches. A seek keeps it at the first byte it still holds.
     pub from: u64,
     /// Bytes of the literals matched so far (after the whitespace).
     at: usize,
     /// Which literals still match.
     alive: Vec<bool>,
+    /// Seek: the last bytes read, which may begin a literal.
+    pub held: Vec<u8>,
 }
 
 /// How a [`ThenMatch`] ended.
@@ -179,12 +218,27 @@ impl ThenMatch {
             from,
             at: 0,
             alive: vec![true; n],
+            held: Vec::new(),
         }
     }
 
-    pub(crate) fn feed(&mut self, opts: &[ThenOpt], input: &[u8]) -> (Progress, ThenEnd) {
+    /// Bytes of a literal matched so far (after the whitespace).
+    pub(crate) fn matched(&self) -> usize {
+        self.at
+    }
+
+    /// A recovery seek that already holds `held`, the bytes at `from`.
+    pub(crate) fn seeking(from: u64, held: Vec<u8>) -> ThenMatch {
+        ThenMatch {
+            held,
+            ..ThenMatch::new(from, 0)
+        }
+    }
+
+    /// `ws`: whitespace may come before the literal (`Then`; not `OneOf`).
+    pub(crate) fn feed(&mut self, opts: &[ThenOpt], ws: bool, input: &[u8]) -> (Progress, ThenEnd) {
         for (n, &b) in input.iter().enumerate() {
-            if self.at == 0 && is_ws(b) {
+            if ws && self.at == 0 && is_ws(b) {
                 continue;
             }
             let mut any = false;
@@ -204,6 +258,46 @@ impl ThenMatch {
             }
         }
         (Progress::Partial(input.len()), ThenEnd::No)
+    }
+
+    /// Seeks the first literal to be complete: returns how many bytes were
+    /// consumed and the literal that completed with the last of them (its
+    /// bytes are then `held`). Otherwise `held` is what may begin one and
+    /// every byte before it is text.
+    pub(crate) fn seek(&mut self, opts: &[ThenOpt], input: &[u8]) -> (usize, Option<usize>) {
+        let starts = |b: u8| opts.iter().any(|o| o.lit.matches_at(0, b));
+        let mut n = 0;
+        while n < input.len() {
+            if self.held.is_empty() {
+                // Fast path: text up to the next byte that may begin one.
+                match input[n..].iter().position(|&b| starts(b)) {
+                    Some(k) => n += k,
+                    None => return (input.len(), None),
+                }
+            }
+            self.held.push(input[n]);
+            n += 1;
+            let h = &self.held;
+            // The longest literal that ends here (the first to end wins).
+            for s in 0..h.len() {
+                let tail = &h[s..];
+                let done = opts.iter().position(|o| {
+                    o.lit.bytes.len() == tail.len()
+                        && tail
+                            .iter()
+                            .enumerate()
+                            .all(|(i, &b)| o.lit.matches_at(i, b))
+                });
+                if let Some(k) = done {
+                    self.held.drain(..s);
+                    return (n, Some(k));
+                }
+            }
+            let keep = literal_start(h, opts.iter().map(|o| &o.lit));
+            let cut = h.len() - keep;
+            self.held.drain(..cut);
+        }
+        (n, None)
     }
 }
 
@@ -359,14 +453,113 @@ mod tests {
         ];
         for &(input, want, how) in then_cases {
             assert_eq!(
-                ThenMatch::new(0, 2).feed(&opts, input),
+                ThenMatch::new(0, 2).feed(&opts, true, input),
                 (want, how),
                 "{input:?}"
             );
         }
+        // without whitespace (`OneOf`)
+        assert_eq!(
+            ThenMatch::new(0, 2).feed(&opts, false, b" ;"),
+            (Progress::Done(0), ThenEnd::Over)
+        );
         assert_eq!(ws(b"  x"), Progress::Done(2));
         assert_eq!(ws(b"  "), Progress::Partial(2));
         assert_eq!(word(b"json\n"), Progress::Done(4));
         assert_eq!(word(b"js"), Progress::Partial(2));
+    }
+
+    fn opts(lits: &[&str]) -> Vec<ThenOpt> {
+        lits.iter()
+            .enumerate()
+            .map(|(k, l)| ThenOpt {
+                lit: Lit::new(l),
+                to: k,
+                begins_call: false,
+            })
+            .collect()
+    }
+
+    /// Feeds `input` to a seek in pieces of `size`; returns the text it
+    /// let go (what was consumed minus what it holds), the literal found
+    /// and the bytes consumed.
+    fn seek_in_pieces(o: &[ThenOpt], input: &[u8], size: usize) -> (Vec<u8>, Option<usize>, usize) {
+        let mut m = ThenMatch::seeking(0, Vec::new());
+        let mut at = 0;
+        for piece in input.chunks(size) {
+            let (n, found) = m.seek(o, piece);
+            at += n;
+            if found.is_some() {
+                let text = input[..at - m.held.len()].to_vec();
+                return (text, found, at);
+            }
+        }
+        (input[..at - m.held.len()].to_vec(), None, at)
+    }
+
+    #[test]
+    fn seek_finds_the_first_literal_to_end_under_any_split() {
+        let o = opts(&["<|call|>", "<|calls_end|>", "ab"]);
+        let cases: &[(&str, &str, Option<usize>, usize)] = &[
+            ("text <|call|> rest", "text ", Some(0), 13),
+            ("<|calls_end|>", "", Some(1), 13),
+            // a partial marker that breaks off is text, and its tail may
+            // begin the real one
+            ("<|cal<|call|>", "<|cal", Some(0), 13),
+            ("<|call_x <|calls_end|>", "<|call_x ", Some(1), 22),
+            // a shorter literal inside a longer one's prefix ends first
+            ("xaab", "xa", Some(2), 4),
+            ("no marker <|ca", "no marker ", None, 14),
+        ];
+        for &(input, want_text, want, want_at) in cases {
+            for size in 1..=input.len() {
+                let (text, found, at) = seek_in_pieces(&o, input.as_bytes(), size);
+                assert_eq!(
+                    (text.as_slice(), found, at),
+                    (want_text.as_bytes(), want, want_at),
+                    "{input:?} in pieces of {size}"
+                );
+            }
+        }
+        let lits = || o.iter().map(|o| &o.lit);
+        assert_eq!(literal_start(b"abc<|ca", lits()), 4);
+        assert_eq!(literal_start(b"abc<|cx", lits()), 0);
+        assert_eq!(literal_start(b"xa", lits()), 1);
+        assert_eq!(literal_start(b"", lits()), 0);
+    }
+
+    #[test]
+    fn a_capture_fails_at_the_first_byte_no_delimiter_continues() {
+        let op = cap(&["<|sep|>"], b"");
+        // `<|s` may still be the delimiter; `<|c` cannot: the word fails
+        // at `c`, which is left for what reads on
+        let (p, how) = CaptureWord::default().feed(&op, 64, b"get<|call|>");
+        assert_eq!(
+            (p, how),
+            (
+                Progress::Fail(5, Reason::NameByte { found: b'<' }),
+                Captured::No
+            )
+        );
+        let mut c = CaptureWord::default();
+        let mut end = (Progress::Partial(0), Captured::No);
+        let mut consumed = 0;
+        for &b in b"get<|call|>" {
+            end = c.feed(&op, 64, &[b]);
+            consumed += match end.0 {
+                Progress::Partial(n) | Progress::Done(n) | Progress::Fail(n, _) => n,
+            };
+            if !matches!(end.0, Progress::Partial(_)) {
+                break;
+            }
+        }
+        assert_eq!(
+            (consumed, end.1, c.word.as_slice()),
+            (5, Captured::No, &b"get<|"[..])
+        );
+        assert_eq!(
+            CaptureWord::default().feed(&op, 64, b"get<|sep|>{"),
+            (Progress::Done(10), Captured::ByDelim(0))
+        );
     }
 }

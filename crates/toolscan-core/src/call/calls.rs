@@ -130,6 +130,10 @@ pub(crate) struct Calls {
     pub done: usize,
     /// The format may write an id after the name (a call object's id key).
     pub id_key: bool,
+    /// The block is markup of the format whose content is text (a text
+    /// envelope): it is not silent, and its framing is dropped when it
+    /// ends, as a call's span is.
+    pub framed: bool,
 }
 
 impl Calls {
@@ -140,12 +144,20 @@ impl Calls {
             started_any: false,
             done: 0,
             id_key: false,
+            framed: false,
         }
     }
 
-    /// Failures are silent while a tentative block has shown no call.
+    /// Failures are silent while a tentative block has shown no call (nor
+    /// been recognised as markup).
     pub(crate) fn silent(&self) -> bool {
-        self.tentative && !self.started_any
+        self.tentative && !self.started_any && !self.framed
+    }
+
+    /// What the block read so far belongs to its calls (or is framing), not
+    /// to text, if the block ends now.
+    pub(crate) fn owns_bytes(&self) -> bool {
+        self.done > 0 || self.framed
     }
 
     /// A new call begins (its bytes are being read).
@@ -178,7 +190,9 @@ impl Calls {
         let id_key = self.id_key;
         let c = self.cur();
         if from_json && c.name_from_json {
-            return Err(Stop::fail(Reason::TwoNames));
+            // Never two names for one call. In a tentative block the object
+            // is not a call at all, and nothing inside it becomes one.
+            return Err(Stop::not_a_call(Reason::TwoNames));
         }
         c.name = Some(name.to_owned());
         if !from_json {
@@ -360,5 +374,44 @@ impl Calls {
         let i = self.started_index();
         self.call = None;
         i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+    use crate::ids::IdMint;
+
+    #[test]
+    fn a_second_json_name_is_refused_a_markup_name_may_be_replaced() {
+        let mut ctx = Ctx::new(Minter::new(&IdMint::Seeded(0)), None, Limits::default());
+        let mut out: Vec<Event> = Vec::new();
+        let src = Src { buf: &[], start: 0 };
+        for tentative in [false, true] {
+            let mut calls = Calls::new(tentative);
+            calls
+                .set_name(&mut ctx, &mut out, 0, "a", true, src)
+                .unwrap();
+            let e = calls.set_name(&mut ctx, &mut out, 1, "b", true, src);
+            assert_eq!(e, Err(Stop::not_a_call(Reason::TwoNames)));
+            // still the first name: nothing can end under the second
+            assert_eq!(
+                calls.call.as_ref().and_then(|c| c.name.as_deref()),
+                Some("a")
+            );
+        }
+        // DeepSeek V3's type word, then the name: from markup, replaced
+        let mut calls = Calls::new(false);
+        calls
+            .set_name(&mut ctx, &mut out, 0, "function", false, src)
+            .unwrap();
+        calls
+            .set_name(&mut ctx, &mut out, 1, "f", false, src)
+            .unwrap();
+        assert_eq!(
+            calls.call.as_ref().and_then(|c| c.name.as_deref()),
+            Some("f")
+        );
     }
 }

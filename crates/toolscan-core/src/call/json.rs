@@ -1,13 +1,16 @@
 //! The JSON sink that maps call objects (`{"name", "arguments"}`, lists of
-//! them, envelopes such as `{"tool_calls": […]}`) onto calls.
+//! them, envelopes such as `{"tool_calls": […]}`) onto calls, and the text
+//! envelope (`{"response": "…"}`) onto text.
 
 use crate::call::calls::{Args, Call, Calls, Ctx, Src};
 use crate::call::unescape::Unescaper;
 use crate::call::word::check_word;
+use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::format::{JsonStep, Shape};
 use crate::json::{is_one_object, Flow, Kind, Sink};
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink as EventSink;
+use crate::utf8::complete_prefix_len;
 
 /// What a JSON value means for the call being assembled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +28,29 @@ enum Role {
     List,
     /// The top of `Shape::Root`: a call, or an envelope of calls.
     Root,
+    /// The string of a text envelope (`{"response": "…"}`).
+    Text,
+}
+
+/// The string of a text envelope being decoded into text.
+///
+/// Decoded bytes go out only together with the input that made them: at a
+/// byte after which no escape is half read and no character unfinished,
+/// the text decoded so far is emitted and the input up to that byte is
+/// dropped. So if the envelope fails, what was not emitted is still pending
+/// and comes back as text, verbatim — whatever the chunking.
+#[derive(Debug)]
+struct TextOut {
+    unescaper: Unescaper,
+    /// Decoded bytes not emitted yet.
+    buf: Vec<u8>,
+    /// Absolute offset of the next input byte of the string (strict JSON
+    /// outputs exactly the bytes it consumes, an escape's backslash with
+    /// the byte after it).
+    raw: u64,
+    /// Offset of the string's opening quote (where an invalid UTF-8
+    /// sequence in it is reported).
+    start: u64,
 }
 
 /// State of a [`Shape`]d JSON value across chunks.
@@ -37,9 +63,11 @@ pub(crate) struct JsonCalls {
     /// A tentative block turned out not to be a call: the rest of the value
     /// is text.
     pub skip: bool,
-    /// A list call was dispatched: the block's bytes up to here belong to it.
+    /// A list call was dispatched (or text went out): the block's bytes up
+    /// to here belong to it.
     pub drop_upto: Option<u64>,
     failed: Option<Stop>,
+    text: Option<TextOut>,
 }
 
 impl JsonCalls {
@@ -51,6 +79,7 @@ impl JsonCalls {
             skip: false,
             drop_upto: None,
             failed: None,
+            text: None,
         }
     }
 
@@ -69,6 +98,8 @@ pub(crate) struct Builder<'a> {
     pub out: &'a mut dyn EventSink,
     /// The block's pending bytes, the value being scanned included.
     pub src: Src<'a>,
+    /// Text goes out as reasoning.
+    pub reasoning: bool,
 }
 
 impl Builder<'_> {
@@ -114,6 +145,15 @@ impl Builder<'_> {
                     Some(Role::List)
                 } else if parent == Role::Root && key == b"tool_call" {
                     Some(Role::Call)
+                } else if parent == Role::Root
+                    && !self.step.lenient
+                    && self.calls.call.is_none()
+                    && keys
+                        .text
+                        .as_ref()
+                        .is_some_and(|k| !overflow && k.as_bytes() == key)
+                {
+                    Some(Role::Text)
                 } else if is(&keys.other) {
                     Some(Role::Ignore)
                 } else {
@@ -190,6 +230,21 @@ impl Sink for Builder<'_> {
                     return self.stop(Stop::not_a_call(Reason::ExpectedList));
                 }
             }
+            Role::Text => {
+                if kind != Kind::String {
+                    return self.stop(Stop::not_a_call(Reason::TextNotString));
+                }
+                // The envelope is recognised: what came before the string
+                // is framing.
+                self.calls.framed = true;
+                self.json.drop_upto = Some(at);
+                self.json.text = Some(TextOut {
+                    unescaper: Unescaper::default(),
+                    buf: Vec::new(),
+                    raw: at,
+                    start: at,
+                });
+            }
         }
         if matches!(kind, Kind::Object | Kind::Array) {
             self.json.roles.push(role);
@@ -209,6 +264,13 @@ impl Sink for Builder<'_> {
 
     fn value_end(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
         if self.json.skip {
+            return Flow::Go;
+        }
+        // The text envelope's string: the rest of its text goes out.
+        if let Some(mut t) = self.json.text.take() {
+            let buf = std::mem::take(&mut t.buf);
+            emit_text(self.out, self.reasoning, &buf, t.start);
+            self.json.drop_upto = Some(at + 1);
             return Flow::Go;
         }
         // Arguments.
@@ -290,7 +352,7 @@ impl Sink for Builder<'_> {
                         }
                         let r = self.calls.try_start(self.ctx, self.out, at, self.src);
                         return self.check(r);
-                    } else if role == Role::Root && self.calls.done == 0 {
+                    } else if role == Role::Root && !self.calls.owns_bytes() {
                         return self.stop(Stop::not_a_call(Reason::NoCall));
                     }
                 }
@@ -333,6 +395,23 @@ impl Sink for Builder<'_> {
         if self.json.skip {
             return;
         }
+        if let Some(t) = self.json.text.as_mut() {
+            // Emit up to the last byte after which everything is decoded.
+            let mut clean = None;
+            for &b in bytes {
+                t.unescaper.push(&[b], &mut t.buf);
+                t.raw += 1;
+                if t.unescaper.is_clean() && complete_prefix_len(&t.buf) == t.buf.len() {
+                    clean = Some((t.buf.len(), t.raw));
+                }
+            }
+            if let Some((n, raw)) = clean {
+                emit_text(self.out, self.reasoning, &t.buf[..n], t.start);
+                t.buf.drain(..n);
+                self.json.drop_upto = Some(raw);
+            }
+            return;
+        }
         if let Some((_, _, raw)) = self.json.word.as_mut() {
             raw.extend_from_slice(bytes);
             return;
@@ -358,5 +437,38 @@ impl Builder<'_> {
             .call
             .as_ref()
             .is_some_and(|c| matches!(c.args_state, Args::Object(_)))
+    }
+}
+
+/// Emits decoded envelope text; each invalid UTF-8 sequence becomes U+FFFD
+/// after an `invalid_utf8` diagnostic at the string's offset.
+fn emit_text(out: &mut dyn EventSink, reasoning: bool, bytes: &[u8], at: u64) {
+    let text = |out: &mut dyn EventSink, t: &str| {
+        if !t.is_empty() {
+            out.event(if reasoning {
+                EventRef::Reasoning(t)
+            } else {
+                EventRef::Text(t)
+            });
+        }
+    };
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return text(out, s);
+    }
+    for piece in bytes.utf8_chunks() {
+        text(out, piece.valid());
+        if !piece.invalid().is_empty() {
+            let hex: Vec<String> = piece.invalid().iter().map(|b| format!("{b:02x}")).collect();
+            let d = Diagnostic {
+                kind: DiagnosticKind::InvalidUtf8,
+                offset: at,
+                message: format!(
+                    "bytes {} in the text envelope are not UTF-8; they became U+FFFD",
+                    hex.join(" ")
+                ),
+            };
+            out.event(EventRef::Diagnostic(&d));
+            text(out, "\u{FFFD}");
+        }
     }
 }

@@ -14,6 +14,11 @@ pub(crate) struct Unescaper {
 }
 
 impl Unescaper {
+    /// No escape is half read: everything pushed so far is in the output.
+    pub(crate) fn is_clean(&self) -> bool {
+        !self.backslash && self.hex.is_none() && self.high.is_none()
+    }
+
     pub(crate) fn push(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
         for &b in bytes {
             if self.done {
@@ -113,5 +118,19 @@ mod tests {
         }
         assert_eq!(unescape(r#""\ud83d x""#, 1), "\u{FFFD} x");
         assert_eq!(unescape(r#""\ude00""#, 1), "\u{FFFD}");
+    }
+
+    #[test]
+    fn clean_only_between_escapes() {
+        let mut u = Unescaper::default();
+        let mut out = Vec::new();
+        let mut clean = Vec::new();
+        for &b in br#""a\n\u00e9\ud83d\ude00""# {
+            u.push(&[b], &mut out);
+            clean.push(u.is_clean());
+        }
+        // after `"`, `a`, `\n`, `\u00e9`, the whole pair, the closing quote
+        let at: Vec<usize> = (0..clean.len()).filter(|&i| clean[i]).collect();
+        assert_eq!(at, [0, 1, 3, 9, 21, 22]);
     }
 }
