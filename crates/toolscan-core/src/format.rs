@@ -60,6 +60,7 @@ impl From<String> for Label {
 
 /// A literal byte string, optionally ASCII-case-insensitive.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Lit {
     /// The bytes.
     pub bytes: Vec<u8>,
@@ -510,17 +511,18 @@ impl Opener {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Format {
     pub(crate) name: String,
-    pub(crate) catalogue: String,
+    pub(crate) models: String,
     pub(crate) description: String,
     pub(crate) openers: Vec<Opener>,
 }
 
 impl Format {
-    /// A format with no openers yet.
-    pub fn new(name: &str, catalogue: &str, description: &str) -> Format {
+    /// A format with no openers yet: its name, who writes it, one line on
+    /// what it looks like.
+    pub fn new(name: &str, models: &str, description: &str) -> Format {
         Format {
             name: name.into(),
-            catalogue: catalogue.into(),
+            models: models.into(),
             description: description.into(),
             openers: Vec::new(),
         }
@@ -537,9 +539,9 @@ impl Format {
         &self.name
     }
 
-    /// The catalogue entries that define it (e.g. `F01, F02`).
-    pub fn catalogue(&self) -> &str {
-        &self.catalogue
+    /// Who writes it: model families or tools (e.g. `Qwen2.5, Qwen3`).
+    pub fn models(&self) -> &str {
+        &self.models
     }
 
     /// One line on what it looks like.

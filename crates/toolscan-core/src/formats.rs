@@ -1,6 +1,5 @@
 //! The built-in formats, as data: each is a list of openers (a marker and
-//! a program of steps) over the same machinery. The catalogue ids (F01…)
-//! name the model families each format comes from.
+//! a program of steps) over the same machinery.
 
 use crate::format::{
     ByteSet, CallKeys, Capture, Field, Format, JsonStep, Label, Lit, Opener, Shape, Step, Trust,
@@ -112,7 +111,8 @@ fn fence(shape: Shape, keys: &CallKeys, trust: Trust) -> Opener {
     }
 }
 
-/// `<function=NAME>{args}</function>` (F36 v3.1, also an F02 variant).
+/// `<function=NAME>{args}</function>` (Functionary v3.1; also a variant
+/// llama.cpp tolerates for Hermes models).
 fn function_eq() -> Opener {
     Opener::definite(
         "<function=",
@@ -194,7 +194,7 @@ fn hermes() -> Format {
     let keys = CallKeys::new(&["name"], &["arguments", "parameters"]);
     let mut f = Format::new(
         "hermes",
-        "F01, F02",
+        "Hermes 2/3, Qwen2.5, Qwen3, QwQ (and llama.cpp's tolerated variants)",
         "<tool_call>{\"name\", \"arguments\"}</tool_call>; also <function_call>, <tools>, <tool>, \
          <response>, <json>, <xml>, code fences (around a call object or wrapped calls), \
          <function=NAME>, <function name=\"NAME\">",
@@ -217,7 +217,7 @@ fn hermes() -> Format {
 fn tool_arguments() -> Format {
     Format::new(
         "tool-arguments",
-        "F37",
+        "line protocols of simple agents",
         "TOOL: NAME (at a line start, maybe indented), newline, ARGUMENTS: {json}; no end marker",
     )
     .opener(
@@ -240,7 +240,7 @@ fn tool_arguments() -> Format {
 fn tool_request() -> Format {
     Format::new(
         "tool-request",
-        "F38",
+        "LLxprt",
         "[TOOL_REQUEST]NAME {json}[TOOL_REQUEST_END]",
     )
     .opener(Opener::definite(
@@ -274,7 +274,7 @@ fn end_tool_request() -> Format {
     };
     Format::new(
         "end-tool-request",
-        "F39",
+        "LM Studio's default bridge",
         "{\"name\", \"arguments\"}[END_TOOL_REQUEST], optionally after [TOOL_REQUEST]",
     )
     .opener(Opener::definite("[TOOL_REQUEST]", body(true)))
@@ -285,7 +285,7 @@ fn run_module() -> Format {
     let keys = CallKeys::new(&["name", "module"], &["args", "arguments"]);
     Format::new(
         "run-module",
-        "F42",
+        "Autobyteus",
         "[RUN_MODULE]{\"name\"|\"module\", \"args\"|\"arguments\"}[/RUN_MODULE], case-insensitive",
     )
     .opener(wrapped(
@@ -303,7 +303,7 @@ fn tool_call_json() -> Format {
     );
     Format::new(
         "tool-call-json",
-        "F43",
+        "selectools",
         "TOOL_CALL (anywhere) [:] then a lenient JSON object {\"tool_name\", \"parameters\"}, \
          optionally fenced",
     )
@@ -333,7 +333,7 @@ fn tool_call_json() -> Format {
 fn function_tag() -> Format {
     Format::new(
         "function-tag",
-        "F36 (v3.1)",
+        "Functionary v3.1",
         "<function=NAME>{json}</function>",
     )
     .opener(function_eq())
@@ -343,7 +343,7 @@ fn llama3_json() -> Format {
     let keys = CallKeys::new(&["name"], &["parameters", "arguments"]);
     Format::new(
         "llama3-json",
-        "F03",
+        "Llama 3.1, 3.2, 3.3",
         "{\"name\", \"parameters\"}, optionally after <|python_tag|>, `;`-separated, \
          optional <|eom_id|>",
     )
@@ -389,7 +389,7 @@ fn json_format() -> Format {
     ];
     Format::new(
         "json",
-        "F45, F17",
+        "any model asked for JSON; llama.cpp's generic envelope",
         "bare or fenced JSON: a call object, a list of them, {\"tool_calls\": [...]}, \
          {\"tool_call\": {...}}; arguments as object or JSON string; \
          {\"response\": \"...\"} is text",
@@ -402,7 +402,7 @@ fn json_format() -> Format {
     })
 }
 
-fn deepseek(name: &str, catalogue: &str, description: &str) -> Format {
+fn deepseek(name: &str, models: &str, description: &str) -> Format {
     const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
     const CALL_END: &str = "<｜tool▁call▁end｜>";
     const SEP: &str = "<｜tool▁sep｜>";
@@ -458,7 +458,7 @@ fn deepseek(name: &str, catalogue: &str, description: &str) -> Format {
         label("end"),
         Step::End,
     ];
-    Format::new(name, catalogue, description)
+    Format::new(name, models, description)
         .opener(Opener::definite(SECTIONS[0], program.clone()))
         .opener(Opener::definite(SECTIONS[1], program))
 }
@@ -506,7 +506,7 @@ fn mistral() -> Format {
     let (array, compact) = mistral_programs();
     Format::new(
         "mistral",
-        "F04",
+        "Mistral v3, Nemo, Mixtral, Codestral",
         "[TOOL_CALLS] [{\"name\", \"arguments\", \"id\"}, ...] (also reads the v11 form)",
     )
     .opener(array)
@@ -517,7 +517,7 @@ fn mistral_v11() -> Format {
     let (array, compact) = mistral_programs();
     Format::new(
         "mistral-v11",
-        "F05",
+        "Mistral Small 3.2+, Magistral, Devstral",
         "[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json} / [TOOL_CALLS]NAME[ARGS]{json} / \
          [TOOL_CALLS]NAME{json}, no end marker (also reads the array form)",
     )
@@ -532,12 +532,12 @@ pub(crate) fn builtin() -> Vec<Format> {
         function_tag(),
         deepseek(
             "deepseek-v3",
-            "F18",
+            "DeepSeek V3, R1",
             "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json {args} ```<｜tool▁call▁end｜>…",
         ),
         deepseek(
             "deepseek-v3.1",
-            "F19",
+            "DeepSeek V3.1, V3.2-Exp",
             "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{args}<｜tool▁call▁end｜>…",
         ),
         mistral(),

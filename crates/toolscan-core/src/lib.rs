@@ -82,7 +82,7 @@ pub use sink::Sink;
 pub use tools::Tools;
 
 /// Parses a whole response at once: exactly what collecting the events of
-/// feeding it in any chunks gives (contract invariant 7).
+/// feeding it in any chunks gives (streaming equals one-shot).
 ///
 /// ```
 /// use toolscan_core::{parse, FinishReason, Options, Registry};

@@ -111,40 +111,40 @@ impl Registry {
 }
 
 /// Model-id fragments and the format each family writes, most specific
-/// first (catalogue entries in brackets).
+/// first.
 const MODELS: &[(&str, &str)] = &[
-    ("qwen3-coder", "qwen3-coder"), // F25
-    ("qwen3.5", "qwen3-coder"),     // Qwen3.5+ switched to the XML form (P23)
+    ("qwen3-coder", "qwen3-coder"),
+    ("qwen3.5", "qwen3-coder"), // Qwen3.5+ switched to the XML form (P23)
     ("qwen3.6", "qwen3-coder"),
     ("qwen3.8", "qwen3-coder"),
     ("step-3.5", "qwen3-coder"),
     ("step3.5", "qwen3-coder"),
     ("nemotron-3", "qwen3-coder"),
     ("qwq", "hermes"),
-    ("qwen", "hermes"), // F01: Qwen2.5, Qwen3
+    ("qwen", "hermes"), // Qwen2.5, Qwen3
     ("hermes", "hermes"),
     ("granite-4", "hermes"),
     ("ernie-4.5", "hermes"),
     ("deepseek-v3.2-exp", "deepseek-v3.1"),
-    ("deepseek-v3.1", "deepseek-v3.1"), // F19
-    ("deepseek-v3.2", "deepseek-v3.2"), // F20
+    ("deepseek-v3.1", "deepseek-v3.1"),
+    ("deepseek-v3.2", "deepseek-v3.2"),
     ("deepseek-v4", "deepseek-v3.2"),
-    ("deepseek-v3", "deepseek-v3"), // F18
+    ("deepseek-v3", "deepseek-v3"),
     ("deepseek-r1", "deepseek-v3"),
-    ("mistral-small-3.2", "mistral-v11"), // F05
+    ("mistral-small-3.2", "mistral-v11"),
     ("mistral-small-4", "mistral-v11"),
     ("mistral-medium-3.5", "mistral-v11"),
     ("magistral", "mistral-v11"),
     ("devstral", "mistral-v11"),
     ("ministral-3", "mistral-v11"),
-    ("mistral", "mistral"), // F04
+    ("mistral", "mistral"),
     ("mixtral", "mistral"),
     ("codestral", "mistral"),
-    ("llama-4", "pythonic"), // F30
+    ("llama-4", "pythonic"),
     ("llama4", "pythonic"),
-    ("llama-3", "llama3-json"), // F03
+    ("llama-3", "llama3-json"),
     ("llama3", "llama3-json"),
-    ("gpt-oss", "harmony"), // F24
+    ("gpt-oss", "harmony"),
     ("kimi-k3", "kimi-k3"),
     ("kimi-k2", "kimi-k2"),
     ("glm-4.5", "glm45"),

@@ -90,7 +90,8 @@ impl Sink for Response {
 
 /// Merges consecutive `text` deltas, consecutive `reasoning` deltas and
 /// consecutive `tool_call_args` deltas of the same index: the form in which
-/// chunking invariance (contract §2.1) is stated.
+/// chunking invariance is stated: any split of the input gives the same
+/// coalesced events.
 pub fn coalesce(events: impl IntoIterator<Item = Event>) -> Vec<Event> {
     let mut out: Vec<Event> = Vec::new();
     for e in events {
