@@ -164,6 +164,25 @@ fn limits_trip_at_the_exact_byte_under_every_chunking() {
             assert_eq!(diagnostics(&ev), vec![(DiagnosticKind::Limit, max as u64)]);
         }
     }
+    // a tentative call confirmed within one feed is still held to the call
+    // limit (whole and byte by byte agree)
+    for (format, input, max) in [
+        ("json", &br#"{"name": "f", "arguments": {"a": 1}}"#[..], 20),
+        ("json", br#"[{"name": "f", "arguments": {"a": 1}}]"#, 20),
+        (
+            "end-tool-request",
+            br#"{"name": "f", "arguments": {"a": 1}}[END_TOOL_REQUEST]"#,
+            10,
+        ),
+    ] {
+        let o = options().with_limits(Limits {
+            max_call_bytes: max,
+            ..Limits::default()
+        });
+        let ev = invariant(format, &o, input);
+        assert!(names(&ev).is_empty(), "{format}");
+        assert_eq!(diagnostics(&ev), vec![(DiagnosticKind::Limit, max as u64)]);
+    }
     // nesting depth
     let deep = br#"<tool_call>{"name": "f", "arguments": {"a": [[[[1]]]]}}</tool_call>"#;
     for max in [3, 4, 5, 6] {

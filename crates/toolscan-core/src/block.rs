@@ -180,11 +180,16 @@ pub(crate) fn run(
         if i == ch.bytes.len() {
             return (i, Outcome::NeedMore);
         }
-        // A limit trips at exactly the byte that would exceed it.
+        // A limit trips at exactly the byte that would exceed it. The call
+        // limit bounds every block; an unconfirmed one is bounded by the
+        // hold-back limit too (the smaller of the two, so that a call
+        // confirmed halfway through the bytes given here is still held to
+        // the call limit).
+        let limits = &env.ctx.limits;
         let limit = if b.calls.silent() {
-            env.ctx.limits.max_holdback
+            limits.max_holdback.min(limits.max_call_bytes)
         } else {
-            env.ctx.limits.max_call_bytes
+            limits.max_call_bytes
         } as u64;
         let room = limit.saturating_sub(env.pending.held()) as usize;
         let end = ch.bytes.len().min(i + room.max(1));
