@@ -10,7 +10,10 @@
 //! integers, round-tripping floats, bools, null and nested arrays/objects).
 //! A renderer per format writes it out, recording which bytes are text and
 //! which are call spans. Then, under the whole input, 1-byte pieces and random
-//! cut points (which land inside markers and multi-byte characters):
+//! cut points (which land inside markers and multi-byte characters), each
+//! fed through every parser API (`feed`, `feed_into`, the sink API
+//! `feed_with` into a `Vec<Event>`, and `feed_str_with` with the cuts moved
+//! to character boundaries), which must give the same coalesced events:
 //!
 //! 1. chunking invariance: the coalesced events equal those of the whole
 //!    input (ids minted with `IdMint::Seeded(0)`);
@@ -22,10 +25,10 @@
 //!    is `tool_calls` with a call, `stop` without;
 //! 3. nothing lost: text length + rendered call span lengths = input length;
 //! 4. `parse` (one shot) equals collecting the streamed events;
-//! 5. event shape: per index one `tool_call_start`, argument deltas whose
-//!    concatenation parses to the `tool_call_end` arguments, then
-//!    `tool_call_end`; indices 0..n in order, ids unique, no text inside a
-//!    call, `done` last;
+//! 5. event shape (`toolscan_testkit::check::check_events`): per index one
+//!    `tool_call_start`, argument deltas whose concatenation is exactly the
+//!    `tool_call_end` arguments, then `tool_call_end`; indices 0..n in
+//!    order, ids unique, no text inside a call, `done` last;
 //! 6. truncation: cutting the input strictly inside the last call (after its
 //!    opening marker, or its separator within a group, and before the byte
 //!    that completes it) leaves that call undispatched, gives
@@ -38,7 +41,6 @@
 //! writes every call into one `[TOOL_CALLS]` array after the prose (the last
 //! prose segment follows the array).
 
-use std::collections::HashSet;
 use std::ops::Range;
 
 use proptest::collection::{btree_map, vec};
@@ -46,10 +48,9 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Map, Value};
-use toolscan::{
-    coalesce, parse, DiagnosticKind, Event, FinishReason, IdMint, Options, Parser, Registry,
-    Response,
-};
+use toolscan::{parse, DiagnosticKind, Event, FinishReason, Registry, Response};
+use toolscan_testkit::check::{check_events, nothing_lost, same_coalesced, Tally};
+use toolscan_testkit::chunk::{feed_every_api, seeded, seeded_options, Plan};
 
 // ---------------------------------------------------------------- formats
 
@@ -542,102 +543,51 @@ fn render(fmt: Fmt, r: &Resp) -> Rendered {
 
 // ---------------------------------------------------------------- running
 
-fn options() -> Options {
-    Options::new().with_ids(IdMint::Seeded(0))
+fn fail(e: String) -> TestCaseError {
+    TestCaseError::fail(e)
 }
 
-fn run(grammar: &str, pieces: &[&[u8]]) -> Vec<Event> {
-    let g = Registry::builtin().grammar(grammar).unwrap();
-    let mut p = Parser::new(g, options());
-    let mut ev = Vec::new();
-    for piece in pieces {
-        p.feed_into(piece, &mut ev);
-    }
-    p.finish_into(&mut ev);
-    ev
+/// One run of a case: a plan's events and what the contract checker
+/// counted.
+struct Run {
+    plan: Plan,
+    events: Vec<Event>,
+    tally: Tally,
 }
 
-/// The chunkings every case runs under: whole, 1-byte, random cut points.
-fn chunkings<'a>(input: &'a [u8], cuts: &[Index]) -> Vec<(String, Vec<&'a [u8]>)> {
-    let mut at: Vec<usize> = cuts.iter().map(|c| c.index(input.len() + 1)).collect();
-    at.sort_unstable();
-    let mut random = Vec::new();
-    let mut prev = 0;
-    for c in at.iter().copied().chain([input.len()]) {
-        random.push(&input[prev..c]);
-        prev = c;
-    }
-    vec![
-        ("whole".into(), vec![input]),
-        ("1-byte".into(), input.chunks(1).collect()),
-        (format!("cuts at {at:?}"), random),
-    ]
-}
-
-/// Checks the shape of the call events (property 5) and returns the number
-/// of completed calls. A `truncated` diagnostic abandons a started call.
-fn check_event_shape(events: &[Event]) -> Result<usize, TestCaseError> {
-    let mut done = 0;
-    let mut ids = HashSet::new();
-    // (index, id, name, concatenated argument deltas)
-    let mut open: Option<(usize, String, String, String)> = None;
-    for (k, e) in events.iter().enumerate() {
-        match e {
-            Event::Text { .. } => {
-                prop_assert!(open.is_none(), "text inside call: {:?}", e);
+/// Runs `input` with a grammar (a format's name or `auto`) under the whole
+/// input, 1-byte pieces and the random cut points, each through every
+/// parser API (which must agree), and checks on every run what holds for
+/// every input: the event contract (property 5), the same coalesced events
+/// as the whole input (1) and `parse` giving the collected response (4).
+fn run_plans(grammar: &str, input: &[u8], cuts: &[Index]) -> Result<Vec<Run>, TestCaseError> {
+    let len = input.len();
+    let at: Vec<usize> = cuts.iter().map(|c| c.index(len + 1)).collect();
+    let mut runs: Vec<Run> = Vec::new();
+    for plan in [Plan::whole(len), Plan::fixed(len, 1), Plan::cuts(len, &at)] {
+        let ctx = format!(
+            "{grammar}, {plan}, input {:?}",
+            String::from_utf8_lossy(input)
+        );
+        let events = feed_every_api(|| seeded(grammar), input, &plan)
+            .map_err(|e| fail(format!("{ctx}: {e}")))?;
+        let tally = check_events(&events).map_err(|e| fail(format!("{ctx}: {e}")))?;
+        match runs.first() {
+            None => {
+                let g = Registry::builtin().grammar(grammar).unwrap();
+                let got = Response::from_events(&events);
+                prop_assert_eq!(parse(g, seeded_options(), input), got, "{}", ctx);
             }
-            Event::ToolCallStart { index, id, name } => {
-                prop_assert!(open.is_none(), "start inside a call: {:?}", e);
-                prop_assert_eq!(*index, done, "indices in order");
-                prop_assert!(ids.insert(id.clone()), "id {} used twice", id);
-                open = Some((*index, id.clone(), name.clone(), String::new()));
-            }
-            Event::ToolCallArgs { index, delta } => {
-                let Some(o) = open.as_mut() else {
-                    return Err(TestCaseError::fail(format!("args outside a call: {e:?}")));
-                };
-                prop_assert_eq!(*index, o.0);
-                o.3.push_str(delta);
-            }
-            Event::ToolCallEnd {
-                index,
-                id,
-                name,
-                arguments,
-            } => {
-                let Some((i, oid, oname, text)) = open.take() else {
-                    return Err(TestCaseError::fail(format!("end without start: {e:?}")));
-                };
-                prop_assert_eq!(*index, i);
-                prop_assert_eq!(id, &oid);
-                prop_assert_eq!(name, &oname);
-                let parsed: Map<String, Value> = serde_json::from_str(&text).map_err(|err| {
-                    TestCaseError::fail(format!("argument deltas {text:?} are not JSON: {err}"))
-                })?;
-                prop_assert_eq!(text.as_str(), arguments.as_str());
-                prop_assert_eq!(
-                    &parsed,
-                    &arguments.parse().expect("an object"),
-                    "deltas {:?}",
-                    text
-                );
-                done += 1;
-            }
-            Event::Diagnostic(d) => {
-                if d.kind == DiagnosticKind::Truncated {
-                    open = None;
-                }
-            }
-            Event::Done { .. } => {
-                prop_assert_eq!(k, events.len() - 1, "done is the last event");
-            }
-            other => return Err(TestCaseError::fail(format!("unexpected {other:?}"))),
+            Some(whole) => same_coalesced(&events, &whole.events)
+                .map_err(|e| fail(format!("{ctx}: not what the whole input gives: {e}")))?,
         }
+        runs.push(Run {
+            plan,
+            events,
+            tally,
+        });
     }
-    prop_assert!(open.is_none(), "a call started and never ended");
-    let last_is_done = matches!(events.last(), Some(Event::Done { .. }));
-    prop_assert!(last_is_done, "done is missing");
-    Ok(done)
+    Ok(runs)
 }
 
 /// Properties 1–5 for one grammar (a format's name or `auto`).
@@ -648,21 +598,11 @@ fn check_complete(
     cuts: &[Index],
 ) -> Result<(), TestCaseError> {
     let input = r.input.as_bytes();
-    let mut reference: Option<Vec<Event>> = None;
-    for (label, pieces) in chunkings(input, cuts) {
-        let events = run(grammar, &pieces);
-        let ctx = format!("{grammar}, {label}, input {:?}", r.input);
-        // 1. chunking invariance
-        let merged = coalesce(events.iter().cloned());
-        match &reference {
-            None => reference = Some(merged),
-            Some(whole) => prop_assert_eq!(&merged, whole, "{}", ctx),
-        }
-        // 5. event shape
-        let done = check_event_shape(&events)?;
-        prop_assert_eq!(done, resp.calls.len(), "{}", ctx);
+    for run in run_plans(grammar, input, cuts)? {
+        let ctx = format!("{grammar}, {}, input {:?}", run.plan, r.input);
+        prop_assert_eq!(run.tally.completed, resp.calls.len(), "{}", ctx);
         // 2. the generated calls and text
-        let got = Response::from_events(&events);
+        let got = Response::from_events(&run.events);
         prop_assert!(got.diagnostics.is_empty(), "{}: {:?}", ctx, got.diagnostics);
         let want: Vec<(&str, &Map<String, Value>)> = resp
             .calls
@@ -690,11 +630,7 @@ fn check_complete(
         prop_assert_eq!(got.finish_reason, reason, "{}", ctx);
         prop_assert!(got.reasoning.is_none());
         // 3. nothing lost
-        let spans: usize = r.spans.iter().map(|s| s.len()).sum();
-        prop_assert_eq!(got.text.len() + spans, input.len(), "{}", ctx);
-        // 4. one-shot parse equals the stream
-        let g = Registry::builtin().grammar(grammar).unwrap();
-        prop_assert_eq!(parse(g, options(), input), got, "{}", ctx);
+        nothing_lost(&run.events, input, &r.spans).map_err(|e| fail(format!("{ctx}: {e}")))?;
     }
     Ok(())
 }
@@ -725,18 +661,10 @@ fn check_truncated(
     let tail = String::from_utf8_lossy(&input[last.release..cut]).into_owned();
     let n = resp.calls.len() - 1;
 
-    let mut reference: Option<Vec<Event>> = None;
-    for (label, pieces) in chunkings(input, cuts) {
-        let events = run(grammar, &pieces);
-        let ctx = format!("{grammar}, {label}, cut at {cut} of {:?}", r.input);
-        let merged = coalesce(events.iter().cloned());
-        match &reference {
-            None => reference = Some(merged),
-            Some(whole) => prop_assert_eq!(&merged, whole, "{}", ctx),
-        }
-        let done = check_event_shape(&events)?;
-        prop_assert_eq!(done, n, "{}", ctx);
-        let got = Response::from_events(&events);
+    for run in run_plans(grammar, input, cuts)? {
+        let ctx = format!("{grammar}, {}, cut at {cut} of {:?}", run.plan, r.input);
+        prop_assert_eq!(run.tally.completed, n, "{}", ctx);
+        let got = Response::from_events(&run.events);
         let names: Vec<&str> = got.tool_calls.iter().map(|c| c.name.as_str()).collect();
         let want: Vec<&str> = resp.calls[..n].iter().map(|c| c.name.as_str()).collect();
         prop_assert_eq!(names, want, "{}", ctx);
@@ -757,8 +685,6 @@ fn check_truncated(
         prop_assert_eq!(kinds, want_kinds, "{}", ctx);
         prop_assert!(got.text.ends_with(&tail), "{}: text {:?}", ctx, got.text);
         prop_assert_eq!(&got.text, &want_text, "{}", ctx);
-        let g = Registry::builtin().grammar(grammar).unwrap();
-        prop_assert_eq!(parse(g, options(), input), got, "{}", ctx);
     }
     Ok(())
 }
