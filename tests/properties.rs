@@ -1,6 +1,7 @@
 //! Property tests of the event contract (`spec/contract.md` §2) over
 //! generated responses, for every JSON-bodied built-in format, each run by
-//! name and as `auto`.
+//! name and as `auto` (except `json`, whose openers are bare, which `auto`
+//! leaves out).
 //!
 //! A generated response is `t0 c1 t1 c2 … cn tn`: prose segments `t` (any
 //! unicode without `<`, `[`, `{`, `` ` `` and without `TOOL`, so prose can
@@ -39,7 +40,12 @@
 //! Grouping formats write consecutive calls (empty prose between them) into
 //! one group: DeepSeek's calls section, Llama 3's `; `-separated list. Mistral
 //! writes every call into one `[TOOL_CALLS]` array after the prose (the last
-//! prose segment follows the array).
+//! prose segment follows the array). `json` writes a call as a bare call
+//! object, or consecutive calls as a list of call objects or as a
+//! `{"tool_calls": [...]}` envelope, as the first call of the group says
+//! ([`Wrap`]). Its openers (`{`, `[`, a fence) are tentative: a cut counts
+//! as inside a call only once the call object has shown its name and the
+//! start of its arguments (before that the block fails silently, as text).
 
 use std::ops::Range;
 
@@ -68,9 +74,26 @@ enum Fmt {
     DeepseekV31,
     DeepseekV3,
     Llama3Json,
+    Json,
 }
 
 impl Fmt {
+    const ALL: [Fmt; 13] = [
+        Fmt::Hermes,
+        Fmt::FunctionTag,
+        Fmt::ToolRequest,
+        Fmt::EndToolRequest,
+        Fmt::RunModule,
+        Fmt::ToolArguments,
+        Fmt::ToolCallJson,
+        Fmt::MistralV11,
+        Fmt::Mistral,
+        Fmt::DeepseekV31,
+        Fmt::DeepseekV3,
+        Fmt::Llama3Json,
+        Fmt::Json,
+    ];
+
     fn name(self) -> &'static str {
         match self {
             Fmt::Hermes => "hermes",
@@ -85,7 +108,13 @@ impl Fmt {
             Fmt::DeepseekV31 => "deepseek-v3.1",
             Fmt::DeepseekV3 => "deepseek-v3",
             Fmt::Llama3Json => "llama3-json",
+            Fmt::Json => "json",
         }
+    }
+
+    /// Whether `auto` reads the format (it leaves out bare openers).
+    fn in_auto(self) -> bool {
+        self != Fmt::Json
     }
 }
 
@@ -107,6 +136,19 @@ struct GenCall {
     args_first: bool,
     /// Optional whitespace where the format allows it.
     ws: bool,
+    /// How `json` writes the call, if it is the first of a group.
+    wrap: Wrap,
+}
+
+/// How the `json` format writes calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wrap {
+    /// A bare call object (one call).
+    Bare,
+    /// `[call, call, …]`: the call and the ones right after it.
+    List,
+    /// `{"tool_calls": [call, …]}`.
+    Envelope,
 }
 
 #[derive(Clone, Debug)]
@@ -229,13 +271,15 @@ fn call() -> impl Strategy<Value = GenCall> {
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
+        prop::sample::select(&[Wrap::Bare, Wrap::List, Wrap::Envelope][..]),
     )
-        .prop_map(|(name, args, pretty, args_first, ws)| GenCall {
+        .prop_map(|(name, args, pretty, args_first, ws, wrap)| GenCall {
             name,
             args,
             pretty,
             args_first,
             ws,
+            wrap,
         })
 }
 
@@ -352,13 +396,25 @@ fn json_text(v: &Map<String, Value>, pretty: bool) -> String {
 
 /// `{"<name_key>": N, "<args_key>": A}` (or arguments first).
 fn call_object(c: &GenCall, name_key: &str, args_key: &str) -> String {
+    call_object_shown(c, name_key, args_key).0
+}
+
+/// [`call_object`], and the offset in it just past the first byte by which
+/// both the name and the start of the arguments have shown: the opening
+/// `{` of the arguments after the name, or the name's closing quote after
+/// the arguments.
+fn call_object_shown(c: &GenCall, name_key: &str, args_key: &str) -> (String, usize) {
     let n = serde_json::to_string(&c.name).unwrap();
     let a = json_text(&c.args, c.pretty);
     let sep = if c.pretty { ",\n  " } else { ", " };
     if c.args_first {
-        format!("{{\"{args_key}\": {a}{sep}\"{name_key}\": {n}}}")
+        let o = format!("{{\"{args_key}\": {a}{sep}\"{name_key}\": {n}}}");
+        let shown = o.len() - 1;
+        (o, shown)
     } else {
-        format!("{{\"{name_key}\": {n}{sep}\"{args_key}\": {a}}}")
+        let head = format!("{{\"{name_key}\": {n}{sep}\"{args_key}\": ");
+        let shown = head.len() + 1;
+        (format!("{head}{a}}}"), shown)
     }
 }
 
@@ -433,6 +489,14 @@ fn render_single(w: &mut Rendered, fmt: Fmt, c: &GenCall) {
             w.begun();
             w.raw(&format!("{}[ARGS]{args}", c.name));
         }
+        Fmt::Json => {
+            // Tentative: inside the call once its name and arguments show.
+            let (o, shown) = call_object_shown(c, "name", "arguments");
+            w.open();
+            w.raw(&o[..shown]);
+            w.begun();
+            w.raw(&o[shown..]);
+        }
         Fmt::Mistral | Fmt::DeepseekV31 | Fmt::DeepseekV3 | Fmt::Llama3Json => {
             unreachable!("grouping format")
         }
@@ -494,6 +558,33 @@ fn render_group(w: &mut Rendered, fmt: Fmt, calls: &[GenCall]) {
             }
             w.raw("]");
         }
+        Fmt::Json => {
+            let (open, sep, close) = match (calls[0].wrap, calls[0].ws) {
+                (Wrap::List, false) => ("[", " ", "]"),
+                (Wrap::List, true) => ("[\n", "\n", "\n]"),
+                (Wrap::Envelope, false) => ("{\"tool_calls\": [", " ", "]}"),
+                (Wrap::Envelope, true) => ("{\n  \"tool_calls\": [\n", "\n", "\n  ]\n}"),
+                (Wrap::Bare, _) => unreachable!("one call, no group"),
+            };
+            w.raw(open);
+            for (k, c) in calls.iter().enumerate() {
+                let (o, shown) = call_object_shown(c, "name", "arguments");
+                if k == 0 {
+                    // Tentative until the first call shows.
+                    w.raw(&o[..shown]);
+                    w.begun();
+                    w.raw(&o[shown..]);
+                } else {
+                    // After a call, a comma promises another.
+                    w.raw(",");
+                    w.begun();
+                    w.raw(sep);
+                    w.raw(&o);
+                }
+                w.dispatched();
+            }
+            w.raw(close);
+        }
         _ => unreachable!("not a grouping format"),
     }
     w.close();
@@ -512,12 +603,19 @@ fn render(fmt: Fmt, r: &Resp) -> Rendered {
             }
             w.text(&r.texts[n]);
         }
-        Fmt::DeepseekV31 | Fmt::DeepseekV3 | Fmt::Llama3Json => {
-            // Calls with no prose between them share a group.
+        Fmt::DeepseekV31 | Fmt::DeepseekV3 | Fmt::Llama3Json | Fmt::Json => {
+            // Calls with no prose between them share a group (but `json`
+            // writes a bare call object alone).
             w.text(&r.texts[0]);
             let mut i = 0;
             while i < n {
                 let mut j = i + 1;
+                if fmt == Fmt::Json && r.calls[i].wrap == Wrap::Bare {
+                    render_single(&mut w, fmt, &r.calls[i]);
+                    w.text(&r.texts[j]);
+                    i = j;
+                    continue;
+                }
                 while j < n && r.texts[j].is_empty() {
                     j += 1;
                 }
@@ -713,15 +811,19 @@ macro_rules! format_properties {
             proptest! {
                 #![proptest_config(config())]
 
-                /// Properties 1–5, by name and as `auto`.
+                /// Properties 1–5, by name and as `auto` (where `auto`
+                /// reads the format).
                 #[test]
                 fn complete_responses(resp in response(0..5), cuts in cuts()) {
                     let r = render($fmt, &resp);
                     check_complete($fmt.name(), &r, &resp, &cuts)?;
-                    check_complete("auto", &r, &resp, &cuts)?;
+                    if $fmt.in_auto() {
+                        check_complete("auto", &r, &resp, &cuts)?;
+                    }
                 }
 
-                /// Property 6, by name and as `auto`.
+                /// Property 6, by name and as `auto` (where `auto` reads
+                /// the format).
                 #[test]
                 fn truncated_last_call(
                     resp in response(1..5),
@@ -732,7 +834,9 @@ macro_rules! format_properties {
                     let last = r.calls.last().unwrap();
                     let cut = last.begun + at.index(last.dispatch - last.begun);
                     check_truncated($fmt.name(), &r, &resp, cut, &cuts)?;
-                    check_truncated("auto", &r, &resp, cut, &cuts)?;
+                    if $fmt.in_auto() {
+                        check_truncated("auto", &r, &resp, cut, &cuts)?;
+                    }
                 }
             }
         }
@@ -752,44 +856,59 @@ format_properties! {
     deepseek_v3_1 => Fmt::DeepseekV31;
     deepseek_v3 => Fmt::DeepseekV3;
     llama3_json => Fmt::Llama3Json;
+    json => Fmt::Json;
 }
 
-/// The renderers themselves: spans and text partition the input.
+/// The renderers themselves: spans and text partition the input, and
+/// `json` writes each of its shapes.
 #[test]
 fn renderer_bookkeeping() {
-    let c = GenCall {
-        name: "get_weather".into(),
-        args: serde_json::from_str(r#"{"city": "Zürich"}"#).unwrap(),
-        pretty: false,
-        args_first: false,
-        ws: false,
-    };
-    let resp = Resp {
-        texts: vec!["Sure. ".into(), String::new(), " done".into()],
-        calls: vec![c.clone(), c],
-    };
-    for fmt in [
-        Fmt::Hermes,
-        Fmt::FunctionTag,
-        Fmt::ToolRequest,
-        Fmt::EndToolRequest,
-        Fmt::RunModule,
-        Fmt::ToolArguments,
-        Fmt::ToolCallJson,
-        Fmt::MistralV11,
-        Fmt::Mistral,
-        Fmt::DeepseekV31,
-        Fmt::DeepseekV3,
-        Fmt::Llama3Json,
+    for (wrap, args_first) in [
+        (Wrap::Bare, false),
+        (Wrap::List, true),
+        (Wrap::Envelope, false),
     ] {
-        let r = render(fmt, &resp);
-        let spans: usize = r.spans.iter().map(|s| s.len()).sum();
-        assert_eq!(r.text.len() + spans, r.input.len(), "{fmt:?}");
-        assert_eq!(r.calls.len(), 2, "{fmt:?}");
-        for p in &r.calls {
-            let s = &r.spans[p.group];
-            assert!(s.start <= p.release && p.release < p.begun, "{fmt:?} {p:?}");
-            assert!(p.begun < p.dispatch && p.dispatch <= s.end, "{fmt:?} {p:?}");
+        let c = GenCall {
+            name: "get_weather".into(),
+            args: serde_json::from_str(r#"{"city": "Zürich"}"#).unwrap(),
+            pretty: false,
+            args_first,
+            ws: false,
+            wrap,
+        };
+        let resp = Resp {
+            texts: vec!["Sure. ".into(), String::new(), " done".into()],
+            calls: vec![c.clone(), c],
+        };
+        for fmt in Fmt::ALL {
+            let r = render(fmt, &resp);
+            let spans: usize = r.spans.iter().map(|s| s.len()).sum();
+            assert_eq!(r.text.len() + spans, r.input.len(), "{fmt:?}");
+            // Line-anchored calls have a framing newline before and after.
+            let framing = if matches!(fmt, Fmt::ToolArguments | Fmt::ToolCallJson) {
+                "\n\n\n\n"
+            } else {
+                ""
+            };
+            assert_eq!(r.text, format!("Sure. {framing} done"), "{fmt:?}");
+            assert_eq!(r.calls.len(), 2, "{fmt:?}");
+            for p in &r.calls {
+                let s = &r.spans[p.group];
+                assert!(s.start <= p.release && p.release < p.begun, "{fmt:?} {p:?}");
+                assert!(p.begun < p.dispatch && p.dispatch <= s.end, "{fmt:?} {p:?}");
+            }
         }
+        let r = render(Fmt::Json, &resp);
+        let one = if args_first {
+            r#"{"arguments": {"city":"Zürich"}, "name": "get_weather"}"#
+        } else {
+            r#"{"name": "get_weather", "arguments": {"city":"Zürich"}}"#
+        };
+        let want = match wrap {
+            Wrap::Bare => format!("Sure. {one}{one} done"),
+            Wrap::List => format!("Sure. [{one}, {one}] done"),
+            Wrap::Envelope => format!("Sure. {{\"tool_calls\": [{one}, {one}]}} done"),
+        };
+        assert_eq!(r.input, want);
     }
 }
