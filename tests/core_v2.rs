@@ -3,32 +3,22 @@
 //! markers read wherever they occur (and at indented line starts), memory
 //! that does not grow with the response.
 
-mod common;
-
-use common::{check_structure, plans, run};
 use toolscan::{
     coalesce, sink, DiagnosticKind, Event, EventRef, IdMint, Limits, Options, Parser, Registry,
     Response,
 };
+use toolscan_testkit::check::text_of as text;
+use toolscan_testkit::chunk;
 
 fn options() -> Options {
     Options::new().with_ids(IdMint::Seeded(0))
 }
 
-/// Runs `input` under every chunk plan, checks the event structure and that
-/// every plan gives the same coalesced events; returns them.
+/// Runs `input` under every chunk plan and feeding API, checks the event
+/// contract and that all agree; returns the coalesced events.
 fn invariant(format: &str, options: &Options, input: &[u8]) -> Vec<Event> {
-    let mut reference: Option<Vec<Event>> = None;
-    for (label, sizes) in plans(input.len()) {
-        let events = run(format, options.clone(), input, &sizes);
-        check_structure(&events).unwrap_or_else(|e| panic!("{label}: {e}"));
-        let merged = coalesce(events);
-        match &reference {
-            None => reference = Some(merged),
-            Some(r) => assert_eq!(&merged, r, "{format}, {label}: {input:?}"),
-        }
-    }
-    reference.unwrap_or_default()
+    chunk::invariant(|| chunk::parser(format, options.clone()), input)
+        .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"))
 }
 
 fn names(events: &[Event]) -> Vec<&str> {
@@ -46,16 +36,6 @@ fn diagnostics(events: &[Event]) -> Vec<(DiagnosticKind, u64)> {
         .iter()
         .filter_map(|e| match e {
             Event::Diagnostic(d) => Some((d.kind, d.offset)),
-            _ => None,
-        })
-        .collect()
-}
-
-fn text(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Text { delta } => Some(delta.as_str()),
             _ => None,
         })
         .collect()

@@ -8,6 +8,7 @@
 
 use serde_json::{json, Value};
 use toolscan::{coalesce, Event, IdMint, Options, Parser, Registry, Response};
+use toolscan_testkit::chunk;
 
 // ---------------------------------------------------------------------------
 // Harness
@@ -21,82 +22,17 @@ fn parser(format: &str, options: Options) -> Parser {
     Parser::new(g, options)
 }
 
-/// Runs `input` under `format` whole, byte by byte and through
-/// `feed_with`; checks they agree and that the events are well formed.
-/// Returns the coalesced events.
+/// Runs `input` under `format` with every chunk plan and feeding API
+/// (whole, byte by byte, random cuts; `feed`, `feed_into`, `feed_with`,
+/// `feed_str_with`); checks they agree and that the events keep the
+/// contract. Returns the coalesced events.
 fn run_with(format: &str, opts: &Options, input: &str) -> Vec<Event> {
-    let bytes = input.as_bytes();
-    let mut p = parser(format, opts.clone());
-    let mut whole = p.feed(bytes);
-    whole.extend(p.finish());
-
-    let mut p = parser(format, opts.clone());
-    let mut single = Vec::new();
-    for b in bytes.chunks(1) {
-        p.feed_into(b, &mut single);
-    }
-    p.finish_into(&mut single);
-
-    let mut p = parser(format, opts.clone());
-    let mut sunk: Vec<Event> = Vec::new();
-    for piece in bytes.chunks(5) {
-        p.feed_with(piece, &mut sunk);
-    }
-    p.finish_with(&mut sunk);
-
-    let reference = coalesce(whole);
-    assert_eq!(
-        coalesce(single),
-        reference,
-        "{format}: byte by byte differs from whole for {input:?}"
-    );
-    assert_eq!(
-        coalesce(sunk),
-        reference,
-        "{format}: feed_with differs from whole for {input:?}"
-    );
-    check_structure(&reference);
-    reference
+    chunk::invariant(|| parser(format, opts.clone()), input.as_bytes())
+        .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"))
 }
 
 fn run(format: &str, input: &str) -> Vec<Event> {
     run_with(format, &options(), input)
-}
-
-/// One start per index, in order; deltas before the end concatenate to the
-/// final arguments; the end names the start's call; `done` last.
-fn check_structure(events: &[Event]) {
-    assert!(
-        matches!(events.last(), Some(Event::Done { .. })),
-        "done is last: {events:?}"
-    );
-    let mut started: Vec<(String, String, String, bool)> = Vec::new();
-    for e in events {
-        match e {
-            Event::ToolCallStart { index, id, name } => {
-                assert_eq!(*index, started.len(), "{events:?}");
-                started.push((id.clone(), name.clone(), String::new(), false));
-            }
-            Event::ToolCallArgs { index, delta } => {
-                let s = &mut started[*index];
-                assert!(!s.3, "args after end: {events:?}");
-                s.2.push_str(delta);
-            }
-            Event::ToolCallEnd {
-                index,
-                id,
-                name,
-                arguments,
-            } => {
-                let s = &mut started[*index];
-                assert!(!s.3, "two ends: {events:?}");
-                assert_eq!((&s.0, &s.1), (id, name), "end differs from start");
-                assert_eq!(s.2, arguments.as_str(), "deltas differ from arguments");
-                s.3 = true;
-            }
-            _ => {}
-        }
-    }
 }
 
 fn text(events: &[Event]) -> String {

@@ -3,38 +3,29 @@
 //! bug. (P16, dropped closing tags inside XML parameters, concerns the XML
 //! formats and is tested with them.)
 
-mod common;
-
 use serde_json::json;
 use toolscan::{
     coalesce, format_for_model, parse, DiagnosticKind, Event, FinishReason, IdMint, Limits,
     Options, Parser, Registry, Response,
 };
+use toolscan_testkit::check::{args_of, check_events, nothing_lost, text_of};
+use toolscan_testkit::chunk::{self, seeded as parser, Api, Plan};
+use toolscan_testkit::rng::Rng;
 
-fn parser(format: &str) -> Parser {
-    Parser::new(
-        Registry::builtin().grammar(format).unwrap(),
-        Options::new().with_ids(IdMint::Seeded(0)),
-    )
-}
-
-fn feed_all(format: &str, pieces: &[&[u8]]) -> Vec<Event> {
-    let mut p = parser(format);
-    let mut ev = Vec::new();
-    for piece in pieces {
-        p.feed_into(piece, &mut ev);
-    }
-    p.finish_into(&mut ev);
+/// Feeds `input` cut by `plan` (through `feed_into`) and checks the event
+/// contract on the result.
+fn feed_plan(format: &str, input: &[u8], plan: &Plan) -> Vec<Event> {
+    let ev = chunk::feed(parser(format), Api::FeedInto, input, plan);
+    check_events(&ev).unwrap_or_else(|e| panic!("{format} [{plan}] {input:?}: {e}"));
     ev
 }
 
 fn bytewise(format: &str, input: &str) -> Vec<Event> {
-    let pieces: Vec<&[u8]> = input.as_bytes().chunks(1).collect();
-    feed_all(format, &pieces)
+    feed_plan(format, input.as_bytes(), &Plan::fixed(input.len(), 1))
 }
 
 fn whole(format: &str, input: &str) -> Vec<Event> {
-    feed_all(format, &[input.as_bytes()])
+    feed_plan(format, input.as_bytes(), &Plan::whole(input.len()))
 }
 
 fn calls(ev: &[Event]) -> Vec<(String, serde_json::Value)> {
@@ -59,25 +50,6 @@ fn diagnostics(ev: &[Event]) -> Vec<DiagnosticKind> {
         .diagnostics
         .iter()
         .map(|d| d.kind)
-        .collect()
-}
-
-/// All argument deltas, concatenated.
-fn args_of(ev: &[Event]) -> String {
-    ev.iter()
-        .filter_map(|e| match e {
-            Event::ToolCallArgs { delta, .. } => Some(delta.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn text_of(ev: &[Event]) -> String {
-    ev.iter()
-        .filter_map(|e| match e {
-            Event::Text { delta } => Some(delta.as_str()),
-            _ => None,
-        })
         .collect()
 }
 
@@ -120,7 +92,7 @@ fn p03_every_two_cut_split_gives_the_same_events() {
     let reference = coalesce(whole("mistral-v11", input));
     for i in 0..=b.len() {
         for j in i..=b.len() {
-            let ev = feed_all("mistral-v11", &[&b[..i], &b[i..j], &b[j..]]);
+            let ev = feed_plan("mistral-v11", b, &Plan::cuts(b.len(), &[i, j]));
             assert_eq!(coalesce(ev), reference, "cuts at {i}, {j}");
         }
     }
@@ -161,8 +133,8 @@ fn p05_id_and_name_once_nothing_sent_twice() {
         .collect();
     assert_eq!(starts.len(), 2);
     assert_eq!(starts[0].1, "abcDEF123");
-    common::check_structure(&ev).unwrap();
-    // no args delta after its call's end
+    // no args delta after its call's end (the event contract, which
+    // `bytewise` checks, says so too)
     let mut ended = std::collections::HashSet::new();
     for e in &ev {
         match e {
@@ -278,7 +250,6 @@ fn p12_parallel_calls_have_ordinal_indices_and_stable_unique_ids() {
     assert_eq!(starts[0].1, "abcDEF123");
     // a repeated in-text id is replaced so ids stay unique
     assert_ne!(starts[2].1, "abcDEF123");
-    common::check_structure(&ev).unwrap();
     // Mistral back-ends need 9-alphanumeric ids
     let mut p = Parser::new(
         Registry::builtin().grammar("mistral-v11").unwrap(),
@@ -336,13 +307,14 @@ fn p15_calls_inside_and_after_reasoning() {
     assert_eq!(calls(&ev).len(), 2);
     assert!(text(&ev).starts_with("<think>\nI should call it. "));
     // on: reasoning events, markup dropped, calls found either way
-    let g = Registry::builtin().grammar("hermes").unwrap();
-    let mut p = Parser::new(g, Options::new().with_reasoning(true));
-    let mut ev = Vec::new();
-    for b in input.as_bytes().chunks(1) {
-        p.feed_into(b, &mut ev);
-    }
-    p.finish_into(&mut ev);
+    let p = chunk::parser("hermes", Options::new().with_reasoning(true));
+    let ev = chunk::feed(
+        p,
+        Api::FeedInto,
+        input.as_bytes(),
+        &Plan::fixed(input.len(), 1),
+    );
+    check_events(&ev).unwrap();
     let r = Response::from_events(&ev);
     assert_eq!(r.reasoning.as_deref(), Some("\nI should call it. \n"));
     assert_eq!(r.text, "\n");
@@ -365,12 +337,7 @@ fn p17_a_large_argument_in_one_byte_chunks() {
     let args = json!({"path": "big.txt", "content": content});
     let input = format!("<tool_call>{{\"name\": \"write\", \"arguments\": {args}}}</tool_call>");
     assert!(input.len() > 500_000);
-    let mut p = parser("hermes");
-    let mut ev = Vec::new();
-    for b in input.as_bytes().chunks(1) {
-        p.feed_into(b, &mut ev);
-    }
-    p.finish_into(&mut ev);
+    let ev = bytewise("hermes", &input);
     assert_eq!(calls(&ev), vec![("write".into(), args)]);
 }
 
@@ -425,8 +392,9 @@ fn p21_errors_do_not_poison_the_parser() {
         vec![DiagnosticKind::Limit, DiagnosticKind::Malformed]
     );
     assert_eq!(calls(&ev), vec![("ok".into(), json!({}))]);
-    // arbitrary bytes never panic, in any format
-    let mut s = 0x1234_5678_9abc_def0u64;
+    // arbitrary bytes never panic, in any format, meet the event contract
+    // and, when no call completes, all come back as text
+    let mut rng = Rng::new(0x1234_5678_9abc_def0);
     let alphabet: &[u8] =
         b"<>[]{}\":,tool_call/ TOOL:ARGUMENTS\n\\u0'\xef\xbd\x9c\xe2\x96\x81abc123";
     for format in Registry::builtin()
@@ -438,13 +406,12 @@ fn p21_errors_do_not_poison_the_parser() {
         for _ in 0..200 {
             let mut input = Vec::new();
             for _ in 0..64 {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                input.push(alphabet[(s % alphabet.len() as u64) as usize]);
+                input.push(alphabet[rng.below(alphabet.len())]);
             }
-            let ev = feed_all(&format, &[&input[..20], &input[20..]]);
-            assert!(matches!(ev.last(), Some(Event::Done { .. })));
+            let ev = feed_plan(&format, &input, &Plan::cuts(input.len(), &[20]));
+            if calls(&ev).is_empty() {
+                nothing_lost(&ev, &input, &[]).unwrap_or_else(|e| panic!("{format}: {e}"));
+            }
         }
     }
 }

@@ -72,7 +72,10 @@ use minijinja::value::{Kwargs, Value, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind};
 use serde_json::Value as Json;
 use toolscan::format::Trust;
-use toolscan::{IdMint, Options, Parser, Registry, Response};
+use toolscan::{Registry, Response};
+use toolscan_testkit::check::check_events;
+use toolscan_testkit::chunk::{self, seeded_options, Api, Plan};
+use toolscan_testkit::corpus::{check_expect, normalize_ws, Outcome};
 
 /// Where the shared templates live (beside the repository).
 const TEMPLATES_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/templates");
@@ -634,53 +637,32 @@ fn skip_reason(conv: &Conv, turn: &str) -> Option<String> {
 // ---------------------------------------------------------------------------
 // Parsing and checking.
 
-fn parse(format: &str, input: &[u8], one_byte: bool) -> Response {
-    let g = Registry::builtin().grammar(format).expect("format exists");
-    let options = Options::new().with_ids(IdMint::Seeded(0));
+/// Parses a turn whole with the one-shot `parse`, or fed in 1-byte chunks
+/// (the events checked against the event contract).
+fn parse(format: &str, input: &[u8], one_byte: bool) -> Result<Response, String> {
     if !one_byte {
-        return toolscan::parse(g, options, input);
+        let g = Registry::builtin().grammar(format).expect("format exists");
+        return Ok(toolscan::parse(g, seeded_options(), input));
     }
-    let mut p = Parser::new(g, options);
-    let mut events = Vec::new();
-    for b in input.chunks(1) {
-        p.feed_into(b, &mut events);
-    }
-    p.finish_into(&mut events);
-    Response::from_events(&events)
+    let p = chunk::seeded(format);
+    let events = chunk::feed(p, Api::FeedInto, input, &Plan::fixed(input.len(), 1));
+    check_events(&events)?;
+    Ok(Response::from_events(&events))
 }
 
-fn normalize_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
+/// The calls and the text of the conversation's turn, and no diagnostics.
 fn check(r: &Response, conv: &Conv) -> Result<(), String> {
-    let want = conv.expected();
-    let got: Vec<(String, Json)> = r
-        .tool_calls
-        .iter()
-        .map(|c| {
-            (
-                c.name.clone(),
-                Json::Object(c.arguments.parse().expect("arguments are an object")),
-            )
-        })
+    let calls: Vec<Json> = conv
+        .expected()
+        .into_iter()
+        .map(|(name, arguments)| serde_json::json!({"name": name, "arguments": arguments}))
         .collect();
-    let mut problems = Vec::new();
-    if got != want {
-        problems.push(format!("calls\n     got: {got:?}\n    want: {want:?}"));
-    }
-    if !r.diagnostics.is_empty() {
-        problems.push(format!("diagnostics: {:?}", r.diagnostics));
-    }
-    let (gt, wt) = (normalize_ws(&r.text), normalize_ws(conv.text()));
-    if gt != wt {
-        problems.push(format!("text\n     got: {gt:?}\n    want: {wt:?}"));
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n  "))
-    }
+    let expect = serde_json::json!({
+        "text": normalize_ws(conv.text()),
+        "tool_calls": calls,
+        "diagnostics": 0,
+    });
+    check_expect(&expect, &Outcome::from_response(r))
 }
 
 /// Whether `auto` is expected to see the calls of this turn: it leaves out
@@ -851,8 +833,9 @@ fn templates_render_turns_the_parser_recovers() {
             }
             for g in grammars {
                 for one_byte in [false, true] {
-                    let r = parse(g, turn.as_bytes(), one_byte);
-                    if let Err(e) = check(&r, &conv) {
+                    let checked =
+                        parse(g, turn.as_bytes(), one_byte).and_then(|r| check(&r, &conv));
+                    if let Err(e) = checked {
                         let chunks = if one_byte { "1-byte chunks" } else { "whole" };
                         failures.push(format!(
                             "{file} [{cid}] format {g}, {chunks} (turn cut by {method}):\n  \

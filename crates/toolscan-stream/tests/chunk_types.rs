@@ -11,7 +11,8 @@ use futures::stream::{self, TryStreamExt};
 use toolscan_core::Event;
 use toolscan_stream::{EventStream, EventStreamExt};
 
-use common::{assert_done_last, direct, seeded_parser, INPUT};
+use common::{assert_contract, direct, seeded_parser, INPUT};
+use toolscan_testkit::chunk::Plan;
 
 /// `INPUT` cut into 5-byte pieces.
 fn pieces() -> Vec<&'static [u8]> {
@@ -19,11 +20,11 @@ fn pieces() -> Vec<&'static [u8]> {
 }
 
 fn expected() -> Vec<Event> {
-    direct(seeded_parser(), pieces())
+    direct(seeded_parser(), INPUT, &Plan::fixed(INPUT.len(), 5))
 }
 
 fn check(events: Vec<Event>) {
-    assert_done_last(&events);
+    assert_contract(&events);
     assert_eq!(events, expected());
 }
 
@@ -111,8 +112,9 @@ fn multibyte_utf8_split_across_chunks() {
             .try_collect(),
     )
     .unwrap();
-    assert_done_last(&events);
-    assert_eq!(events, direct(seeded_parser(), pieces));
+    assert_contract(&events);
+    let plan = Plan::fixed(input.len(), 1);
+    assert_eq!(events, direct(seeded_parser(), input, &plan));
 }
 
 #[test]

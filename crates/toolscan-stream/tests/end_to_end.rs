@@ -11,7 +11,9 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use toolscan_core::{coalesce, Event, Parser};
 use toolscan_stream::EventStreamExt;
 
-use common::{assert_done_last, direct, seeded_parser, text_of, without_id, INPUT};
+use common::{assert_contract, direct, seeded_parser, without_id, INPUT};
+use toolscan_testkit::check::text_of;
+use toolscan_testkit::chunk::Plan;
 
 fn one_byte_chunks() -> impl Iterator<Item = Result<Bytes, Infallible>> {
     INPUT
@@ -21,9 +23,9 @@ fn one_byte_chunks() -> impl Iterator<Item = Result<Bytes, Infallible>> {
 }
 
 fn check_against_direct(streamed: Vec<Event>) {
-    let whole = direct(seeded_parser(), [INPUT.as_bytes()]);
-    assert_done_last(&streamed);
-    assert_done_last(&whole);
+    let whole = direct(seeded_parser(), INPUT, &Plan::whole(INPUT.len()));
+    assert_contract(&streamed);
+    assert_contract(&whole);
     assert_eq!(text_of(&streamed), text_of(&whole));
     assert_eq!(coalesce(streamed), coalesce(whole));
 }
@@ -65,8 +67,8 @@ async fn for_format_parser_matches_direct_parse_up_to_minted_ids() {
         .try_collect()
         .await
         .unwrap();
-    let whole = direct(parser(), [INPUT.as_bytes()]);
-    assert_done_last(&streamed);
+    let whole = direct(parser(), INPUT, &Plan::whole(INPUT.len()));
+    assert_contract(&streamed);
     assert_eq!(text_of(&streamed), text_of(&whole));
     let strip = |events: Vec<Event>| coalesce(events.into_iter().map(without_id));
     assert_eq!(strip(streamed), strip(whole));

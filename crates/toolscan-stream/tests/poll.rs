@@ -19,7 +19,7 @@ use tokio_test::{assert_pending, assert_ready, assert_ready_eq};
 use toolscan_core::{Event, Parser};
 use toolscan_stream::{EventStream, EventStreamExt, StreamError};
 
-use common::{assert_done_last, seeded_parser, Boom, INPUT};
+use common::{assert_contract, seeded_parser, Boom, INPUT};
 
 type Chunk = Result<Bytes, Boom>;
 type Item = Result<Event, StreamError<Boom>>;
@@ -184,7 +184,7 @@ fn end_of_input_finishes_with_done_last_and_stays_ended() {
 
     let events = h.collect_to_end();
     assert_eq!(events, expected);
-    assert_done_last(&events);
+    assert_contract(&events);
 
     let polls = h.inner_polls();
     for _ in 0..3 {
@@ -204,7 +204,7 @@ fn empty_input_gives_the_finish_events_only() {
 
     let events = h.collect_to_end();
     assert_eq!(events, expected);
-    assert_done_last(&events);
+    assert_contract(&events);
     assert_ready_eq!(h.poll(), None);
 }
 
@@ -245,7 +245,7 @@ fn a_transport_error_comes_out_typed_and_ends_the_stream_without_finish() {
     // The partial response can still be finished by hand.
     let rest = h.task.parser_mut().finish();
     assert_eq!(rest, h.reference.finish());
-    assert_done_last(&rest);
+    assert_contract(&[events, rest].concat());
 }
 
 #[test]
@@ -289,6 +289,6 @@ fn accessors_reach_the_inner_stream_and_the_parser() {
     let _: &Parser = stream.parser();
     assert_eq!(stream.queued_events(), 0);
     let mut parser = stream.into_parser();
-    assert_done_last(&parser.finish());
+    assert_contract(&parser.finish());
     drop(tx);
 }

@@ -1,10 +1,13 @@
-//! Helpers shared by the integration tests (each test binary uses a subset).
+//! Helpers shared by the adapter's integration tests (each test binary uses
+//! a subset). Chunk plans, feeding a parser directly and the event-contract
+//! checks come from the workspace's test kit, `toolscan_testkit`.
 #![allow(dead_code)]
 
 use std::error::Error;
 use std::fmt;
 
-use toolscan_core::{Event, IdMint, Options, Parser, Registry};
+use toolscan_core::{Event, Parser};
+use toolscan_testkit::chunk::{self, Api, Plan};
 
 /// A Hermes response: text, then one complete tool call.
 pub const INPUT: &str = "Hi <tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>";
@@ -12,44 +15,22 @@ pub const INPUT: &str = "Hi <tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 
 /// A Hermes parser with seeded call ids, so that two parsers given the same
 /// input give equal events (the default mints ids from a random seed).
 pub fn seeded_parser() -> Parser {
-    let grammar = Registry::builtin()
-        .grammar("hermes")
-        .expect("hermes is built in");
-    Parser::new(grammar, Options::new().with_ids(IdMint::Seeded(7)))
+    chunk::seeded("hermes")
 }
 
-/// The events of feeding `chunks` to `parser` directly, then finishing it.
-pub fn direct<'a>(mut parser: Parser, chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<Event> {
-    let mut events = Vec::new();
-    for chunk in chunks {
-        events.extend(parser.feed(chunk));
+/// The events of feeding `input`, cut by `plan`, to `parser` directly with
+/// `Parser::feed` (as the adapter does: one `Vec` a chunk), then finishing
+/// it.
+pub fn direct(parser: Parser, input: &str, plan: &Plan) -> Vec<Event> {
+    chunk::feed(parser, Api::Feed, input.as_bytes(), plan)
+}
+
+/// Checks the event contract on the events of a whole run (`finish`
+/// included): `done` last and once, calls well formed.
+pub fn assert_contract(events: &[Event]) {
+    if let Err(e) = toolscan_testkit::check::check_events(events) {
+        panic!("{e}: {events:?}");
     }
-    events.extend(parser.finish());
-    events
-}
-
-/// The concatenation of every text delta.
-pub fn text_of(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Text { delta } => Some(delta.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Asserts that `Done` is the last event and the only one.
-pub fn assert_done_last(events: &[Event]) {
-    assert!(
-        matches!(events.last(), Some(Event::Done { .. })),
-        "Done is not last: {events:?}"
-    );
-    let dones = events
-        .iter()
-        .filter(|e| matches!(e, Event::Done { .. }))
-        .count();
-    assert_eq!(dones, 1, "more than one Done: {events:?}");
 }
 
 /// The event with its call id blanked (ids minted from a random seed differ
