@@ -7,7 +7,7 @@ use toolscan::{
     coalesce, sink, DiagnosticKind, Event, EventRef, IdMint, Limits, Options, Parser, Registry,
     Response,
 };
-use toolscan_testkit::check::text_of as text;
+use toolscan_testkit::check::{diagnostics_of as diagnostics, names_of as names, text_of as text};
 use toolscan_testkit::chunk;
 
 fn options() -> Options {
@@ -19,26 +19,6 @@ fn options() -> Options {
 fn invariant(format: &str, options: &Options, input: &[u8]) -> Vec<Event> {
     chunk::invariant(|| chunk::parser(format, options.clone()), input)
         .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"))
-}
-
-fn names(events: &[Event]) -> Vec<&str> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCallEnd { name, .. } => Some(name.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn diagnostics(events: &[Event]) -> Vec<(DiagnosticKind, u64)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Diagnostic(d) => Some((d.kind, d.offset)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

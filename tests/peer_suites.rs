@@ -8,6 +8,7 @@
 
 use serde_json::{json, Value};
 use toolscan::{coalesce, Event, IdMint, Options, Parser, Registry, Response};
+use toolscan_testkit::check::text_of as text;
 use toolscan_testkit::chunk;
 
 // ---------------------------------------------------------------------------
@@ -33,16 +34,6 @@ fn run_with(format: &str, opts: &Options, input: &str) -> Vec<Event> {
 
 fn run(format: &str, input: &str) -> Vec<Event> {
     run_with(format, &options(), input)
-}
-
-fn text(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Text { delta } => Some(delta.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The completed calls: (name, arguments as a JSON value).

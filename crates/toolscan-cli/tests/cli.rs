@@ -14,23 +14,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_toolscan");
 
 /// Runs `toolscan ARGS` with `stdin` piped in.
 fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn toolscan");
-    let mut pipe = child.stdin.take().expect("stdin");
-    let input = stdin.to_vec();
-    // Write from a thread so a large input cannot deadlock against output.
-    let writer = std::thread::spawn(move || {
-        // The binary may exit before reading everything (usage errors).
-        let _ = pipe.write_all(&input);
-    });
-    let out = child.wait_with_output().expect("wait toolscan");
-    writer.join().expect("writer thread");
-    out
+    toolscan_testkit::process::run(BIN, None, args, stdin)
 }
 
 fn stdout(out: &Output) -> String {

@@ -4,31 +4,12 @@
 //! (`toolscan_testkit::corpus::check_expect`: text, calls with their
 //! arguments and given ids, the number of diagnostics).
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use serde_json::Value;
 use toolscan_testkit::corpus::{check_expect, corpus_dir, implemented, load_corpus, Outcome};
 
 /// `toolscan ARGS` with `input` on stdin: its stdout, once it exited 0.
 fn toolscan(args: &[&str], input: &[u8]) -> Vec<u8> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolscan"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("toolscan runs");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(input).expect("write input");
-    drop(stdin);
-    let out = child.wait_with_output().expect("toolscan exits");
-    assert!(
-        out.status.success(),
-        "toolscan {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    toolscan_testkit::process::run_ok(env!("CARGO_BIN_EXE_toolscan"), None, args, input)
 }
 
 #[test]

@@ -6,9 +6,7 @@
 //! When one of these fails after a change of behaviour, update the document
 //! with the output the failure message prints.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
@@ -24,27 +22,10 @@ fn read(path: &str) -> String {
 /// Runs `toolscan ARGS` (from the repository root) with `input` on stdin;
 /// returns stdout, asserting exit status 0.
 fn run(args: &[&str], input: &[u8]) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolscan"))
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("toolscan runs");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().expect("toolscan exits");
-    writer.join().expect("writer");
-    assert!(
-        out.status.success(),
-        "toolscan {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
+    let root = repo();
+    let out =
+        toolscan_testkit::process::run_ok(env!("CARGO_BIN_EXE_toolscan"), Some(&root), args, input);
+    String::from_utf8(out).expect("UTF-8 output")
 }
 
 /// A fenced code block of a Markdown file.

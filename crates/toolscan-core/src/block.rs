@@ -284,42 +284,17 @@ pub(crate) fn run(
                 }
                 continue;
             }
-            Op::OneOf(opts) => {
+            // After a call, one of several literals, or the block is over
+            // (`Then`); one of several literals, or the block fails (`OneOf`).
+            Op::Then(ThenOp { opts, .. }) | Op::OneOf(opts) => {
+                let then = matches!(op, Op::Then(_));
                 if !matches!(b.st, StepState::Then(_)) {
                     b.st = StepState::Then(ThenMatch::new(env.pending.pos, opts.len()));
                 }
                 let StepState::Then(t) = &mut b.st else {
                     unreachable!("set just above")
                 };
-                let (p, how) = t.feed(opts, false, input);
-                let n = consumed(p);
-                if over(n) {
-                    fail!(too_long);
-                }
-                env.pending.take_n(ch, n);
-                i += n;
-                match how {
-                    ThenEnd::No => {}
-                    ThenEnd::Matched(k) => {
-                        if opts[k].begins_call {
-                            b.calls.begin();
-                        }
-                        b.goto(opts[k].to);
-                    }
-                    ThenEnd::Over => {
-                        fail!(Stop::not_a_call(Reason::Unexpected { found: input[n] }))
-                    }
-                }
-                continue;
-            }
-            Op::Then(ThenOp { opts, .. }) => {
-                if !matches!(b.st, StepState::Then(_)) {
-                    b.st = StepState::Then(ThenMatch::new(env.pending.pos, opts.len()));
-                }
-                let StepState::Then(t) = &mut b.st else {
-                    unreachable!("set just above")
-                };
-                let (p, how) = t.feed(opts, true, input);
+                let (p, how) = t.feed(opts, then, input);
                 let from = t.from;
                 let n = consumed(p);
                 if over(n) {
@@ -334,6 +309,9 @@ pub(crate) fn run(
                             b.calls.begin();
                         }
                         b.goto(opts[k].to);
+                    }
+                    ThenEnd::Over if !then => {
+                        fail!(Stop::not_a_call(Reason::Unexpected { found: input[n] }))
                     }
                     ThenEnd::Over => {
                         // Not a continuation: the block is over and what

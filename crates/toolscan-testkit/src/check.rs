@@ -238,6 +238,28 @@ pub fn text_of(events: &[Event]) -> String {
         .collect()
 }
 
+/// The names of the completed calls, in order.
+pub fn names_of(events: &[Event]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The diagnostics' kinds and offsets, in order.
+pub fn diagnostics_of(events: &[Event]) -> Vec<(toolscan_core::DiagnosticKind, u64)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Diagnostic(d) => Some((d.kind, d.offset)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The argument deltas of every call, concatenated.
 pub fn args_of(events: &[Event]) -> String {
     events

@@ -33,4 +33,5 @@
 pub mod check;
 pub mod chunk;
 pub mod corpus;
+pub mod process;
 pub mod rng;
