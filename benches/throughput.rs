@@ -37,9 +37,16 @@
 //!   call of `arg_scaling/16K`, in the same 4-byte chunks: it accumulates
 //!   the chunks and, on every chunk, re-runs `serde_json::from_slice` over
 //!   everything after `<tool_call>` (minus a trailing `</tool_call>`), as
-//!   the "re-parse the whole buffer on every delta" parsers of pitfall P17
-//!   (`spec/formats.md` §2) do. Its cost is quadratic in the argument size;
-//!   compare its time with `arg_scaling/16K` from the same run.
+//!   the "re-parse the whole buffer on every delta" parsers do. Its cost is
+//!   quadratic in the argument size; compare its time with
+//!   `arg_scaling/16K` from the same run.
+//! - `sink_api/{vec,bytes,str}/{4B,64KiB}`: the prose of `text_only` (1 MB)
+//!   through `auto`, by the `Vec` API (`feed_into`, owned events), the sink
+//!   API on bytes (`feed_with`: UTF-8 checked once per chunk) and on text
+//!   (`feed_str_with`), with a sink that only counts text bytes. Chunks are
+//!   cut at character boundaries (4–7 bytes, or 64 KiB) so all three see
+//!   the same pieces. The per-chunk cost of the text path, and what owned
+//!   events cost on top of it.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -48,27 +55,23 @@ use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
 };
-use toolscan::{Event, Grammar, Options, Parser, Registry};
+use toolscan::{Event, EventRef, Grammar, Options, Parser, Registry};
 
 // ---------------------------------------------------------------------------
 // Input generation
 // ---------------------------------------------------------------------------
 
-/// A tiny deterministic generator (SplitMix64), so inputs are the same on
-/// every run and every machine.
-struct Rng(u64);
+/// The test kit's deterministic generator (SplitMix64), so inputs are the
+/// same on every run and every machine.
+struct Rng(toolscan_testkit::rng::Rng);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    fn new(seed: u64) -> Rng {
+        Rng(toolscan_testkit::rng::Rng::new(seed))
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n)
     }
 
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
@@ -148,7 +151,7 @@ const ODDITIES: &[&str] = &[
 /// About `target` bytes of prose: paragraphs of sentences with punctuation,
 /// non-ASCII words and some `<` / `[`, but no tool-call marker.
 fn prose(target: usize) -> String {
-    let mut rng = Rng(0x70_726f_7365);
+    let mut rng = Rng::new(0x70_726f_7365);
     let mut s = String::with_capacity(target + 256);
     while s.len() < target {
         let sentences = 3 + rng.below(5);
@@ -197,7 +200,7 @@ fn content(len: usize) -> String {
         "regex: ^\\d+\\.\\d*$ and a quote \" inside\n",
         "<tool_call> inside a string is not a marker\n",
     ];
-    let mut rng = Rng(len as u64);
+    let mut rng = Rng::new(len as u64);
     let mut s = String::with_capacity(len + 64);
     while s.len() < len {
         s.push_str(rng.pick(PIECES));
@@ -455,9 +458,71 @@ fn baseline_requery(c: &mut Criterion) {
     group.finish();
 }
 
+/// Pieces of `text` of about `size` bytes, each ending on a character
+/// boundary.
+fn str_pieces(text: &str, size: usize) -> Vec<&str> {
+    let mut v = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        v.push(&text[at..end]);
+        at = end;
+    }
+    v
+}
+
+fn sink_api(c: &mut Criterion) {
+    let text = prose(1 << 20);
+    let g = Registry::builtin().grammar("auto").expect("auto");
+    let mut group = c.benchmark_group("sink_api");
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    for (label, size) in [("4B", 4), ("64KiB", 64 << 10)] {
+        let pieces = str_pieces(&text, size);
+        let mut out = Vec::new();
+        group.bench_function(format!("vec/{label}"), |b| {
+            b.iter(|| {
+                let mut p = Parser::new(Arc::clone(&g), Options::default());
+                let mut n = 0;
+                for piece in &pieces {
+                    p.feed_into(piece.as_bytes(), &mut out);
+                    n += out.len();
+                    out.clear();
+                }
+                n
+            })
+        });
+        for api in ["bytes", "str"] {
+            group.bench_function(format!("{api}/{label}"), |b| {
+                b.iter(|| {
+                    let mut p = Parser::new(Arc::clone(&g), Options::default());
+                    let mut n = 0usize;
+                    let mut s = toolscan::sink::from_fn(|e: EventRef<'_>| {
+                        if let EventRef::Text(t) = e {
+                            n += t.len();
+                        }
+                    });
+                    for piece in &pieces {
+                        if api == "str" {
+                            p.feed_str_with(piece, &mut s);
+                        } else {
+                            p.feed_with(piece.as_bytes(), &mut s);
+                        }
+                    }
+                    p.finish_with(&mut s);
+                    n
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
-    targets = text_only, arg_64k, arg_scaling, deepseek_10_calls, baseline_requery
+    targets = text_only, arg_64k, arg_scaling, deepseek_10_calls, baseline_requery, sink_api
 }
 criterion_main!(benches);
