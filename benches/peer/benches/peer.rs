@@ -217,6 +217,26 @@ fn arg_group(c: &mut Criterion, group: &str, size: usize) {
     }
     eprintln!("{group}: {} bytes in {} chunks", call.len(), chunks.len());
 
+    // Not timed: the same call without the newlines around the JSON
+    // (`<tool_call>{…}</tool_call>`), which toolscan's hermes reads too.
+    let bare = input::hermes_call(&content, false);
+    let bare_cut = cuts(&bare, input::SMALL_CHUNK);
+    let bare_chunks = slices(&bare, &bare_cut);
+    let events = ours::collect(&hermes, bare_chunks.iter().map(|c| c.as_bytes()));
+    let (_, calls) = ours::summarize(&events);
+    assert!(
+        calls.len() == 1 && calls[0].1["content"].as_str() == Some(content.as_str()),
+        "toolscan hermes: the call without newlines"
+    );
+    let got = qwen.collect(bare_chunks.iter().copied());
+    eprintln!(
+        "NOTE {group} without newlines around the JSON: peer_qwen finds {} calls \
+         and returns {} of {} bytes as text",
+        got.calls.len(),
+        got.text.len(),
+        bare.len()
+    );
+
     let mut g = c.benchmark_group(group);
     g.throughput(Throughput::Bytes(call.len() as u64))
         .sampling_mode(SamplingMode::Flat)
