@@ -8,6 +8,8 @@ pub mod input {
 
     use std::ops::Range;
 
+    /// Seed of the prose generator.
+    pub const PROSE_SEED: u64 = 0x5EED_0001;
     /// Size of the marker-free prose fed in 64 KiB chunks.
     pub const PROSE_BIG: usize = 64 << 20;
     /// Size of the marker-free prose fed in 4-byte chunks.
