@@ -1,9 +1,11 @@
 //! toolscan side by side with the peer crate `tool-parser` 1.10.0 and with a
 //! bare `memchr2` scan, on the same bytes cut at the same places.
 //!
-//! Run with `cd benches/peer && cargo bench` (about ten minutes on two
-//! cores, most of it the peer on the 64 KB argument), then
-//! `cargo run --release` for the markdown table of that run.
+//! Run with `cd benches/peer && cargo bench` (about five minutes, two of
+//! them the peer on the 64 KB argument), then `cargo run --release` for the
+//! markdown tables of that run. Times are the benchmarking thread's CPU
+//! time (`PEER_BENCH_WALL_TIME=1` for wall-clock time); see `cpu_time` in
+//! `src/lib.rs`.
 //!
 //! Groups (every one reports `Throughput::Bytes` of the whole input, and
 //! every iteration is one whole response: a fresh toolscan parser, or the
@@ -29,7 +31,9 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use criterion::measurement::Measurement;
+use criterion::{Criterion, SamplingMode, Throughput};
+use toolscan_peer_bench::cpu_time::ThreadCpuTime;
 use toolscan_peer_bench::input::{self, cuts, slices};
 use toolscan_peer_bench::ours::{self, Run};
 use toolscan_peer_bench::peer::{self, Peer};
@@ -72,7 +76,7 @@ fn check_peer_prose(name: &str, p: &mut Peer, text: &str, chunks: &[&str]) {
     }
 }
 
-fn prose_64k(c: &mut Criterion) {
+fn prose_64k<M: Measurement>(c: &mut Criterion<M>) {
     let text = input::prose(input::PROSE_BIG, input::PROSE_SEED);
     let cut = cuts(&text, input::BIG_CHUNK);
     let chunks = slices(&text, &cut);
@@ -129,7 +133,7 @@ fn prose_64k(c: &mut Criterion) {
     g.finish();
 }
 
-fn prose_4b(c: &mut Criterion) {
+fn prose_4b<M: Measurement>(c: &mut Criterion<M>) {
     let text = input::prose(input::PROSE_SMALL, input::PROSE_SEED);
     let cut = cuts(&text, input::SMALL_CHUNK);
     let chunks = slices(&text, &cut);
@@ -185,7 +189,7 @@ fn prose_4b(c: &mut Criterion) {
 }
 
 /// One argument group: the call with `size` bytes of content, 4-byte chunks.
-fn arg_group(c: &mut Criterion, group: &str, size: usize) {
+fn arg_group<M: Measurement>(c: &mut Criterion<M>, group: &str, size: usize) {
     let content = input::content(size);
     // Qwen's chat template puts a newline on each side of the JSON; the
     // peer's Qwen parser needs them (without, it returns the call as text).
@@ -276,10 +280,30 @@ fn arg_group(c: &mut Criterion, group: &str, size: usize) {
     g.finish();
 }
 
-fn args(c: &mut Criterion) {
+fn args<M: Measurement>(c: &mut Criterion<M>) {
     arg_group(c, "arg_4KB_4B", input::ARG_SMALL);
     arg_group(c, "arg_64KB_4B", input::ARG_BIG);
 }
 
-criterion_group!(benches, prose_64k, prose_4b, args);
-criterion_main!(benches);
+fn all<M: Measurement>(c: &mut Criterion<M>) {
+    prose_64k(c);
+    prose_4b(c);
+    args(c);
+}
+
+/// Times the thread's CPU time by default (see `cpu_time`): the numbers
+/// hold on a machine shared with other work. `PEER_BENCH_WALL_TIME=1`
+/// times wall-clock time instead (criterion's default).
+fn main() {
+    if std::env::var_os("PEER_BENCH_WALL_TIME").is_some() {
+        let mut c = Criterion::default().configure_from_args();
+        all(&mut c);
+        c.final_summary();
+    } else {
+        let mut c = Criterion::default()
+            .with_measurement(ThreadCpuTime)
+            .configure_from_args();
+        all(&mut c);
+        c.final_summary();
+    }
+}

@@ -531,3 +531,109 @@ pub mod peer {
         .expect("a valid tool list")
     }
 }
+
+pub mod cpu_time {
+    //! A criterion measurement of the benchmarking thread's CPU time
+    //! (`CLOCK_THREAD_CPUTIME_ID`, user and system), in nanoseconds.
+    //!
+    //! Every contender runs on the thread that times it (the peer's tokio
+    //! runtime is a current-thread one, driven by `block_on` on that
+    //! thread), so on an idle machine this equals the wall time; on a
+    //! machine shared with other work it leaves out the time the thread
+    //! spent descheduled. It does not remove contention for caches and
+    //! memory bandwidth.
+
+    use criterion::measurement::{Measurement, ValueFormatter};
+    use criterion::Throughput;
+
+    /// The measurement; see the module documentation.
+    pub struct ThreadCpuTime;
+
+    fn now_ns() -> u64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; the clock id is a
+        // constant Linux and the BSDs define.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+
+    impl Measurement for ThreadCpuTime {
+        type Intermediate = u64;
+        type Value = u64;
+
+        fn start(&self) -> u64 {
+            now_ns()
+        }
+        fn end(&self, start: u64) -> u64 {
+            now_ns().saturating_sub(start)
+        }
+        fn add(&self, a: &u64, b: &u64) -> u64 {
+            a + b
+        }
+        fn zero(&self) -> u64 {
+            0
+        }
+        fn to_f64(&self, v: &u64) -> f64 {
+            *v as f64
+        }
+        fn formatter(&self) -> &dyn ValueFormatter {
+            &Nanos
+        }
+    }
+
+    /// Formats nanoseconds as criterion's wall-time formatter does.
+    struct Nanos;
+
+    impl ValueFormatter for Nanos {
+        fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+            let (factor, unit) = if typical < 1e3 {
+                (1.0, "ns")
+            } else if typical < 1e6 {
+                (1e-3, "µs")
+            } else if typical < 1e9 {
+                (1e-6, "ms")
+            } else {
+                (1e-9, "s")
+            };
+            for v in values {
+                *v *= factor;
+            }
+            unit
+        }
+
+        fn scale_throughputs(
+            &self,
+            typical: f64,
+            throughput: &Throughput,
+            values: &mut [f64],
+        ) -> &'static str {
+            let (per_iter, units) = match *throughput {
+                Throughput::Bytes(n) | Throughput::BytesDecimal(n) => {
+                    (n as f64, ["B/s", "KiB/s", "MiB/s", "GiB/s"])
+                }
+                Throughput::Bits(n) => (n as f64 / 8.0, ["B/s", "KiB/s", "MiB/s", "GiB/s"]),
+                Throughput::Elements(n) | Throughput::ElementsAndBytes { elements: n, .. } => {
+                    (n as f64, ["elem/s", "Kielem/s", "Mielem/s", "Gielem/s"])
+                }
+            };
+            let rate = per_iter * 1e9 / typical;
+            let mut step = 0;
+            while step < 3 && rate >= 1024f64.powi(step as i32 + 1) {
+                step += 1;
+            }
+            let denom = 1024f64.powi(step as i32);
+            for v in values {
+                *v = per_iter * 1e9 / *v / denom;
+            }
+            units[step]
+        }
+
+        fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+            "ns"
+        }
+    }
+}
