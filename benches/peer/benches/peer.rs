@@ -1,8 +1,8 @@
 //! toolscan side by side with the peer crate `tool-parser` 1.10.0 and with a
 //! bare `memchr2` scan, on the same bytes cut at the same places.
 //!
-//! Run with `cd benches/peer && cargo bench` (about five minutes, two of
-//! them the peer on the 64 KB argument), then `cargo run --release` for the
+//! Run with `cd benches/peer && cargo bench` (three to four minutes, one
+//! of them the peer on the 64 KB argument), then `cargo run --release` for the
 //! markdown tables of that run. Times are the benchmarking thread's CPU
 //! time (`PEER_BENCH_WALL_TIME=1` for wall-clock time); see `cpu_time` in
 //! `src/lib.rs`.
