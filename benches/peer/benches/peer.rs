@@ -129,6 +129,15 @@ fn prose_64k<M: Measurement>(c: &mut Criterion<M>) {
                 black_box(run.finish())
             })
         });
+        g.bench_function(format!("toolscan_{format}_vec"), |b| {
+            b.iter(|| {
+                let mut run = Run::new(grammar);
+                for c in &chunks {
+                    run.feed_vec(c.as_bytes());
+                }
+                black_box(run.finish())
+            })
+        });
     }
     g.finish();
 }
@@ -180,6 +189,15 @@ fn prose_4b<M: Measurement>(c: &mut Criterion<M>) {
                 let mut run = Run::new(grammar);
                 for c in &chunks {
                     run.feed_str(c);
+                }
+                black_box(run.finish())
+            })
+        });
+        g.bench_function(format!("toolscan_{format}_vec"), |b| {
+            b.iter(|| {
+                let mut run = Run::new(grammar);
+                for c in &chunks {
+                    run.feed_vec(c.as_bytes());
                 }
                 black_box(run.finish())
             })

@@ -277,12 +277,12 @@ pub mod input {
 pub mod ours {
     //! Every call into toolscan made by the benchmarks. Today's core has the
     //! owning `feed_into(&[u8], &mut Vec<Event>)`; the block marked
-    //! "SINK API" below is the same two functions on the borrowing sink API,
-    //! to be swapped in once the core has it.
+    //! `feed_bytes` and `feed_str` use the borrowing sink API, `feed_vec`
+    //! the `Vec` API.
 
     use std::sync::Arc;
 
-    use toolscan_core::{Event, Grammar, Options, Parser, Registry};
+    use toolscan_core::{sink, Event, EventRef, Grammar, Options, Parser, Registry};
 
     /// The compiled grammar of a built-in format, or of `auto`.
     pub fn grammar(name: &str) -> Arc<Grammar> {
@@ -309,35 +309,31 @@ pub mod ours {
             }
         }
 
-        /// Feeds a chunk given as bytes.
+        /// Feeds a chunk given as bytes, through the sink API (UTF-8 is
+        /// checked once; events borrow their text).
         #[inline]
         pub fn feed_bytes(&mut self, chunk: &[u8]) {
+            let n = &mut self.events;
+            self.parser
+                .feed_with(chunk, &mut sink::from_fn(|_: EventRef<'_>| *n += 1));
+        }
+
+        /// Feeds a chunk given as text, through the sink API.
+        #[inline]
+        pub fn feed_str(&mut self, chunk: &str) {
+            let n = &mut self.events;
+            self.parser
+                .feed_str_with(chunk, &mut sink::from_fn(|_: EventRef<'_>| *n += 1));
+        }
+
+        /// Feeds a chunk given as bytes, through the `Vec` API (owned
+        /// events, cleared after every feed as a consumer would).
+        #[inline]
+        pub fn feed_vec(&mut self, chunk: &[u8]) {
             self.parser.feed_into(chunk, &mut self.out);
             self.events += self.out.len();
             self.out.clear();
         }
-
-        /// Feeds a chunk given as text (today: the same path as bytes).
-        #[inline]
-        pub fn feed_str(&mut self, chunk: &str) {
-            self.feed_bytes(chunk.as_bytes());
-        }
-
-        // ---- SINK API: replace the two functions above with these --------
-        // (and add `EventRef` to the `use toolscan_core::…` line).
-        //
-        // #[inline]
-        // pub fn feed_bytes(&mut self, chunk: &[u8]) {
-        //     let n = &mut self.events;
-        //     self.parser.feed_with(chunk, &mut |_: EventRef<'_>| *n += 1);
-        // }
-        //
-        // #[inline]
-        // pub fn feed_str(&mut self, chunk: &str) {
-        //     let n = &mut self.events;
-        //     self.parser.feed_str_with(chunk, &mut |_: EventRef<'_>| *n += 1);
-        // }
-        // -------------------------------------------------------------------
 
         /// Ends the response; the number of events it produced.
         pub fn finish(mut self) -> usize {
@@ -370,7 +366,10 @@ pub mod ours {
                 Event::Text { delta } => text.push_str(delta),
                 Event::ToolCallEnd {
                     name, arguments, ..
-                } => calls.push((name.clone(), serde_json::Value::Object(arguments.clone()))),
+                } => calls.push((
+                    name.clone(),
+                    serde_json::Value::Object(arguments.parse().expect("arguments are an object")),
+                )),
                 _ => {}
             }
         }

@@ -157,10 +157,11 @@ fn targets(t: &Times, s: Stat, small_chunks: usize) -> Vec<Row> {
             Some(frac >= 0.40),
         );
     }
+    // The peer takes `&str`: compared with toolscan's `&str` entry point.
     for (id, peer) in [
-        ("toolscan_hermes_bytes", "peer_qwen"),
-        ("toolscan_auto_bytes", "peer_json"),
-        ("toolscan_auto_bytes", "peer_passthrough"),
+        ("toolscan_hermes_str", "peer_qwen"),
+        ("toolscan_auto_str", "peer_json"),
+        ("toolscan_auto_str", "peer_passthrough"),
     ] {
         let x = t.get(s, p64, peer) / t.get(s, p64, id);
         row(
@@ -172,7 +173,12 @@ fn targets(t: &Times, s: Stat, small_chunks: usize) -> Vec<Row> {
             Some(x >= 2.0),
         );
     }
-    for id in ["toolscan_hermes_bytes", "toolscan_auto_bytes"] {
+    for id in [
+        "toolscan_hermes_str",
+        "toolscan_auto_str",
+        "toolscan_hermes_bytes",
+        "toolscan_auto_bytes",
+    ] {
         let per = t.get(s, p4, id) / small_chunks as f64;
         row(
             "prose, 4-byte chunks: time per chunk",
@@ -184,8 +190,8 @@ fn targets(t: &Times, s: Stat, small_chunks: usize) -> Vec<Row> {
         );
     }
     for (id, peer) in [
-        ("toolscan_hermes_bytes", "peer_qwen"),
-        ("toolscan_auto_bytes", "peer_json"),
+        ("toolscan_hermes_str", "peer_qwen"),
+        ("toolscan_auto_str", "peer_json"),
     ] {
         let x = t.get(s, p4, peer) / t.get(s, p4, id);
         row(
@@ -198,15 +204,30 @@ fn targets(t: &Times, s: Stat, small_chunks: usize) -> Vec<Row> {
         );
     }
     for g in [p64, p4] {
-        let x = t.get(s, g, "toolscan_auto_bytes") / t.get(s, g, "toolscan_hermes_bytes");
+        let x = t.get(s, g, "toolscan_auto_str") / t.get(s, g, "toolscan_hermes_str");
         row(
             "auto's cost over hermes",
-            format!("`{g}`: time of `auto` ÷ `hermes` (bytes)"),
+            format!("`{g}`: time of `auto` ÷ `hermes` (str)"),
             x,
             fmt_ratio(x),
             "≤ 1.5×",
             Some(x <= 1.5),
         );
+    }
+    for g in [p64, p4] {
+        for format in ["hermes", "auto"] {
+            let vec = format!("toolscan_{format}_vec");
+            let bytes = format!("toolscan_{format}_bytes");
+            let x = t.get(s, g, &vec) / t.get(s, g, &bytes);
+            row(
+                "the Vec API's cost over the sink API",
+                format!("`{g}`: time of `{vec}` ÷ `{bytes}`"),
+                x,
+                fmt_ratio(x),
+                "≤ 1.5×",
+                Some(x <= 1.5),
+            );
+        }
     }
     for id in ["toolscan_hermes_bytes", "peer_qwen"] {
         let x = t.get(s, a64, id) / t.get(s, a4, id);
@@ -221,10 +242,10 @@ fn targets(t: &Times, s: Stat, small_chunks: usize) -> Vec<Row> {
             (!peer).then_some(x <= 20.0),
         );
     }
-    let x = t.get(s, a64, "peer_qwen") / t.get(s, a64, "toolscan_hermes_bytes");
+    let x = t.get(s, a64, "peer_qwen") / t.get(s, a64, "toolscan_hermes_str");
     row(
         "64 KB argument, 4-byte chunks: speed-up over the peer",
-        "`toolscan_hermes_bytes` vs `peer_qwen`".into(),
+        "`toolscan_hermes_str` vs `peer_qwen`".into(),
         x,
         fmt_ratio(x),
         "≥ 1000×",
@@ -266,8 +287,10 @@ fn main() {
                 "peer_passthrough",
                 "toolscan_hermes_bytes",
                 "toolscan_hermes_str",
+                "toolscan_hermes_vec",
                 "toolscan_auto_bytes",
                 "toolscan_auto_str",
+                "toolscan_auto_vec",
             ],
         },
         Group {
@@ -280,8 +303,10 @@ fn main() {
                 "peer_json",
                 "toolscan_hermes_bytes",
                 "toolscan_hermes_str",
+                "toolscan_hermes_vec",
                 "toolscan_auto_bytes",
                 "toolscan_auto_str",
+                "toolscan_auto_vec",
             ],
         },
         Group {

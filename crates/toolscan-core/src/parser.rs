@@ -140,12 +140,7 @@ impl Parser {
             return;
         }
         if self.plain(chunk) {
-            let text = if chunk.len() < 64 {
-                crate::utf8::as_text(chunk)
-            } else {
-                simdutf8::basic::from_utf8(chunk).ok()
-            };
-            if let Some(text) = text {
+            if let Some(text) = crate::utf8::as_text(chunk) {
                 return self.shared.pending.pass_text(text, &mut SinkRef(sink));
             }
         }
@@ -167,14 +162,21 @@ impl Parser {
         self.process(&ch, &mut SinkRef(sink));
     }
 
-    /// The fast path of the text mode: nothing is pending, the automaton
-    /// is at its start, and nothing in `chunk` can begin a marker. (Its end
-    /// is checked to be a whole character by the caller's UTF-8 check.)
+    /// The fast path of the text mode for token-sized chunks: nothing is
+    /// pending, the automaton is at its start, and nothing in `chunk` can
+    /// begin a marker. (Its end is checked to be a whole character by the
+    /// caller's UTF-8 check.) A long chunk goes the ordinary way, which
+    /// searches it once too: looking at it here first would search it
+    /// twice whenever it does hold a rare byte.
     #[inline]
     fn plain(&self, chunk: &[u8]) -> bool {
+        const TOKEN_SIZED: usize = 64;
         let Mode::Text(st) = &self.mode else {
             return false;
         };
+        if chunk.len() > TOKEN_SIZED {
+            return false;
+        }
         let set = &self.g.sets[self.shared.set_index()].set;
         self.shared.pending.buf.is_empty() && st.sid == set.start() && set.is_plain(chunk)
     }
