@@ -43,7 +43,8 @@
 //! (the marker automata and block programs of one format, or of `auto`);
 //! a [`Parser`] runs one response through it; [`Response`] collects events
 //! into the final object; [`parse`] does both at once.
-// One measured exception, with its soundness argument: `utf8::as_text`.
+// Two measured exceptions, each with its soundness argument: `utf8::as_text`
+// and the AVX2 search of `simd`.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -64,6 +65,7 @@ mod program;
 mod reason;
 mod registry;
 mod response;
+mod simd;
 pub mod sink;
 mod steps;
 mod tools;

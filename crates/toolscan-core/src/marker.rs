@@ -47,7 +47,9 @@ enum Search {
     One(u8),
     Two(u8, u8),
     Three(u8, u8, u8),
-    /// More than three: the three rarest with memchr3, the others one by
+    /// Four (what `auto` needs): in one pass (`simd::find4`).
+    Four([u8; 4]),
+    /// More than four: the three rarest with memchr3, the others one by
     /// one, each position remembered until passed (see [`Cursor`]).
     Split {
         rare: [u8; 3],
@@ -113,6 +115,7 @@ impl RareBytes {
             [a] => Search::One(a),
             [a, b] => Search::Two(a, b),
             [a, b, c] => Search::Three(a, b, c),
+            [a, b, c, d] => Search::Four([a, b, c, d]),
             _ if bytes.len() > 3 + MAX_REST => Search::Table,
             _ => Search::Split {
                 rare: [bytes[0], bytes[1], bytes[2]],
@@ -172,6 +175,7 @@ impl Cursor<'_> {
             Search::One(a) => memchr::memchr(*a, hay),
             Search::Two(a, b) => memchr::memchr2(*a, *b, hay),
             Search::Three(a, b, c) => memchr::memchr3(*a, *b, *c, hay),
+            Search::Four(n) => crate::simd::find4(hay, *n),
             Search::Table => table(hay),
             Search::Split { rare, rest } => {
                 let n = self.hay.len();
@@ -199,14 +203,14 @@ impl Cursor<'_> {
 }
 
 /// How rare a byte is in model output, prose and code (higher: rarer):
-/// markup brackets are rare; uppercase letters that seldom start a word,
-/// less so; letters, digits, spaces, `:` and `_` (frequent in code and
+/// markup brackets are rare; uppercase letters that seldom start a word or
+/// a sentence (`L`, not `O` of "Of", "On", "One"), less so; letters, digits, spaces, `:` and `_` (frequent in code and
 /// lists) are common.
 fn rarity(b: u8) -> u8 {
     match b {
         b' ' | b'\n' | b'e' | b't' | b'a' | b'o' | b'i' | b'n' | b's' | b'r' => 0,
         b'a'..=b'z' | b'.' | b',' => 1,
-        b'J' | b'K' | b'L' | b'O' | b'Q' | b'U' | b'V' | b'X' | b'Y' | b'Z' => 3,
+        b'J' | b'K' | b'L' | b'Q' | b'U' | b'V' | b'X' | b'Y' | b'Z' => 3,
         b'A'..=b'Z' | b'0'..=b'9' | b':' | b'_' | b'"' | b'\'' => 2,
         b'(' | b')' | b'-' | b'=' | b'/' | b'\t' | b'\r' => 2,
         _ if b >= 0x80 => 3,
@@ -573,7 +577,7 @@ mod tests {
 
     #[test]
     fn rare_byte_search_finds_the_first_of_many() {
-        let pats: Vec<Pattern> = ["<a>", "[b]", "`c`", "TOOL:", "TOOL_CALL"]
+        let pats: Vec<Pattern> = ["<a>", "[b]", "`c`", "TOOL:", "TOOL_CALL", "{x}"]
             .iter()
             .map(|p| Pattern {
                 bytes: p.as_bytes().to_vec(),
@@ -582,14 +586,14 @@ mod tests {
             })
             .collect();
         let f = RareBytes::new(&pats, false);
-        // `TOOL:` and `TOOL_CALL` share one rare byte, the `O` after `T`
-        assert_eq!(f.back[usize::from(b'O')], Some(1));
+        // `TOOL:` and `TOOL_CALL` share one rare byte, the `L` of `TOOL`
+        assert_eq!(f.back[usize::from(b'L')], Some(3));
         assert_eq!(f.back[usize::from(b':')], None);
         assert_eq!(f.back[usize::from(b'_')], None);
         assert_eq!(f.back[usize::from(b'T')], None);
         let mut hay = vec![b'x'; 100];
         assert_eq!(f.cursor(&hay).find(0), None);
-        for (at, b) in [(90, b'O'), (50, b'['), (40, b'<'), (30, b'`')] {
+        for (at, b) in [(90, b'L'), (60, b'{'), (50, b'['), (40, b'<'), (30, b'`')] {
             hay[at] = b;
             assert_eq!(f.cursor(&hay).find(0), Some(at), "{}", b as char);
             assert_eq!(f.cursor(&hay[at - 5..at + 3]).find(0), Some(5));
@@ -602,7 +606,7 @@ mod tests {
             got.push(k);
             i = k + 1;
         }
-        assert_eq!(got, [30, 40, 50, 90]);
+        assert_eq!(got, [30, 40, 50, 60, 90]);
     }
 
     #[test]
