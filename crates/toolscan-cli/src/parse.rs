@@ -276,7 +276,7 @@ impl Run {
 
     /// The event of this run with an empty delta.
     fn empty(self) -> Event {
-        let delta = String::new();
+        let delta = toolscan_core::Delta::default();
         match self {
             Run::Text => Event::Text { delta },
             Run::Reasoning => Event::Reasoning { delta },

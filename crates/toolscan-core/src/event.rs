@@ -34,12 +34,12 @@ pub enum Event {
     /// boundaries.
     Text {
         /// The text.
-        delta: String,
+        delta: Delta,
     },
     /// Content of a reasoning block (only with reasoning separation on).
     Reasoning {
         /// The reasoning text.
-        delta: String,
+        delta: Delta,
     },
     /// A call began and its name is known. Sent once per `index`.
     ToolCallStart {
@@ -57,7 +57,7 @@ pub enum Event {
         /// The call's index.
         index: usize,
         /// The next piece of the arguments JSON text.
-        delta: String,
+        delta: Delta,
     },
     /// The call is complete and may be dispatched now.
     ToolCallEnd {
@@ -78,6 +78,103 @@ pub enum Event {
         /// Why the response ended.
         finish_reason: FinishReason,
     },
+}
+
+/// The text of a delta in an owned [`Event`]: a string that keeps short
+/// text (up to 24 bytes, a token or a few) inline, without allocating, so
+/// owned events of token-sized chunks cost little more than borrowed ones.
+/// It dereferences to `str`.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Delta(compact_str::CompactString);
+
+impl Delta {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Appends text.
+    pub fn push_str(&mut self, s: &str) {
+        self.0.push_str(s)
+    }
+
+    /// The text as a `String`.
+    pub fn into_string(self) -> String {
+        self.0.into_string()
+    }
+}
+
+impl std::ops::Deref for Delta {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Delta {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Delta {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Delta {
+    fn from(s: &str) -> Delta {
+        Delta(s.into())
+    }
+}
+
+impl From<String> for Delta {
+    fn from(s: String) -> Delta {
+        Delta(s.into())
+    }
+}
+
+impl From<Delta> for String {
+    fn from(d: Delta) -> String {
+        d.into_string()
+    }
+}
+
+impl PartialEq<str> for Delta {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Delta {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Delta {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl fmt::Debug for Delta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Delta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Delta {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 /// One event, borrowing its text: what a [`Sink`](crate::Sink) receives.

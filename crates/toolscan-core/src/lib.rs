@@ -72,7 +72,7 @@ mod tools;
 mod utf8;
 
 pub use error::Error;
-pub use event::{Arguments, Diagnostic, DiagnosticKind, Event, EventRef, FinishReason};
+pub use event::{Arguments, Delta, Diagnostic, DiagnosticKind, Event, EventRef, FinishReason};
 pub use format::Format;
 pub use grammar::Grammar;
 pub use ids::IdMint;
