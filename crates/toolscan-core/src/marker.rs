@@ -336,11 +336,19 @@ impl MarkerSet {
         if rare {
             return false;
         }
-        // None of the last bytes begins a marker as written (a marker begun
-        // before them would show its rare byte): none is in progress.
-        hay[hay.len().saturating_sub(self.rare.max_back)..]
-            .iter()
-            .all(|&b| !self.begins[usize::from(b)])
+        // No marker is in progress at the end: none of the last bytes
+        // begins one as written (a marker begun before them would show its
+        // rare byte), or, if one might ("The" after `T` of `TOOL`), the
+        // automaton run over them is back at its start.
+        let tail = &hay[hay.len().saturating_sub(self.rare.max_back)..];
+        if tail.iter().all(|&b| !self.begins[usize::from(b)]) {
+            return true;
+        }
+        let mut sid = self.start;
+        for &b in tail {
+            sid = self.dfa.next_state(Anchored::No, sid, b);
+        }
+        sid == self.start
     }
 
     /// Whether some marker counts only at a line start.
@@ -455,7 +463,16 @@ fn ends_with(recent: &[u8], upto: &[u8], pat: &[u8]) -> bool {
 /// newline, `Some(false)` if something else does, `None` if they are all
 /// blank (what came before them decides).
 pub(crate) fn line_tail(bytes: &[u8]) -> Option<bool> {
-    line_tail2(&[], bytes)
+    let mut j = bytes.len();
+    while j > 0 {
+        match bytes[j - 1] {
+            b' ' | b'\t' | b'\r' => j -= 1,
+            b'\n' => return Some(true),
+            0xBF if j >= 3 && bytes[j - 3..j] == [0xEF, 0xBB, 0xBF] => j -= 3,
+            _ => return Some(false),
+        }
+    }
+    None
 }
 
 /// [`line_tail`] of `first ++ second`, without joining them.
