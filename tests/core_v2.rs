@@ -247,3 +247,33 @@ fn one_shot_parse_equals_streaming_through_a_response_sink() {
         "{json}"
     );
 }
+
+/// Fragments of markers in either case, cut anywhere: the fast path for
+/// plain chunks (which ignores a marker prefix in the wrong case) and the
+/// ordinary path agree under every chunking.
+#[test]
+fn marker_fragments_in_any_case_under_every_chunking() {
+    const PIECES: [&str; 14] = [
+        "To",
+        "TOOL",
+        "tool",
+        "OL:",
+        "L: f\nARGUMENTS: {}\n",
+        " x",
+        "[run_",
+        "module]",
+        "[TOOL_CALL",
+        "S]",
+        "{\"tool_name\": \"t\", \"parameters\": {}}",
+        "Town ",
+        "\n",
+        "<tool",
+    ];
+    let mut rng = toolscan_testkit::rng::Rng::new(5);
+    for _ in 0..300 {
+        let n = 1 + rng.below(8);
+        let input: String = (0..n).map(|_| PIECES[rng.below(PIECES.len())]).collect();
+        invariant("auto", &options(), input.as_bytes());
+        invariant("tool-arguments", &options(), input.as_bytes());
+    }
+}

@@ -344,11 +344,20 @@ impl MarkerSet {
         if tail.iter().all(|&b| !self.begins[usize::from(b)]) {
             return true;
         }
-        let mut sid = self.start;
-        for &b in tail {
-            sid = self.dfa.next_state(Anchored::No, sid, b);
-        }
-        sid == self.start
+        // No suffix of the tail is the start of a marker as written (the
+        // automaton may ignore case for another marker's sake; a marker of
+        // the wrong case is never taken, so it need not be held).
+        !(1..=tail.len()).any(|k| {
+            let suffix = &tail[tail.len() - k..];
+            self.patterns.iter().any(|p| {
+                p.bytes.len() > k
+                    && if p.case_insensitive {
+                        p.bytes[..k].eq_ignore_ascii_case(suffix)
+                    } else {
+                        &p.bytes[..k] == suffix
+                    }
+            })
+        })
     }
 
     /// Whether some marker counts only at a line start.
