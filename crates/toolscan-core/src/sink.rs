@@ -47,6 +47,8 @@ impl Sink for Vec<Event> {
                 Some(Event::ToolCallArgs { index: i, delta }),
                 EventRef::ToolCallArgs { index, delta: d },
             ) if *i == index => delta.push_str(d),
+            // The common event, built in place.
+            (_, EventRef::Text(t)) => self.push(Event::Text { delta: t.into() }),
             (_, e) => self.push(e.to_owned()),
         }
     }
