@@ -344,6 +344,13 @@ impl MarkerSet {
         if tail.iter().all(|&b| !self.begins[usize::from(b)]) {
             return true;
         }
+        let mut sid = self.start;
+        for &b in tail {
+            sid = self.dfa.next_state(Anchored::No, sid, b);
+        }
+        if sid == self.start {
+            return true;
+        }
         // No suffix of the tail is the start of a marker as written (the
         // automaton may ignore case for another marker's sake; a marker of
         // the wrong case is never taken, so it need not be held).
