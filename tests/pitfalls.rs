@@ -1,4 +1,4 @@
-//! One test per streaming pitfall of `spec/formats.md` §2 (P1–P23) that
+//! One test per known streaming pitfall (bugs seen in other streaming parsers, P1–P23) that
 //! applies to the JSON-bodied formats: each shows toolscan does not have the
 //! bug. (P16, dropped closing tags inside XML parameters, concerns the XML
 //! formats and is tested with them.)

@@ -1,4 +1,4 @@
-//! Property tests of the event contract (`spec/contract.md` §2) over
+//! Property tests of the event contract (docs/formats.md, the guarantees) over
 //! generated responses, for every JSON-bodied built-in format, each run by
 //! name and as `auto` (except `json`, whose openers are bare, which `auto`
 //! leaves out).

@@ -1,4 +1,4 @@
-//! The event contract (`spec/contract.md` §1–2), checked on one event
+//! The event contract (the guarantees of docs/formats.md), checked on one event
 //! sequence.
 //!
 //! Every check returns `Result<_, String>`: the error says what is wrong

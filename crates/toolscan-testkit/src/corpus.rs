@@ -30,8 +30,8 @@ pub struct Case {
     pub note: String,
 }
 
-/// The workspace's copy of the corpus, `tests/corpus` (refreshed from
-/// `../shared/corpus` by `scripts/refresh-corpus.sh`).
+/// The workspace's conformance corpus, `tests/corpus` (maintainers refresh
+/// it with `scripts/refresh-corpus.sh`).
 pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
 }
