@@ -23,22 +23,19 @@ pub mod input {
     /// See [`ARG_SMALL`].
     pub const ARG_BIG: usize = 64 << 10;
 
-    /// SplitMix64: a tiny seeded generator, enough for reproducible text.
-    pub struct SplitMix64(pub u64);
+    /// The workspace test kit's seeded generator (SplitMix64), with a
+    /// pick from a list.
+    pub struct SplitMix64(toolscan_testkit::rng::Rng);
 
     impl SplitMix64 {
-        /// The next 64 random bits.
-        pub fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
+        /// A generator from a seed.
+        pub fn new(seed: u64) -> SplitMix64 {
+            SplitMix64(toolscan_testkit::rng::Rng::new(seed))
         }
 
-        /// Uniform-ish in `0..n` (n is tiny here, so modulo bias is moot).
+        /// Uniform-ish in `0..n`.
         pub fn below(&mut self, n: usize) -> usize {
-            (self.next_u64() % n as u64) as usize
+            self.0.below(n)
         }
 
         /// One element of `items`.
@@ -161,7 +158,7 @@ pub mod input {
     /// a tool call in any format. Ends on a character boundary (the last
     /// bytes are ASCII padding to reach exactly `len`).
     pub fn prose(len: usize, seed: u64) -> String {
-        let mut rng = SplitMix64(seed);
+        let mut rng = SplitMix64::new(seed);
         let mut s = String::with_capacity(len + 64);
         while s.len() < len {
             let sentences = 2 + rng.below(6);
@@ -245,7 +242,7 @@ pub mod input {
 
     /// A string of exactly `len` bytes built from [`CONTENT_PIECES`].
     pub fn content(len: usize) -> String {
-        let mut rng = SplitMix64(0xC0_4E_7E_47 ^ len as u64);
+        let mut rng = SplitMix64::new(0xC0_4E_7E_47 ^ len as u64);
         let mut s = String::with_capacity(len + 64);
         while s.len() < len {
             s.push_str(rng.choose(CONTENT_PIECES));
