@@ -218,6 +218,11 @@ fn rarity(b: u8) -> u8 {
     }
 }
 
+/// [`MarkerSet::class`]: a rare byte.
+const RARE: u8 = 1;
+/// [`MarkerSet::class`]: the first byte of a marker.
+const BEGINS: u8 = 2;
+
 /// A compiled, immutable set of markers (shared by every stream).
 #[derive(Clone, Debug)]
 pub(crate) struct MarkerSet {
@@ -229,9 +234,10 @@ pub(crate) struct MarkerSet {
     depth_shift: u32,
     patterns: Vec<Pattern>,
     rare: RareBytes,
-    /// `begins[b]`: some marker begins with byte `b` as written (either case
-    /// for a case-insensitive marker).
-    begins: Box<[bool; 256]>,
+    /// `class[b]`: [`RARE`] if `b` is a rare byte, [`BEGINS`] if some
+    /// marker begins with it as written (either case for a
+    /// case-insensitive marker).
+    class: Box<[u8; 256]>,
     any_ci: bool,
 }
 
@@ -301,22 +307,28 @@ impl MarkerSet {
             let slot = &mut depth[id >> depth_shift];
             *slot = (*slot).max(u8::try_from(d).map_err(|_| "marker longer than 255 bytes")?);
         }
-        let mut begins = Box::new([false; 256]);
+        let rare = RareBytes::new(&patterns, any_ci);
+        let mut class = Box::new([0u8; 256]);
+        for (b, c) in class.iter_mut().enumerate() {
+            if rare.back[b].is_some() {
+                *c |= RARE;
+            }
+        }
         for p in &patterns {
             let b = p.bytes[0];
-            begins[usize::from(b)] = true;
+            class[usize::from(b)] |= BEGINS;
             if p.case_insensitive {
-                begins[usize::from(b.to_ascii_lowercase())] = true;
-                begins[usize::from(b.to_ascii_uppercase())] = true;
+                class[usize::from(b.to_ascii_lowercase())] |= BEGINS;
+                class[usize::from(b.to_ascii_uppercase())] |= BEGINS;
             }
         }
         Ok(MarkerSet {
-            begins,
+            class,
             dfa,
             start,
             depth,
             depth_shift,
-            rare: RareBytes::new(&patterns, any_ci),
+            rare,
             patterns,
             any_ci,
         })
@@ -327,23 +339,36 @@ impl MarkerSet {
     /// begin a marker before its rare byte).
     #[inline]
     pub(crate) fn is_plain(&self, hay: &[u8]) -> bool {
-        let rare = if hay.len() < SHORT {
-            hay.iter()
-                .any(|&b| self.rare.back[usize::from(b)].is_some())
+        let tail_from = hay.len().saturating_sub(self.rare.max_back);
+        let mut begins = false;
+        if hay.len() < SHORT && tail_from == hay.len() {
+            // Every marker begins with its rare byte: that is all to look for.
+            return !hay.iter().any(|&b| self.class[usize::from(b)] & RARE != 0);
+        } else if hay.len() < SHORT {
+            // One pass over the table: a rare byte anywhere, or the first
+            // byte of a marker among the last `max_back`.
+            for (i, &b) in hay.iter().enumerate() {
+                let class = self.class[usize::from(b)];
+                if class & RARE != 0 {
+                    return false;
+                }
+                begins |= i >= tail_from && class & BEGINS != 0;
+            }
         } else {
-            self.rare.cursor(hay).find(0).is_some()
-        };
-        if rare {
-            return false;
+            if self.rare.cursor(hay).find(0).is_some() {
+                return false;
+            }
+            begins = hay[tail_from..]
+                .iter()
+                .any(|&b| self.class[usize::from(b)] & BEGINS != 0);
         }
-        // No marker is in progress at the end: none of the last bytes
-        // begins one as written (a marker begun before them would show its
-        // rare byte), or, if one might ("The" after `T` of `TOOL`), the
-        // automaton run over them is back at its start.
-        let tail = &hay[hay.len().saturating_sub(self.rare.max_back)..];
-        if tail.iter().all(|&b| !self.begins[usize::from(b)]) {
+        if !begins {
             return true;
         }
+        let tail = &hay[tail_from..];
+        // A marker might be in progress at the end ("The" after the `T` of
+        // `TOOL`, whose rare byte comes later): it is not if the automaton
+        // run over the last bytes is back at its start.
         let mut sid = self.start;
         for &b in tail {
             sid = self.dfa.next_state(Anchored::No, sid, b);

@@ -290,12 +290,14 @@ impl Pending {
         if !self.track_lines {
             return;
         }
-        // Most text ends in a byte that is neither blank nor a newline.
-        if let Some(&last) = bytes.last() {
-            if !matches!(last, b' ' | b'\t' | b'\r' | b'\n' | 0xBF) {
-                self.line_blank = false;
-                return;
-            }
+        // Most text ends in a byte that is neither blank nor a newline, or
+        // in one blank after such a byte.
+        let n = bytes.len();
+        let plain = |b: u8| !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0xBF);
+        if n > 0 && (plain(bytes[n - 1]) || (n > 1 && bytes[n - 1] == b' ' && plain(bytes[n - 2])))
+        {
+            self.line_blank = false;
+            return;
         }
         if let Some(blank) = line_tail(bytes) {
             self.line_blank = blank;
