@@ -29,10 +29,12 @@
 //! printed (`CHECK FAILED`) and the peer is still timed.
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::measurement::Measurement;
-use criterion::{Criterion, SamplingMode, Throughput};
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use toolscan_core::Grammar;
 use toolscan_peer_bench::cpu_time::ThreadCpuTime;
 use toolscan_peer_bench::input::{self, cuts, slices};
 use toolscan_peer_bench::ours::{self, Run};
@@ -111,35 +113,47 @@ fn prose_64k<M: Measurement>(c: &mut Criterion<M>) {
         });
     }
     for (format, grammar) in [("hermes", &hermes), ("auto", &auto)] {
-        g.bench_function(format!("toolscan_{format}_bytes"), |b| {
-            b.iter(|| {
-                let mut run = Run::new(grammar);
-                for c in &chunks {
-                    run.feed_bytes(c.as_bytes());
-                }
-                black_box(run.finish())
-            })
-        });
-        g.bench_function(format!("toolscan_{format}_str"), |b| {
-            b.iter(|| {
-                let mut run = Run::new(grammar);
-                for c in &chunks {
-                    run.feed_str(c);
-                }
-                black_box(run.finish())
-            })
-        });
-        g.bench_function(format!("toolscan_{format}_vec"), |b| {
-            b.iter(|| {
-                let mut run = Run::new(grammar);
-                for c in &chunks {
-                    run.feed_vec(c.as_bytes());
-                }
-                black_box(run.finish())
-            })
-        });
+        toolscan_contenders(&mut g, format, grammar, &chunks);
     }
     g.finish();
+}
+
+/// toolscan's three entry points on one format: the sink API on bytes and
+/// on `&str`, and the `Vec` API.
+fn toolscan_contenders<M: Measurement>(
+    g: &mut BenchmarkGroup<'_, M>,
+    format: &str,
+    grammar: &Arc<Grammar>,
+    chunks: &[&str],
+) {
+    toolscan_contender(g, format, "bytes", grammar, chunks, |run, c| {
+        run.feed_bytes(c.as_bytes())
+    });
+    toolscan_contender(g, format, "str", grammar, chunks, |run, c| run.feed_str(c));
+    toolscan_contender(g, format, "vec", grammar, chunks, |run, c| {
+        run.feed_vec(c.as_bytes())
+    });
+}
+
+/// One toolscan contender; `feed` is monomorphised, so each entry point is
+/// timed as a caller would inline it.
+fn toolscan_contender<M: Measurement>(
+    g: &mut BenchmarkGroup<'_, M>,
+    format: &str,
+    api: &str,
+    grammar: &Arc<Grammar>,
+    chunks: &[&str],
+    feed: impl Fn(&mut Run, &str),
+) {
+    g.bench_function(format!("toolscan_{format}_{api}"), |b| {
+        b.iter(|| {
+            let mut run = Run::new(grammar);
+            for c in chunks {
+                feed(&mut run, c);
+            }
+            black_box(run.finish())
+        })
+    });
 }
 
 fn prose_4b<M: Measurement>(c: &mut Criterion<M>) {
@@ -175,33 +189,7 @@ fn prose_4b<M: Measurement>(c: &mut Criterion<M>) {
         });
     }
     for (format, grammar) in [("hermes", &hermes), ("auto", &auto)] {
-        g.bench_function(format!("toolscan_{format}_bytes"), |b| {
-            b.iter(|| {
-                let mut run = Run::new(grammar);
-                for c in &chunks {
-                    run.feed_bytes(c.as_bytes());
-                }
-                black_box(run.finish())
-            })
-        });
-        g.bench_function(format!("toolscan_{format}_str"), |b| {
-            b.iter(|| {
-                let mut run = Run::new(grammar);
-                for c in &chunks {
-                    run.feed_str(c);
-                }
-                black_box(run.finish())
-            })
-        });
-        g.bench_function(format!("toolscan_{format}_vec"), |b| {
-            b.iter(|| {
-                let mut run = Run::new(grammar);
-                for c in &chunks {
-                    run.feed_vec(c.as_bytes());
-                }
-                black_box(run.finish())
-            })
-        });
+        toolscan_contenders(&mut g, format, grammar, &chunks);
     }
     g.finish();
 }
