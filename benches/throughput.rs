@@ -47,6 +47,14 @@
 //!   cut at character boundaries (4–7 bytes, or 64 KiB) so all three see
 //!   the same pieces. The per-chunk cost of the text path, and what owned
 //!   events cost on top of it.
+//! - `qwen_xml_string/{16K,64K,256K}`: one `qwen3-coder` call
+//!   (`<tool_call><function=write_file><parameter=content>…</parameter>…`)
+//!   whose `content` parameter — a string by the tools schema — holds 16, 64
+//!   and 256 KB of source-like text, in 4-byte chunks. A raw value streams
+//!   out as a JSON string while it arrives: before timing, a check that the
+//!   first argument delta holding value bytes comes within the value's first
+//!   64 bytes and that the value arrives in many deltas, not one at the end;
+//!   the time should grow linearly with the size (256K / 16K ≈ 16).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -520,9 +528,95 @@ fn sink_api(c: &mut Criterion) {
     group.finish();
 }
 
+/// One `qwen3-coder` call writing `content` to a file.
+fn qwen_call(content: &str) -> String {
+    format!(
+        "<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n\
+         <parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
+    )
+}
+
+/// The tools of the `write_file` call: both parameters are strings.
+fn write_file_tools() -> Options {
+    let tools = toolscan::Tools::from_json(&serde_json::json!([{
+        "type": "function",
+        "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+            "path": {"type": "string"}, "content": {"type": "string"}}}}
+    }]))
+    .unwrap();
+    Options::default().with_tools(tools)
+}
+
+/// Checks that the string parameter streams: the first argument delta
+/// that holds value bytes comes within the value's first 64 input bytes,
+/// the value arrives in many deltas, and the call completes with it.
+fn check_streams(grammar: &Arc<Grammar>, input: &str, content: &str) {
+    let value_at = input.find("<parameter=content>\n").unwrap() + "<parameter=content>\n".len();
+    let mut p = Parser::new(Arc::clone(grammar), write_file_tools());
+    let (mut first, mut deltas, mut args, mut fed) = (None, 0usize, String::new(), 0usize);
+    let mut done = None;
+    for piece in input.as_bytes().chunks(4) {
+        fed += piece.len();
+        for e in p.feed(piece) {
+            match e {
+                Event::ToolCallArgs { delta, .. } => {
+                    args.push_str(&delta);
+                    deltas += 1;
+                    if first.is_none() && args.contains("\"content\":\"") && !args.ends_with(":\"")
+                    {
+                        first = Some(fed);
+                    }
+                }
+                Event::ToolCallEnd { arguments, .. } => done = Some(arguments),
+                _ => {}
+            }
+        }
+    }
+    p.finish();
+    let first = first.expect("value bytes were streamed");
+    assert!(
+        first <= value_at + 64,
+        "first value delta after {} value bytes",
+        first - value_at
+    );
+    assert!(deltas > content.len() / 64, "{deltas} deltas for the value");
+    let args = done.expect("the call completes").parse().unwrap();
+    assert!(args["content"] == content, "content arrives exactly");
+}
+
+fn qwen_xml_string(c: &mut Criterion) {
+    let g = Registry::builtin().grammar("qwen3-coder").unwrap();
+    let opts = write_file_tools();
+    let mut group = c.benchmark_group("qwen_xml_string");
+    group.sampling_mode(SamplingMode::Flat);
+    let mut out = Vec::new();
+    for (id, size) in [("16K", 16 * KB), ("64K", 64 * KB), ("256K", 256 * KB)] {
+        let body = content(size);
+        let input = qwen_call(&body);
+        check_streams(&g, &input, &body);
+        let input = input.as_bytes();
+        group.throughput(Throughput::Bytes(input.len() as u64));
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                let mut p = Parser::new(Arc::clone(&g), opts.clone());
+                let mut n = 0;
+                for piece in black_box(input).chunks(4) {
+                    p.feed_into(piece, &mut out);
+                    n += out.len();
+                    out.clear();
+                }
+                p.finish_into(&mut out);
+                n + out.len()
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
-    targets = text_only, arg_64k, arg_scaling, deepseek_10_calls, baseline_requery, sink_api
+    targets = text_only, arg_64k, arg_scaling, deepseek_10_calls, baseline_requery, sink_api,
+        qwen_xml_string
 }
 criterion_main!(benches);

@@ -12,6 +12,7 @@ use crate::program::{Op, ThenOp};
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink;
 use crate::steps::{self, CaptureWord, Captured, LitMatch, Progress, ThenEnd, ThenMatch};
+use crate::value::{End, ValueRead};
 
 /// A block being read: which program, where in it, and the calls it made.
 #[derive(Debug)]
@@ -53,6 +54,7 @@ pub(crate) enum StepState {
     Capture(CaptureWord),
     Json(Box<JsonState>),
     Then(ThenMatch),
+    Value(Box<ValueRead>),
 }
 
 /// A JSON value being read and mapped onto calls.
@@ -329,6 +331,44 @@ pub(crate) fn run(
                 }
                 continue;
             }
+            Op::Value(v) => {
+                if !matches!(b.st, StepState::Value(_)) {
+                    let at = env.pending.pos;
+                    let vr = ValueRead::new(v, at, b.calls.param_name());
+                    b.st = StepState::Value(Box::new(vr));
+                    if let Err(stop) = b.calls.value_begin(env.ctx, env.out, at, env.pending.src())
+                    {
+                        fail!(stop);
+                    }
+                }
+                let StepState::Value(vr) = &mut b.st else {
+                    unreachable!("set just above")
+                };
+                let (n, end) = vr.feed(input, env.pending.pos);
+                if over(n) {
+                    fail!(too_long);
+                }
+                env.pending.take_n(ch, n);
+                i += n;
+                let pos = env.pending.pos;
+                vr.hand(env.pending.src(), pos, end != End::No, &mut b.calls);
+                let next = match end {
+                    End::No => None,
+                    End::Close => Some(b.pc + 1),
+                    End::Recover(to) => {
+                        unclosed(&mut b.calls, vr.end_offset(pos));
+                        Some(to)
+                    }
+                };
+                if let Some(next) = next {
+                    if let Err(stop) = b.calls.value_end(pos) {
+                        fail!(stop);
+                    }
+                    b.goto(next);
+                }
+                b.calls.sync(env.out, env.pending.src());
+                continue;
+            }
             Op::Json(j) => {
                 if room == 0 {
                     fail!(too_long);
@@ -432,8 +472,54 @@ fn captured(b: &mut Block, field: Field, raw: &[u8], env: &mut Env<'_>) -> Resul
     match field {
         Field::Name => b.calls.set_name(env.ctx, env.out, at, word, false, src),
         Field::Id => b.calls.set_id(env.ctx, env.out, at, word, false, src),
+        Field::Key => {
+            b.calls.param_key(word);
+            Ok(())
+        }
+        Field::Type => {
+            b.calls.param_type(word);
+            Ok(())
+        }
         Field::Discard => Ok(()),
     }
+}
+
+/// Notes a value whose closing tag is missing (reported with its call).
+fn unclosed(calls: &mut Calls, offset: u64) {
+    let message = format!(
+        "the value of `{}` has no closing tag: it ends at the markup that follows it",
+        calls.param_name()
+    );
+    tracing::debug!(offset, "{message}");
+    calls.notes.push(Diagnostic {
+        kind: DiagnosticKind::Unclosed,
+        offset,
+        message,
+    });
+}
+
+/// At the end of the stream, a value that met markup which may end it (a
+/// call's closer inside an unclosed value) ends there. Returns where that
+/// markup ends and the bytes after it, which the block reads again from
+/// the markup's label; `None` if the block is not in such a value.
+pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut Env<'_>) -> Option<(u64, Vec<u8>)> {
+    let StepState::Value(vr) = &mut b.st else {
+        return None;
+    };
+    if !vr.has_candidate() {
+        return None;
+    }
+    let (at, len, to) = vr.end_at_candidate(env.pending.src(), &mut b.calls)?;
+    b.calls.value_end(at).ok()?;
+    unclosed(&mut b.calls, at);
+    b.calls.sync(env.out, env.pending.src());
+    let resume = at + len as u64;
+    let p = &mut *env.pending;
+    let k = (resume.saturating_sub(p.buf_start) as usize).min(p.buf.len());
+    let tail = p.buf.split_off(k);
+    p.pos = p.buf_start + k as u64;
+    b.goto(to);
+    Some((p.pos, tail))
 }
 
 /// Releases what is held as text, up to a character boundary.

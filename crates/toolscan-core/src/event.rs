@@ -504,6 +504,15 @@ pub enum DiagnosticKind {
     UnknownTool,
     /// Bytes that are not UTF-8: they became U+FFFD in the text.
     InvalidUtf8,
+    /// A parameter the tool's schema does not declare; its value was
+    /// kept by the untyped rule.
+    UnknownParameter,
+    /// A parameter value that fits none of the types its schema declares;
+    /// it was kept by the untyped rule.
+    TypeMismatch,
+    /// A parameter value whose closing tag was missing ended at the
+    /// markup that followed it; the call was kept.
+    Unclosed,
 }
 
 impl DiagnosticKind {
@@ -515,6 +524,9 @@ impl DiagnosticKind {
             DiagnosticKind::Limit => "limit",
             DiagnosticKind::UnknownTool => "unknown_tool",
             DiagnosticKind::InvalidUtf8 => "invalid_utf8",
+            DiagnosticKind::UnknownParameter => "unknown_parameter",
+            DiagnosticKind::TypeMismatch => "type_mismatch",
+            DiagnosticKind::Unclosed => "unclosed",
         }
     }
 }

@@ -116,6 +116,15 @@ pub enum Field {
     Id,
     /// A word to check and drop (e.g. DeepSeek's `function` type).
     Discard,
+    /// A parameter's name, in a body of parameters (`<parameter=city>`):
+    /// the arguments object gets this key, and the parameter's type is
+    /// looked up in the tools schema.
+    Key,
+    /// A parameter's own statement of its type, which takes precedence
+    /// over the schema: `true` or `string` (the value is a string), `false`
+    /// (the value is JSON), or a JSON type name (`number`, `boolean`,
+    /// `null`, `object`, `array`).
+    Type,
 }
 
 /// A run of name-like bytes, ended by a delimiter (consumed) or a stop byte
@@ -264,6 +273,97 @@ impl JsonStep {
     }
 }
 
+/// Which whitespace around a raw parameter value is markup, not value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Trim {
+    /// None: every byte between the tags is the value.
+    None,
+    /// One newline right after the opening tag and one right before the
+    /// closing tag (what Qwen3-Coder's template writes around a value).
+    Newline,
+    /// All leading and trailing whitespace.
+    All,
+}
+
+/// What ends a raw parameter value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Close {
+    /// This literal (`</parameter>`).
+    Lit(Lit),
+    /// A closing tag named after the parameter: `</KEY>` (generic XML
+    /// children such as `<query>…</query>`).
+    KeyTag,
+}
+
+/// A raw parameter value (XML-style arguments): the text up to its closer,
+/// typed by the parameter's own type attribute, else by the tools schema,
+/// else by the untyped rule (JSON if the text is a JSON value, a string
+/// otherwise). A string value streams out as a JSON string while it
+/// arrives; other values are converted when they end.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ValueStep {
+    /// What ends the value (consumed); the program goes on with the next
+    /// step.
+    pub close: Close,
+    /// Markup that ends a value whose closer is missing, where it begins
+    /// (the next parameter's opening tag): the value ends before it, a
+    /// diagnostic says so, and the program goes on at the label, the
+    /// literal consumed.
+    pub recover: Vec<(Lit, Label)>,
+    /// Markup that may end a value whose closer is missing (the call's own
+    /// closer), but may as well be part of the value: the value reads on.
+    /// If the stream ends before the value's closer, the value ends at the
+    /// first such literal (with a diagnostic) and what follows it is read
+    /// again from the label.
+    pub recover_at_end: Vec<(Lit, Label)>,
+    /// Whitespace that is markup.
+    pub trim: Trim,
+    /// The value is XML text: `&lt;`, `&amp;`, `&#233;`… are decoded.
+    pub entities: bool,
+}
+
+impl ValueStep {
+    /// A value closed by `close`, with no recovery, nothing trimmed and no
+    /// entities.
+    pub fn until(close: &str) -> ValueStep {
+        ValueStep {
+            close: Close::Lit(Lit::new(close)),
+            recover: Vec::new(),
+            recover_at_end: Vec::new(),
+            trim: Trim::None,
+            entities: false,
+        }
+    }
+
+    /// Sets the whitespace that is markup.
+    pub fn trim(mut self, trim: Trim) -> ValueStep {
+        self.trim = trim;
+        self
+    }
+
+    /// Decodes XML entities.
+    pub fn entities(mut self) -> ValueStep {
+        self.entities = true;
+        self
+    }
+
+    /// Adds markup that ends an unclosed value (see [`ValueStep::recover`]).
+    pub fn recover(mut self, lit: &str, label: impl Into<Label>) -> ValueStep {
+        self.recover.push((Lit::new(lit), label.into()));
+        self
+    }
+
+    /// Adds markup that may end an unclosed value at the end of the stream
+    /// (see [`ValueStep::recover_at_end`]).
+    pub fn recover_at_end(mut self, lit: &str, label: impl Into<Label>) -> ValueStep {
+        self.recover_at_end.push((Lit::new(lit), label.into()));
+        self
+    }
+}
+
 /// A set of bytes for [`Step::Fork`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -311,6 +411,9 @@ pub enum Step {
     Capture(Capture),
     /// A JSON value.
     Json(JsonStep),
+    /// A raw parameter value, after its key was captured
+    /// ([`Field::Key`]).
+    Value(ValueStep),
     /// The current call is complete: emit `tool_call_end` now.
     Dispatch,
     /// Branch on the next byte: the first set that holds it wins; no match
@@ -398,6 +501,11 @@ impl Step {
     /// The tool name, up to (and including) a delimiter literal.
     pub fn name_until(delim: &str) -> Step {
         Step::Capture(Capture::until(Field::Name, vec![(Lit::new(delim), None)]))
+    }
+
+    /// A parameter's name, up to (and including) a delimiter literal.
+    pub fn key_until(delim: &str) -> Step {
+        Step::Capture(Capture::until(Field::Key, vec![(Lit::new(delim), None)]))
     }
 
     /// A label before the next step.

@@ -2,7 +2,8 @@
 //! a program of steps) over the same machinery.
 
 use crate::format::{
-    ByteSet, CallKeys, Capture, Field, Format, JsonStep, Label, Lit, Opener, Shape, Step, Trust,
+    ByteSet, CallKeys, Capture, Close, Field, Format, JsonStep, Label, Lit, Opener, Shape, Step,
+    Trim, Trust, ValueStep,
 };
 
 fn lit(s: &str) -> Step {
@@ -525,6 +526,466 @@ fn mistral_v11() -> Format {
     .opener(array)
 }
 
+/// How a parameter-style body writes one parameter.
+struct Params {
+    /// Opens a parameter, up to its key (`<parameter=`).
+    open: &'static str,
+    /// Ends the key (`>`); what follows, up to the value, is `between`.
+    key_end: &'static str,
+    /// Steps between the key and the value (a type attribute, a value
+    /// tag).
+    between: Vec<Step>,
+    /// Closes a value (`</parameter>`).
+    close: &'static str,
+    /// Closes the call's parameters (`</function>`).
+    call_close: &'static str,
+    trim: Trim,
+    entities: bool,
+}
+
+impl Params {
+    fn new(open: &'static str, key_end: &'static str, close: &'static str) -> Params {
+        Params {
+            open,
+            key_end,
+            between: Vec::new(),
+            close,
+            call_close: "",
+            trim: Trim::None,
+            entities: false,
+        }
+    }
+
+    fn between(mut self, steps: Vec<Step>) -> Params {
+        self.between = steps;
+        self
+    }
+
+    fn call_close(mut self, lit: &'static str) -> Params {
+        self.call_close = lit;
+        self
+    }
+
+    fn trim(mut self, trim: Trim) -> Params {
+        self.trim = trim;
+        self
+    }
+
+    fn entities(mut self) -> Params {
+        self.entities = true;
+        self
+    }
+
+    /// The value of one parameter: its recovery when its closer is missing
+    /// is the next parameter's opener (at once) or the call's closer (when
+    /// the stream ends: that closer may be part of the value).
+    fn value(&self) -> Step {
+        let mut v = ValueStep::until(self.close)
+            .trim(self.trim)
+            .recover(self.open, "param")
+            .recover_at_end(self.call_close, "params-done");
+        v.entities = self.entities;
+        Step::Value(v)
+    }
+
+    /// The parameters up to and including the call's closer: labels
+    /// `params` (the loop), `param` (after a parameter's opener) and
+    /// `params-done` (after the call's closer).
+    fn steps(&self) -> Vec<Step> {
+        let mut v = vec![
+            label("params"),
+            Step::Ws,
+            Step::OneOf(vec![
+                (Lit::new(self.open), Label::from("param")),
+                (Lit::new(self.call_close), Label::from("params-done")),
+            ]),
+            label("param"),
+            Step::key_until(self.key_end),
+        ];
+        v.extend(self.between.iter().cloned());
+        v.extend([self.value(), Step::goto("params"), label("params-done")]);
+        v
+    }
+}
+
+/// A name in quotes, `"` or `'`, then `>`: jumps to `after`.
+fn quoted_name(after: &'static str) -> Vec<Step> {
+    vec![
+        fork(&[(b"\"", "dq"), (b"'", "sq")]),
+        label("dq"),
+        lit("\""),
+        capture(Field::Name, &[("\">", Some(after))]),
+        label("sq"),
+        lit("'"),
+        capture(Field::Name, &[("'>", Some(after))]),
+    ]
+}
+
+/// Qwen3-Coder's body, inside `open`…`close`:
+/// `<function=NAME>` `<parameter=KEY>` value `</parameter>` … `</function>`.
+fn qwen_xml(open: &str, close: &str) -> Opener {
+    let params = Params::new("<parameter=", ">", "</parameter>")
+        .call_close("</function>")
+        .trim(Trim::Newline);
+    let mut program = vec![
+        Step::Ws,
+        lit("<function="),
+        capture(Field::Name, &[(">", None)]),
+    ];
+    program.extend(params.steps());
+    program.extend([Step::Ws, lit(close), Step::Dispatch, Step::End]);
+    Opener::definite(open, program)
+}
+
+fn qwen3_coder() -> Format {
+    Format::new(
+        "qwen3-coder",
+        "Qwen3-Coder, Qwen3.5+, Step-3.5, Nemotron-3",
+        "<tool_call><function=NAME><parameter=KEY>\\nvalue\\n</parameter>…</function></tool_call>; \
+         values are raw text typed by the tools schema",
+    )
+    .opener(qwen_xml("<tool_call>", "</tool_call>"))
+}
+
+fn seed_oss() -> Format {
+    Format::new(
+        "seed-oss",
+        "ByteDance Seed-OSS",
+        "<seed:tool_call><function=NAME><parameter=KEY>value</parameter>…</function></seed:tool_call>",
+    )
+    .opener(qwen_xml("<seed:tool_call>", "</seed:tool_call>"))
+}
+
+/// GLM-4.5 and later: `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>…</tool_call>`,
+/// with or without newlines between the tags.
+fn glm(name: &str, models: &str, description: &str) -> Format {
+    let params = Params::new("<arg_key>", "</arg_key>", "</arg_value>")
+        .between(vec![Step::Ws, lit("<arg_value>")])
+        .call_close("</tool_call>");
+    let mut program = vec![capture(
+        Field::Name,
+        &[
+            ("<arg_key>", Some("param")),
+            ("</tool_call>", Some("params-done")),
+        ],
+    )];
+    program.extend(params.steps());
+    program.extend([Step::Dispatch, Step::End]);
+    Format::new(name, models, description).opener(Opener::definite("<tool_call>", program))
+}
+
+/// `<invoke name="NAME">` parameters `</invoke>`, then more invokes or
+/// `wrapper_close`.
+fn invokes(params: &Params, invoke: &'static str, wrapper_close: &str) -> Vec<Step> {
+    let mut program = vec![Step::Ws, lit(invoke), label("name")];
+    program.extend(quoted_name("named"));
+    program.push(label("named"));
+    program.extend(params.steps());
+    program.extend([
+        Step::Dispatch,
+        then(&[(invoke, "name"), (wrapper_close, "end")]),
+        label("end"),
+        Step::End,
+    ]);
+    program
+}
+
+fn minimax_m2() -> Format {
+    let params = Params::new("<parameter name=\"", "\">", "</parameter>").call_close("</invoke>");
+    Format::new(
+        "minimax-m2",
+        "MiniMax-M2",
+        "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"KEY\">value</parameter>…\
+         </invoke>…</minimax:tool_call>",
+    )
+    .opener(Opener::definite(
+        "<minimax:tool_call>",
+        invokes(&params, "<invoke name=", "</minimax:tool_call>"),
+    ))
+}
+
+fn claude_xml() -> Format {
+    let params = Params::new("<parameter name=\"", "\">", "</parameter>")
+        .call_close("</invoke>")
+        .entities();
+    let mut bare = vec![label("name")];
+    bare.extend(quoted_name("named"));
+    bare.push(label("named"));
+    bare.extend(params.steps());
+    bare.extend([Step::Dispatch, Step::End]);
+    Format::new(
+        "claude-xml",
+        "Claude-style prompts and models that imitate them",
+        "<function_calls><invoke name=\"NAME\"><parameter name=\"KEY\">value</parameter>…\
+         </invoke>…</function_calls>, the wrapper optional",
+    )
+    .opener(Opener::definite(
+        "<function_calls>",
+        invokes(&params, "<invoke name=", "</function_calls>"),
+    ))
+    .opener(Opener::definite("<invoke name=", bare))
+}
+
+fn deepseek_v32() -> Format {
+    const INVOKE: &str = "<｜DSML｜invoke name=";
+    let params = Params::new("<｜DSML｜parameter name=\"", "\"", "</｜DSML｜parameter>")
+        .between(vec![
+            fork(&[(b" ", "type"), (b">", "value")]),
+            label("type"),
+            lit(" string=\""),
+            capture(Field::Type, &[("\"", None)]),
+            label("value"),
+            lit(">"),
+        ])
+        .call_close("</｜DSML｜invoke>");
+    let mut f = Format::new(
+        "deepseek-v3.2",
+        "DeepSeek V3.2, V4 (DSML)",
+        "<｜DSML｜function_calls><｜DSML｜invoke name=\"NAME\"><｜DSML｜parameter name=\"KEY\" \
+         string=\"true|false\">value</｜DSML｜parameter>…</｜DSML｜invoke>…</｜DSML｜function_calls>; \
+         also <｜DSML｜tool_calls>",
+    );
+    for section in ["function_calls", "tool_calls"] {
+        let close: &'static str = if section == "tool_calls" {
+            "</｜DSML｜tool_calls>"
+        } else {
+            "</｜DSML｜function_calls>"
+        };
+        f = f.opener(Opener::definite(
+            &format!("<｜DSML｜{section}>"),
+            invokes(&params, INVOKE, close),
+        ));
+    }
+    f
+}
+
+fn kimi_k3() -> Format {
+    const CALL: &str = "<|open|>call tool=\"";
+    let params = Params::new("<|open|>argument key=\"", "\"", "<|close|>argument<|sep|>")
+        .between(vec![
+            fork(&[(b" ", "type"), (b"<", "value")]),
+            label("type"),
+            lit(" type=\""),
+            capture(Field::Type, &[("\"", None)]),
+            label("value"),
+            lit("<|sep|>"),
+        ])
+        .call_close("<|close|>call<|sep|>");
+    let mut program = vec![Step::Ws, lit(CALL), label("name")];
+    program.extend([
+        capture(Field::Name, &[("\"", None)]),
+        fork(&[(b" ", "index"), (b"<", "sep")]),
+        label("index"),
+        lit(" index=\""),
+        capture(Field::Discard, &[("\"", None)]),
+        label("sep"),
+        lit("<|sep|>"),
+    ]);
+    program.extend(params.steps());
+    program.extend([
+        Step::Dispatch,
+        then(&[(CALL, "name"), ("<|close|>tools<|sep|>", "end")]),
+        label("end"),
+        Step::End,
+    ]);
+    Format::new(
+        "kimi-k3",
+        "Kimi K3",
+        "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"N\"<|sep|><|open|>argument \
+         key=\"KEY\" type=\"TYPE\"<|sep|>value<|close|>argument<|sep|>…<|close|>call<|sep|>…\
+         <|close|>tools<|sep|>",
+    )
+    .opener(Opener::definite("<|open|>tools<|sep|>", program))
+}
+
+fn step3() -> Format {
+    const CALL: &str = "<｜tool_call_begin｜>";
+    let params = Params::new("<steptml:parameter name=\"", "\">", "</steptml:parameter>")
+        .call_close("</steptml:invoke>")
+        .trim(Trim::All);
+    let mut program = vec![
+        Step::Ws,
+        lit(CALL),
+        label("call"),
+        lit("function"),
+        lit("<｜tool_sep｜>"),
+        lit("<steptml:invoke name=\""),
+        capture(Field::Name, &[("\">", None)]),
+    ];
+    program.extend(params.steps());
+    program.extend([
+        Step::Ws,
+        lit("<｜tool_call_end｜>"),
+        Step::Dispatch,
+        then(&[(CALL, "call"), ("<｜tool_calls_end｜>", "end")]),
+        label("end"),
+        Step::End,
+    ]);
+    Format::new(
+        "step3",
+        "StepFun Step-3",
+        "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke \
+         name=\"NAME\"><steptml:parameter name=\"KEY\">value</steptml:parameter>…\
+         </steptml:invoke><｜tool_call_end｜>…<｜tool_calls_end｜>",
+    )
+    .opener(Opener::definite("<｜tool_calls_begin｜>", program))
+}
+
+/// `<tool><name>NAME</name><arguments>…</arguments></tool>`: arguments as
+/// a JSON object, or as XML children `<KEY>value</KEY>` /
+/// `<parameter name="KEY">value</parameter>`.
+fn xml_tool() -> Format {
+    let child = |close: Close| {
+        let mut v = ValueStep::until("</arguments>").entities();
+        v.close = close;
+        v.recover_at_end = vec![(Lit::new("</arguments>"), Label::from("args-done"))];
+        Step::Value(v)
+    };
+    let program = vec![
+        Step::Ws,
+        lit("<name>"),
+        Step::Definite,
+        capture(Field::Name, &[("</name>", None)]),
+        Step::Ws,
+        lit("<arguments>"),
+        Step::Ws,
+        fork(&[(b"{", "json"), (b"<", "children")]),
+        label("json"),
+        Step::args(),
+        Step::Ws,
+        lit("</arguments>"),
+        Step::goto("args-done"),
+        label("children"),
+        lit("<"),
+        fork(&[(b"/", "close-args"), (b"", "child")]),
+        label("child"),
+        Step::Capture(Capture::until(
+            Field::Key,
+            vec![
+                (Lit::new(">"), Some(Label::from("tag-value"))),
+                (Lit::new(" name=\""), Some(Label::from("named"))),
+            ],
+        )),
+        label("named"),
+        Step::key_until("\">"),
+        child(Close::Lit(Lit::new("</parameter>"))),
+        Step::Ws,
+        Step::goto("children"),
+        label("tag-value"),
+        child(Close::KeyTag),
+        Step::Ws,
+        Step::goto("children"),
+        label("close-args"),
+        lit("/arguments>"),
+        label("args-done"),
+        Step::Ws,
+        lit("</tool>"),
+        Step::Dispatch,
+        Step::End,
+    ];
+    Format::new(
+        "xml-tool",
+        "LLxprt's generic XML",
+        "<tool><name>NAME</name><arguments>{json} | <KEY>value</KEY>… | \
+         <parameter name=\"KEY\">value</parameter>…</arguments></tool>",
+    )
+    .opener(Opener::tentative("<tool>", program))
+}
+
+/// Attributes `KEY="value"` / `KEY='value'` up to `>`, which jumps to
+/// `gt` (raw values: no entities, nothing trimmed).
+fn attributes(gt: &'static str) -> Vec<Step> {
+    vec![
+        label("attrs"),
+        Step::Ws,
+        fork(&[(b">", gt), (b"", "attr")]),
+        label("attr"),
+        Step::key_until("="),
+        fork(&[(b"\"", "dq"), (b"'", "sq")]),
+        label("dq"),
+        lit("\""),
+        Step::Value(ValueStep::until("\"")),
+        Step::goto("attrs"),
+        label("sq"),
+        lit("'"),
+        Step::Value(ValueStep::until("'")),
+        Step::goto("attrs"),
+    ]
+}
+
+/// LLxprt's `<use NAME k="v">` (an optional `</use>` right after belongs
+/// to the call) and `<use_NAME k="v">…</use_NAME>`.
+fn use_tag() -> Format {
+    let name = || Step::Capture(Capture::before(Field::Name, b" \t\r\n>"));
+    let mut plain = vec![name()];
+    plain.extend(attributes("gt"));
+    plain.extend([
+        label("gt"),
+        lit(">"),
+        Step::Dispatch,
+        then(&[("</use>", "end")]),
+        label("end"),
+        Step::End,
+    ]);
+    let mut named = vec![name()];
+    named.extend(attributes("gt"));
+    named.extend([
+        label("gt"),
+        lit(">"),
+        Step::Dispatch,
+        then(&[("</use_", "closer")]),
+        label("end"),
+        Step::End,
+        label("closer"),
+        capture(Field::Discard, &[(">", Some("end"))]),
+    ]);
+    Format::new(
+        "use-tag",
+        "LLxprt",
+        "<use NAME KEY=\"value\"…> (optionally </use>) or <use_NAME KEY=\"value\"…></use_NAME>; \
+         arguments are attributes",
+    )
+    .opener(Opener::definite("<use ", plain))
+    .opener(Opener::definite("<use_", named))
+}
+
+/// Autobyteus: `<tool name="NAME"><arguments><arg name="KEY">value</arg>…</arguments></tool>`.
+fn autobyteus_xml() -> Format {
+    let value = ValueStep::until("</arg>")
+        .trim(Trim::All)
+        .entities()
+        .recover_at_end("</arguments>", "args-done");
+    let mut program = quoted_name("named");
+    program.extend([
+        label("named"),
+        Step::Ws,
+        lit("<arguments>"),
+        label("args"),
+        Step::Ws,
+        lit("<"),
+        fork(&[(b"/", "close"), (b"", "arg")]),
+        label("arg"),
+        lit("arg name=\""),
+        Step::key_until("\">"),
+        Step::Value(value),
+        Step::goto("args"),
+        label("close"),
+        lit("/arguments>"),
+        label("args-done"),
+        Step::Ws,
+        lit("</tool>"),
+        Step::Dispatch,
+        Step::End,
+    ]);
+    Format::new(
+        "autobyteus-xml",
+        "Autobyteus",
+        "<tool name=\"NAME\"><arguments><arg name=\"KEY\">value</arg>…</arguments></tool>; \
+         values trimmed, XML entities decoded",
+    )
+    .opener(Opener::definite("<tool name=", program))
+}
+
 /// Every built-in format, in `auto` precedence order.
 pub(crate) fn builtin() -> Vec<Format> {
     vec![
@@ -549,5 +1010,25 @@ pub(crate) fn builtin() -> Vec<Format> {
         tool_arguments(),
         tool_call_json(),
         json_format(),
+        qwen3_coder(),
+        seed_oss(),
+        glm(
+            "glm45",
+            "GLM-4.5, GLM-4.6",
+            "<tool_call>NAME\\n<arg_key>KEY</arg_key>\\n<arg_value>value</arg_value>…</tool_call>",
+        ),
+        glm(
+            "glm47",
+            "GLM-4.7, GLM-5",
+            "<tool_call>NAME<arg_key>KEY</arg_key><arg_value>value</arg_value>…</tool_call>",
+        ),
+        minimax_m2(),
+        claude_xml(),
+        deepseek_v32(),
+        kimi_k3(),
+        step3(),
+        xml_tool(),
+        autobyteus_xml(),
+        use_tag(),
     ]
 }

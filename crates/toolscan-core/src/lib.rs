@@ -70,6 +70,8 @@ pub mod sink;
 mod steps;
 mod tools;
 mod utf8;
+mod value;
+mod xml;
 
 pub use error::Error;
 pub use event::{Arguments, Delta, Diagnostic, DiagnosticKind, Event, EventRef, FinishReason};

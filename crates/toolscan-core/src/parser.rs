@@ -274,6 +274,12 @@ impl Parser {
             let Mode::Block(b) = &mut self.mode else {
                 return;
             };
+            if let Some((at, tail)) = block::end_value_at_eof(b, &mut self.shared.env(out)) {
+                // An unclosed value ended at markup it held: the block
+                // reads what followed that markup again.
+                self.process(&Chunk::from_bytes(&tail, at), out);
+                continue;
+            }
             let prog = &self.g.openers[b.opener].program;
             let fresh = !matches!(&b.st, block::StepState::Lit(m) if m.at > 0);
             match prog.get(b.pc) {

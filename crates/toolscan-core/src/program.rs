@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::format::{ByteSet, Capture, Field, JsonStep, Label, Lit, Shape, Step};
+use crate::format::{ByteSet, Capture, Close, Field, JsonStep, Label, Lit, Shape, Step, Trim};
 
 /// One compiled step. Every jump target is an index into the same program
 /// (checked by [`compile`]).
@@ -17,6 +17,7 @@ pub(crate) enum Op {
     Word,
     Capture(CaptureOp),
     Json(JsonStep),
+    Value(ValueOp),
     Dispatch,
     Fork(Vec<(ByteSet, usize)>),
     Then(ThenOp),
@@ -41,6 +42,20 @@ pub(crate) struct ThenOp {
     /// goes on (a `Then` ends the block at the first other byte). Reached
     /// only by a failure, never by a jump of the program.
     pub seek: bool,
+}
+
+/// A [`ValueStep`](crate::format::ValueStep) with its labels resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ValueOp {
+    /// The closer; `None`: `</KEY>`, made when the value begins.
+    pub close: Option<Lit>,
+    /// Markup that ends an unclosed value where it begins.
+    pub recover: Vec<ThenOpt>,
+    /// Markup that may end an unclosed value, decided at the end of the
+    /// stream.
+    pub at_end: Vec<ThenOpt>,
+    pub trim: Trim,
+    pub entities: bool,
 }
 
 /// A [`Capture`] with its delimiters' targets resolved.
@@ -71,6 +86,12 @@ impl Op {
             Op::Fork(alts) => alts.iter_mut().map(|(_, j)| j).collect(),
             Op::Then(t) => t.opts.iter_mut().map(|o| &mut o.to).collect(),
             Op::OneOf(opts) => opts.iter_mut().map(|o| &mut o.to).collect(),
+            Op::Value(v) => v
+                .recover
+                .iter_mut()
+                .chain(v.at_end.iter_mut())
+                .map(|o| &mut o.to)
+                .collect(),
             Op::Recover(j) | Op::Goto(j) => vec![j],
             _ => Vec::new(),
         }
@@ -142,6 +163,16 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
             Step::Word => Op::Word,
             Step::Capture(c) => Op::Capture(capture(c, pc, &target, &nonempty)?),
             Step::Json(j) => Op::Json(j.clone()),
+            Step::Value(v) => Op::Value(ValueOp {
+                close: match &v.close {
+                    Close::Lit(l) => Some(nonempty(l)?),
+                    Close::KeyTag => None,
+                },
+                recover: options(&v.recover)?,
+                at_end: options(&v.recover_at_end)?,
+                trim: v.trim,
+                entities: v.entities,
+            }),
             Step::Dispatch => Op::Dispatch,
             Step::Fork(alts) => Op::Fork(
                 alts.iter()

@@ -266,11 +266,37 @@ impl ThenMatch {
     /// every byte before it is text.
     pub(crate) fn seek(&mut self, opts: &[ThenOpt], input: &[u8]) -> (usize, Option<usize>) {
         let starts = |b: u8| opts.iter().any(|o| o.lit.matches_at(0, b));
+        // The bytes that may begin a literal: up to three are found with
+        // memchr (a long raw value is mostly skipped this way).
+        let mut firsts = [0u8; 3];
+        let mut nf = 0;
+        for o in opts {
+            let b0 = o.lit.bytes[0];
+            let (lo, up) = if o.lit.case_insensitive {
+                (b0.to_ascii_lowercase(), b0.to_ascii_uppercase())
+            } else {
+                (b0, b0)
+            };
+            for b in [lo, up] {
+                if !firsts[..nf.min(3)].contains(&b) {
+                    if nf < 3 {
+                        firsts[nf] = b;
+                    }
+                    nf += 1;
+                }
+            }
+        }
+        let next = |hay: &[u8]| match nf {
+            1 => memchr::memchr(firsts[0], hay),
+            2 => memchr::memchr2(firsts[0], firsts[1], hay),
+            3 => memchr::memchr3(firsts[0], firsts[1], firsts[2], hay),
+            _ => hay.iter().position(|&b| starts(b)),
+        };
         let mut n = 0;
         while n < input.len() {
             if self.held.is_empty() {
                 // Fast path: text up to the next byte that may begin one.
-                match input[n..].iter().position(|&b| starts(b)) {
+                match next(&input[n..]) {
                     Some(k) => n += k,
                     None => return (input.len(), None),
                 }

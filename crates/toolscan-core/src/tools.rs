@@ -62,6 +62,26 @@ impl Tools {
         self.by_name.get(name)
     }
 
+    /// The JSON Schema of one parameter of a tool: the member `param` of
+    /// the `properties` object of its parameters schema. `None` when the
+    /// tool was not offered, its schema has no `properties` object, or that
+    /// object has no such member.
+    pub(crate) fn param_schema(&self, tool: &str, param: &str) -> Option<&Value> {
+        self.properties(tool)?.get(param)
+    }
+
+    /// Whether a tool declares a parameter of that name: `None` when the
+    /// tool was not offered or its parameters schema has no `properties`
+    /// object (so there is nothing to check the name against).
+    pub(crate) fn has_param(&self, tool: &str, param: &str) -> Option<bool> {
+        Some(self.properties(tool)?.contains_key(param))
+    }
+
+    /// The `properties` object of a tool's parameters schema, if it has one.
+    fn properties(&self, tool: &str) -> Option<&serde_json::Map<String, Value>> {
+        self.by_name.get(tool)?.get("properties")?.as_object()
+    }
+
     /// Tool names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.by_name.keys().map(String::as_str)
@@ -89,5 +109,40 @@ mod tests {
         assert!(Tools::from_json_str(r#"{"name": "a"}"#).is_err());
         assert!(Tools::from_json_str(r#"[{"nom": "a"}]"#).is_err());
         assert!(Tools::from_json_str("[").is_err());
+    }
+
+    #[test]
+    fn parameters() {
+        let t = Tools::from_json(&serde_json::json!([
+            {"type": "function", "function": {"name": "get_weather",
+             "parameters": {"type": "object", "properties": {
+                 "city": {"type": "string"}, "days": {"type": "integer"}}}}},
+            {"name": "no_params"},
+            {"name": "no_properties", "parameters": {"type": "object"}},
+            {"name": "bad_properties", "parameters": {"properties": ["city"]}},
+            {"name": "empty", "parameters": {"type": "object", "properties": {}}}
+        ]))
+        .unwrap();
+        assert_eq!(
+            t.param_schema("get_weather", "city"),
+            Some(&serde_json::json!({"type": "string"}))
+        );
+        assert_eq!(
+            t.param_schema("get_weather", "days"),
+            Some(&serde_json::json!({"type": "integer"}))
+        );
+        assert_eq!(t.param_schema("get_weather", "country"), None);
+        assert_eq!(t.param_schema("search", "city"), None);
+        assert_eq!(t.param_schema("no_params", "city"), None);
+        assert_eq!(t.param_schema("no_properties", "city"), None);
+        assert_eq!(t.param_schema("bad_properties", "city"), None);
+
+        assert_eq!(t.has_param("get_weather", "city"), Some(true));
+        assert_eq!(t.has_param("get_weather", "country"), Some(false));
+        assert_eq!(t.has_param("empty", "city"), Some(false));
+        assert_eq!(t.has_param("search", "city"), None);
+        assert_eq!(t.has_param("no_params", "city"), None);
+        assert_eq!(t.has_param("no_properties", "city"), None);
+        assert_eq!(t.has_param("bad_properties", "city"), None);
     }
 }

@@ -59,7 +59,7 @@ pub(crate) struct Src<'a> {
 }
 
 impl<'a> Src<'a> {
-    fn span(&self, at: u64, len: usize) -> &'a [u8] {
+    pub(crate) fn span(&self, at: u64, len: usize) -> &'a [u8] {
         let from = (at.saturating_sub(self.start) as usize).min(self.buf.len());
         let to = (from + len).min(self.buf.len());
         &self.buf[from..to]
@@ -86,6 +86,8 @@ pub(crate) enum Args {
     Encoded(Unescaper),
     /// A literal being read (only `null` is allowed).
     Literal,
+    /// An object being built from parameters (`{` written, `}` not yet).
+    Params,
     /// `null`.
     Null,
     /// Complete.
@@ -115,6 +117,8 @@ pub(crate) struct Call {
     pub complete: bool,
     /// An id may still come (a format that carries ids after the name).
     wait_id: bool,
+    /// The parameter being read (parameter-style bodies).
+    pub param: crate::call::params::Param,
 }
 
 /// The calls of one block.
@@ -134,6 +138,11 @@ pub(crate) struct Calls {
     /// envelope): it is not silent, and its framing is dropped when it
     /// ends, as a call's span is.
     pub framed: bool,
+    /// Diagnostics about the current call that do not end it (an unknown
+    /// parameter, a value of the wrong type, a missing closing tag): sent
+    /// after its `tool_call_end`, so a call's events are never interleaved
+    /// with others; dropped with the call if it fails.
+    pub notes: Vec<Diagnostic>,
 }
 
 impl Calls {
@@ -145,6 +154,7 @@ impl Calls {
             done: 0,
             id_key: false,
             framed: false,
+            notes: Vec::new(),
         }
     }
 
@@ -332,6 +342,10 @@ impl Calls {
                     return Err(Stop::fail(Reason::ArgsNotUtf8));
                 }
             }
+            Args::Params => {
+                c.args.push(b'}');
+                c.args_state = Args::Done;
+            }
             Args::Missing | Args::Null => {
                 c.span = None;
                 c.args.clear();
@@ -363,6 +377,9 @@ impl Calls {
             name: &name,
             arguments,
         });
+        for d in self.notes.drain(..) {
+            out.event(EventRef::Diagnostic(&d));
+        }
         ctx.completed += 1;
         self.done += 1;
         Ok(())
@@ -373,6 +390,7 @@ impl Calls {
     pub(crate) fn abandon(&mut self) -> Option<usize> {
         let i = self.started_index();
         self.call = None;
+        self.notes.clear();
         i
     }
 }

@@ -4,11 +4,14 @@
 //!   `tool_call_start` / `tool_call_args` / `tool_call_end` events;
 //! - [`json`]: the JSON [`Sink`](crate::json::Sink) that maps call objects
 //!   (`{"name", "arguments"}`, lists, envelopes) onto calls;
+//! - [`params`]: the arguments object of parameter-style bodies, built as
+//!   the parameters arrive;
 //! - [`unescape`]: arguments given as a JSON string, decoded as they stream;
 //! - [`word`]: what a tool name or id may hold.
 
 pub(crate) mod calls;
 pub(crate) mod json;
+pub(crate) mod params;
 pub(crate) mod unescape;
 pub(crate) mod word;
 

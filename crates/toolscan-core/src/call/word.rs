@@ -17,7 +17,12 @@ pub(crate) fn check_word<'a>(word: &'a [u8], limits: &Limits) -> Result<&'a str,
     if let Some(&b) = word.iter().find(|&&b| !is_word_byte(b)) {
         return Err(Reason::NameByte { found: b });
     }
-    std::str::from_utf8(word).map_err(|_| Reason::NameNotUtf8)
+    let s = std::str::from_utf8(word).map_err(|_| Reason::NameNotUtf8)?;
+    // A name has a letter or digit in it (`…` in prose is no name).
+    if !s.chars().any(char::is_alphanumeric) {
+        return Err(Reason::NameByte { found: word[0] });
+    }
+    Ok(s)
 }
 
 /// Bytes allowed in names and ids (any non-ASCII byte is).
@@ -42,5 +47,7 @@ mod tests {
         assert!(check_word("café".as_bytes(), &l).is_ok());
         assert_eq!(check_word(&[0xC3], &l), Err(Reason::NameNotUtf8));
         assert!(check_word(&[b'a'; 300], &l).is_err());
+        assert!(check_word("…".as_bytes(), &l).is_err());
+        assert!(check_word(b"-_.", &l).is_err());
     }
 }

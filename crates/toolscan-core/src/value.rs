@@ -1,0 +1,195 @@
+//! The raw value step of parameter-style bodies (`<parameter=k>` *value*
+//! `</parameter>`): finds where the value ends — its closer, or the markup
+//! that ends an unclosed one — and hands its bytes to the call as they
+//! are decided, with the markup whitespace trimmed and XML entities
+//! decoded where the format says so.
+//!
+//! The value's bytes are in the pending buffer (a block keeps all of its
+//! bytes until its fate is known), so this reader keeps offsets, not bytes:
+//! how far the value was handed on, and the few bytes that may begin its
+//! end markup (held by the literal matcher).
+
+use crate::call::{Calls, Src};
+use crate::format::Trim;
+use crate::program::{ThenOpt, ValueOp};
+use crate::steps::{is_ws, ThenMatch};
+use crate::xml::entities::decode_prefix;
+
+/// What ended the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    /// Not yet.
+    No,
+    /// Its closer.
+    Close,
+    /// Markup that ends an unclosed value (`recover`): the program goes on
+    /// at this step.
+    Recover(usize),
+}
+
+/// A value being read.
+#[derive(Debug)]
+pub(crate) struct ValueRead {
+    /// Matches the end markup across chunks; `held` is what may begin it.
+    m: ThenMatch,
+    /// The closer, then the `recover` literals, then the `at_end` ones.
+    opts: Vec<ThenOpt>,
+    /// How many `recover` literals follow the closer in `opts`.
+    n_recover: usize,
+    /// Absolute offset up to which the value was handed to the call
+    /// (trimmed whitespace and decoded entities included).
+    done: u64,
+    /// The first `at_end` literal met inside the value: where it began and
+    /// its index in `opts`. Bytes from there on are handed on only once
+    /// the closer shows they are value.
+    candidate: Option<(u64, usize)>,
+    /// The leading whitespace that is markup has been skipped.
+    lead_done: bool,
+    trim: Trim,
+    entities: bool,
+    /// Entity decoding's output, reused.
+    scratch: Vec<u8>,
+}
+
+impl ValueRead {
+    /// A value that begins at absolute offset `start`; `key` names the
+    /// closing tag of a [`Close::KeyTag`](crate::format::Close::KeyTag)
+    /// value.
+    pub(crate) fn new(op: &ValueOp, start: u64, key: &str) -> ValueRead {
+        let close = match &op.close {
+            Some(l) => l.clone(),
+            None => crate::format::Lit::new(&format!("</{key}>")),
+        };
+        let mut opts = Vec::with_capacity(1 + op.recover.len() + op.at_end.len());
+        opts.push(ThenOpt {
+            lit: close,
+            to: 0,
+            begins_call: false,
+        });
+        opts.extend(op.recover.iter().cloned());
+        opts.extend(op.at_end.iter().cloned());
+        ValueRead {
+            m: ThenMatch::seeking(start, Vec::new()),
+            opts,
+            n_recover: op.recover.len(),
+            done: start,
+            candidate: None,
+            lead_done: false,
+            trim: op.trim,
+            entities: op.entities,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Reads `input` (the bytes after absolute offset `base`, not yet in
+    /// the pending buffer) until the value ends; returns how many bytes it
+    /// consumed and whether the value ended. The caller takes the consumed
+    /// bytes into the pending buffer and then calls [`ValueRead::hand`].
+    pub(crate) fn feed(&mut self, input: &[u8], base: u64) -> (usize, End) {
+        let mut n = 0;
+        loop {
+            let (k, found) = self.m.seek(&self.opts, &input[n..]);
+            n += k;
+            let Some(j) = found else {
+                return (n, End::No);
+            };
+            if j == 0 {
+                // The closer: markup met before it was value after all.
+                self.candidate = None;
+                return (n, End::Close);
+            }
+            if j <= self.n_recover {
+                return (n, End::Recover(self.opts[j].to));
+            }
+            // Markup that may end the value, decided at the end of the
+            // stream: for now it is value.
+            let at = base + n as u64 - self.opts[j].lit.bytes.len() as u64;
+            self.candidate.get_or_insert((at, j));
+            self.m.held.clear();
+        }
+    }
+
+    /// Where the value's decided bytes end, given that the pending buffer
+    /// now ends at `pos`: before what may begin its end markup, and before
+    /// a candidate end.
+    fn decided(&self, pos: u64) -> u64 {
+        let end = pos - self.m.held.len() as u64;
+        self.candidate.map_or(end, |(at, _)| at.min(end))
+    }
+
+    /// Hands the value's newly decided bytes to the call; `fin`: the value
+    /// ended (at `pos` minus its end markup).
+    pub(crate) fn hand(&mut self, src: Src<'_>, pos: u64, fin: bool, calls: &mut Calls) {
+        let upto = self.decided(pos);
+        self.hand_upto(src, upto, fin, calls);
+    }
+
+    fn hand_upto(&mut self, src: Src<'_>, upto: u64, fin: bool, calls: &mut Calls) {
+        let mut bytes = src.span(self.done, upto.saturating_sub(self.done) as usize);
+        if !self.lead_done {
+            let skip = match self.trim {
+                Trim::None => 0,
+                Trim::Newline => usize::from(bytes.first() == Some(&b'\n')),
+                Trim::All => bytes.iter().take_while(|&&b| is_ws(b)).count(),
+            };
+            if bytes.is_empty() || (self.trim == Trim::All && skip == bytes.len()) {
+                // Nothing but what may be leading markup yet.
+                self.done += skip as u64;
+                self.lead_done = fin;
+                if !fin {
+                    return;
+                }
+                bytes = &[];
+            } else {
+                self.done += skip as u64;
+                bytes = &bytes[skip..];
+                self.lead_done = true;
+            }
+        }
+        // Trailing whitespace that may be markup waits for what follows
+        // it; at the end it is dropped.
+        let tail = match self.trim {
+            Trim::None => 0,
+            Trim::Newline => usize::from(bytes.last() == Some(&b'\n')),
+            Trim::All => bytes.iter().rev().take_while(|&&b| is_ws(b)).count(),
+        };
+        let bytes = &bytes[..bytes.len() - tail];
+        if self.entities {
+            self.scratch.clear();
+            let used = decode_prefix(bytes, fin, &mut self.scratch);
+            calls.value_bytes(&self.scratch);
+            self.done += used as u64;
+        } else {
+            calls.value_bytes(bytes);
+            self.done += bytes.len() as u64;
+        }
+        if fin {
+            self.done = upto;
+        }
+    }
+
+    /// Where the end markup found by the last `feed` begins, the pending
+    /// buffer ending at `pos`.
+    pub(crate) fn end_offset(&self, pos: u64) -> u64 {
+        pos - self.m.held.len() as u64
+    }
+
+    /// At the end of the stream: if an `at_end` literal was met, the value
+    /// ends where it began. Returns that offset, the literal's length and
+    /// the step the program goes on with.
+    pub(crate) fn end_at_candidate(
+        &mut self,
+        src: Src<'_>,
+        calls: &mut Calls,
+    ) -> Option<(u64, usize, usize)> {
+        let (at, j) = self.candidate?;
+        self.hand_upto(src, at, true, calls);
+        let o = &self.opts[j];
+        Some((at, o.lit.bytes.len(), o.to))
+    }
+
+    /// Whether an `at_end` literal was met.
+    pub(crate) fn has_candidate(&self) -> bool {
+        self.candidate.is_some()
+    }
+}

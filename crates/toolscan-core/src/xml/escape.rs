@@ -1,0 +1,216 @@
+//! Writing raw text as the content of a JSON string.
+//!
+//! The input may be a piece of a longer text that ends (or starts) inside a
+//! multi-byte UTF-8 character: bytes from `0x80` up are copied unchanged, so
+//! escaping the pieces one after another gives exactly the escaping of the
+//! whole text.
+
+/// For each byte, what follows the backslash when it must be escaped, or 0
+/// when it is copied as is. `u` stands for the six-byte `\u00XX` form.
+static ESCAPE: [u8; 256] = escape_table();
+
+/// Lowercase hexadecimal digits, for the `\u00XX` form.
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Builds [`ESCAPE`]: every control character below `0x20` gets the short
+/// form if JSON has one and `\u00XX` otherwise; `"` and `\` get a backslash;
+/// everything else (DEL and all non-ASCII bytes included) is copied.
+const fn escape_table() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = b'u';
+        i += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+}
+
+/// Appends `raw` to `out` escaped as the content of a JSON string, without
+/// the surrounding quotes.
+///
+/// `"` and `\` get a backslash; newline, carriage return, tab, backspace and
+/// form feed take their short escapes (`\n`, `\r`, `\t`, `\b`, `\f`); other
+/// bytes below `0x20` become `\u00XX` with lowercase hex digits. DEL and
+/// every byte from `0x80` up are copied unchanged, so `raw` may start or end
+/// in the middle of a UTF-8 character. Runs of bytes that need no escape are
+/// copied in one go.
+pub(crate) fn push_json_str_content(raw: &[u8], out: &mut Vec<u8>) {
+    out.reserve(raw.len());
+    let mut start = 0;
+    for (i, &b) in raw.iter().enumerate() {
+        let e = ESCAPE[usize::from(b)];
+        if e == 0 {
+            continue;
+        }
+        out.extend_from_slice(&raw[start..i]);
+        if e == b'u' {
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0x0f)],
+            ]);
+        } else {
+            out.extend_from_slice(&[b'\\', e]);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&raw[start..]);
+}
+
+/// Appends `raw` to `out` as a whole JSON string: a quote, the escaped
+/// content (see [`push_json_str_content`]) and a closing quote.
+pub(crate) fn push_json_str(raw: &[u8], out: &mut Vec<u8>) {
+    out.reserve(raw.len() + 2);
+    out.push(b'"');
+    push_json_str_content(raw, out);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The escaped content of `raw` as text.
+    fn content(raw: &[u8]) -> String {
+        let mut out = Vec::new();
+        push_json_str_content(raw, &mut out);
+        String::from_utf8(out).expect("escaping keeps UTF-8 valid")
+    }
+
+    #[test]
+    fn table() {
+        let cases: &[(&str, &str)] = &[
+            ("", ""),
+            ("Paris", "Paris"),
+            ("say \"hi\"", r#"say \"hi\""#),
+            (r"C:\dir\file", r"C:\\dir\\file"),
+            ("a\nb\r\nc\td", r"a\nb\r\nc\td"),
+            ("\u{8}\u{c}", r"\b\f"),
+            ("\u{0}\u{1}\u{1f}", r"\u0000\u0001\u001f"),
+            ("\u{1b}[0m", r"\u001b[0m"),
+            ("\u{b}", r"\u000b"),
+            ("\u{7f}", "\u{7f}"),
+            ("/ < > & '", "/ < > & '"),
+            ("é 雪 ☃ 😀", "é 雪 ☃ 😀"),
+            ("\u{2028}\u{2029}", "\u{2028}\u{2029}"),
+            ("\"\\\"", r#"\"\\\""#),
+        ];
+        for &(raw, want) in cases {
+            assert_eq!(content(raw.as_bytes()), want, "input {raw:?}");
+            let mut quoted = Vec::new();
+            push_json_str(raw.as_bytes(), &mut quoted);
+            assert_eq!(quoted, format!("\"{want}\"").into_bytes());
+        }
+    }
+
+    #[test]
+    fn appends_without_touching_what_is_there() {
+        let mut out = b"{\"k\":".to_vec();
+        push_json_str(b"v\n", &mut out);
+        assert_eq!(out, br#"{"k":"v\n""#);
+    }
+
+    #[test]
+    fn bytes_from_0x80_are_copied_even_when_split() {
+        let snow = "☃".as_bytes();
+        let mut out = Vec::new();
+        push_json_str_content(&snow[..1], &mut out);
+        assert_eq!(out, &snow[..1]);
+        push_json_str_content(&snow[1..], &mut out);
+        assert_eq!(out, snow);
+        // Not even invalid UTF-8 is touched.
+        out.clear();
+        push_json_str_content(&[0xff, b'"', 0xc0], &mut out);
+        assert_eq!(out, [0xff, b'\\', b'"', 0xc0]);
+    }
+
+    /// A small deterministic generator (xorshift64).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// A random string drawn mostly from characters that need care.
+    fn random_string(rng: &mut Rng) -> String {
+        const POOL: &[char] = &[
+            'a',
+            'Z',
+            '0',
+            ' ',
+            '"',
+            '\\',
+            '/',
+            '\n',
+            '\r',
+            '\t',
+            '\u{0}',
+            '\u{8}',
+            '\u{c}',
+            '\u{1f}',
+            '\u{7f}',
+            '\u{80}',
+            'é',
+            'ÿ',
+            '\u{2028}',
+            '雪',
+            '☃',
+            '\u{fffd}',
+            '😀',
+            '\u{10ffff}',
+            '&',
+            '<',
+        ];
+        let len = rng.below(24);
+        (0..len).map(|_| POOL[rng.below(POOL.len())]).collect()
+    }
+
+    #[test]
+    fn random_strings_round_trip_through_serde_json() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..2000 {
+            let s = random_string(&mut rng);
+            let raw = s.as_bytes();
+            let mut whole = Vec::new();
+            push_json_str(raw, &mut whole);
+            let back: String = serde_json::from_slice(&whole).expect("valid JSON string");
+            assert_eq!(back, s);
+            for cut in 0..=raw.len() {
+                let mut pieces = vec![b'"'];
+                push_json_str_content(&raw[..cut], &mut pieces);
+                push_json_str_content(&raw[cut..], &mut pieces);
+                pieces.push(b'"');
+                assert_eq!(pieces, whole, "{s:?} cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_byte_value() {
+        for b in 0..=0x7fu8 {
+            let mut quoted = Vec::new();
+            push_json_str(&[b], &mut quoted);
+            let back: String = serde_json::from_slice(&quoted).expect("valid JSON string");
+            assert_eq!(back.as_bytes(), [b]);
+        }
+    }
+}
