@@ -149,6 +149,22 @@ pub(crate) fn run(
                 }
                 continue;
             }
+            Op::Open(array) => {
+                if let Err(stop) = b.calls.open_container(*array) {
+                    fail!(stop);
+                }
+                b.calls.sync(env.out, env.pending.src());
+                b.goto(b.pc + 1);
+                continue;
+            }
+            Op::CloseOpen => {
+                if let Err(stop) = b.calls.close_container() {
+                    fail!(stop);
+                }
+                b.calls.sync(env.out, env.pending.src());
+                b.goto(b.pc + 1);
+                continue;
+            }
             Op::Definite => {
                 b.calls.tentative = false;
                 b.goto(b.pc + 1);
@@ -344,7 +360,7 @@ pub(crate) fn run(
                 let StepState::Value(vr) = &mut b.st else {
                     unreachable!("set just above")
                 };
-                let (n, end) = vr.feed(input, env.pending.pos);
+                let (n, end) = vr.feed(input, env.pending.pos, env.pending.src());
                 if over(n) {
                     fail!(too_long);
                 }
@@ -354,6 +370,12 @@ pub(crate) fn run(
                 vr.hand(env.pending.src(), pos, end != End::No, &mut b.calls);
                 let next = match end {
                     End::No => None,
+                    End::Nest(to) => {
+                        // A container, not text: no value to end.
+                        b.goto(to);
+                        b.calls.sync(env.out, env.pending.src());
+                        continue;
+                    }
                     End::Close => Some(b.pc + 1),
                     End::Recover(to) => {
                         unclosed(&mut b.calls, vr.end_offset(pos));
@@ -433,6 +455,8 @@ pub(crate) fn run(
                 continue;
             }
             Op::Dispatch
+            | Op::Open(_)
+            | Op::CloseOpen
             | Op::End
             | Op::Goto(_)
             | Op::Unhold(_)

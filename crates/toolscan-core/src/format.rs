@@ -319,6 +319,16 @@ pub struct ValueStep {
     /// first such literal (with a diagnostic) and what follows it is read
     /// again from the label.
     pub recover_at_end: Vec<(Lit, Label)>,
+    /// Markup that, before any text of the value (whitespace aside), makes
+    /// the value a container — nested parameters (`<arg name=`), a list of
+    /// items (`<item>`) — and goes on at the label, the literal consumed;
+    /// after text it is part of the value.
+    pub nest: Vec<(Lit, Label)>,
+    /// Raw-content guards (`__START_CONTENT__`, `__END_CONTENT__`): a value
+    /// that begins (whitespace aside) with the first is everything up to
+    /// the second, markup and closing tags included, verbatim; then the
+    /// value's closer follows.
+    pub guard: Option<(Lit, Lit)>,
     /// Whitespace that is markup.
     pub trim: Trim,
     /// The value is XML text: `&lt;`, `&amp;`, `&#233;`… are decoded.
@@ -333,9 +343,24 @@ impl ValueStep {
             close: Close::Lit(Lit::new(close)),
             recover: Vec::new(),
             recover_at_end: Vec::new(),
+            nest: Vec::new(),
+            guard: None,
             trim: Trim::None,
             entities: false,
         }
+    }
+
+    /// Adds markup that makes the value a container (see
+    /// [`ValueStep::nest`]).
+    pub fn nest(mut self, lit: &str, label: impl Into<Label>) -> ValueStep {
+        self.nest.push((Lit::new(lit), label.into()));
+        self
+    }
+
+    /// Sets raw-content guards (see [`ValueStep::guard`]).
+    pub fn guard(mut self, open: &str, close: &str) -> ValueStep {
+        self.guard = Some((Lit::new(open), Lit::new(close)));
+        self
     }
 
     /// Sets the whitespace that is markup.
@@ -414,6 +439,13 @@ pub enum Step {
     /// A raw parameter value, after its key was captured
     /// ([`Field::Key`]).
     Value(ValueStep),
+    /// The parameter whose key was captured last holds an object of
+    /// parameters (`true`: a list of values) — after a [`ValueStep::nest`]
+    /// literal.
+    Open(bool),
+    /// Closes the innermost object or list that [`Step::Open`] opened; the
+    /// block fails if none is open.
+    CloseOpen,
     /// The current call is complete: emit `tool_call_end` now.
     Dispatch,
     /// Branch on the next byte: the first set that holds it wins; no match

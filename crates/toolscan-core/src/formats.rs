@@ -949,28 +949,52 @@ fn use_tag() -> Format {
     .opener(Opener::definite("<use_", named))
 }
 
-/// Autobyteus: `<tool name="NAME"><arguments><arg name="KEY">value</arg>…</arguments></tool>`.
+/// Autobyteus: `<tool name="NAME"><arguments><arg name="KEY">value</arg>…</arguments></tool>`;
+/// an `<arg>` holding `<arg>`s is an object, one holding `<item>`s a list;
+/// `__START_CONTENT__`…`__END_CONTENT__` guard a value that holds markup.
 fn autobyteus_xml() -> Format {
-    let value = ValueStep::until("</arg>")
-        .trim(Trim::All)
-        .entities()
-        .recover_at_end("</arguments>", "args-done");
+    let value = |close: &str| {
+        Step::Value(
+            ValueStep::until(close)
+                .trim(Trim::All)
+                .entities()
+                .nest("<arg name=\"", "object")
+                .nest("<item>", "list")
+                .guard("__START_CONTENT__", "__END_CONTENT__")
+                .recover_at_end("</arguments>", "args-done"),
+        )
+    };
     let mut program = quoted_name("named");
     program.extend([
         label("named"),
         Step::Ws,
         lit("<arguments>"),
-        label("args"),
+        // After a value: the next argument or item, or the end of an
+        // object or list, or of the arguments.
+        label("next"),
         Step::Ws,
-        lit("<"),
-        fork(&[(b"/", "close"), (b"", "arg")]),
+        Step::OneOf(vec![
+            (Lit::new("<arg name=\""), Label::from("arg")),
+            (Lit::new("<item>"), Label::from("item")),
+            (Lit::new("</arg>"), Label::from("up")),
+            (Lit::new("</arguments>"), Label::from("args-done")),
+        ]),
         label("arg"),
-        lit("arg name=\""),
         Step::key_until("\">"),
-        Step::Value(value),
-        Step::goto("args"),
-        label("close"),
-        lit("/arguments>"),
+        value("</arg>"),
+        Step::goto("next"),
+        label("item"),
+        value("</item>"),
+        Step::goto("next"),
+        label("object"),
+        Step::Open(false),
+        Step::goto("arg"),
+        label("list"),
+        Step::Open(true),
+        Step::goto("item"),
+        label("up"),
+        Step::CloseOpen,
+        Step::goto("next"),
         label("args-done"),
         Step::Ws,
         lit("</tool>"),
@@ -981,7 +1005,8 @@ fn autobyteus_xml() -> Format {
         "autobyteus-xml",
         "Autobyteus",
         "<tool name=\"NAME\"><arguments><arg name=\"KEY\">value</arg>…</arguments></tool>; \
-         values trimmed, XML entities decoded",
+         nested <arg> objects, <item> lists, __START_CONTENT__ guards; values trimmed, XML \
+         entities decoded",
     )
     .opener(Opener::definite("<tool name=", program))
 }

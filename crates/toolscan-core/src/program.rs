@@ -18,6 +18,8 @@ pub(crate) enum Op {
     Capture(CaptureOp),
     Json(JsonStep),
     Value(ValueOp),
+    Open(bool),
+    CloseOpen,
     Dispatch,
     Fork(Vec<(ByteSet, usize)>),
     Then(ThenOp),
@@ -54,6 +56,9 @@ pub(crate) struct ValueOp {
     /// Markup that may end an unclosed value, decided at the end of the
     /// stream.
     pub at_end: Vec<ThenOpt>,
+    /// Markup that makes a value a container, before any of its text.
+    pub nest: Vec<ThenOpt>,
+    pub guard: Option<(Lit, Lit)>,
     pub trim: Trim,
     pub entities: bool,
 }
@@ -90,6 +95,7 @@ impl Op {
                 .recover
                 .iter_mut()
                 .chain(v.at_end.iter_mut())
+                .chain(v.nest.iter_mut())
                 .map(|o| &mut o.to)
                 .collect(),
             Op::Recover(j) | Op::Goto(j) => vec![j],
@@ -170,9 +176,16 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                 },
                 recover: options(&v.recover)?,
                 at_end: options(&v.recover_at_end)?,
+                nest: options(&v.nest)?,
+                guard: match &v.guard {
+                    Some((a, b)) => Some((nonempty(a)?, nonempty(b)?)),
+                    None => None,
+                },
                 trim: v.trim,
                 entities: v.entities,
             }),
+            Step::Open(array) => Op::Open(*array),
+            Step::CloseOpen => Op::CloseOpen,
             Step::Dispatch => Op::Dispatch,
             Step::Fork(alts) => Op::Fork(
                 alts.iter()

@@ -25,6 +25,20 @@ pub(crate) enum End {
     /// Markup that ends an unclosed value (`recover`): the program goes on
     /// at this step.
     Recover(usize),
+    /// Markup that makes the value a container (`nest`), before any of its
+    /// text: the program goes on at this step.
+    Nest(usize),
+}
+
+/// Where a value is with respect to its raw-content guards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Guarded {
+    /// No guard was opened.
+    No,
+    /// After the opening guard: everything is value up to the closing one.
+    Inside,
+    /// After the closing guard: only the closer is sought.
+    After,
 }
 
 /// A value being read.
@@ -36,6 +50,26 @@ pub(crate) struct ValueRead {
     opts: Vec<ThenOpt>,
     /// How many `recover` literals follow the closer in `opts`.
     n_recover: usize,
+    /// How many `at_end` literals follow them.
+    n_at_end: usize,
+    /// How many `nest` literals follow them; the guard's opener, if any,
+    /// is last.
+    n_nest: usize,
+    /// The raw-content guards; once the opener was met, `opts` is the
+    /// closing guard alone, then the value's closer alone.
+    guard: Option<(crate::format::Lit, crate::format::Lit)>,
+    /// Where the guarded content ends (the closing guard began): nothing
+    /// after it is value.
+    stop_at: Option<u64>,
+    /// Where the value is with respect to its guards.
+    guarded: Guarded,
+    /// The value's closer (`opts[0]` until a guard replaces `opts`).
+    closer: ThenOpt,
+    /// Absolute offset of the value's first byte.
+    start: u64,
+    /// Every byte from `start` up to here is whitespace (`u64::MAX`: a
+    /// byte that is not was seen).
+    blank_upto: u64,
     /// Absolute offset up to which the value was handed to the call
     /// (trimmed whitespace and decoded entities included).
     done: u64,
@@ -68,10 +102,26 @@ impl ValueRead {
         });
         opts.extend(op.recover.iter().cloned());
         opts.extend(op.at_end.iter().cloned());
+        opts.extend(op.nest.iter().cloned());
+        if let Some((open, _)) = &op.guard {
+            opts.push(ThenOpt {
+                lit: open.clone(),
+                to: 0,
+                begins_call: false,
+            });
+        }
         ValueRead {
             m: ThenMatch::seeking(start, Vec::new()),
+            closer: opts[0].clone(),
             opts,
             n_recover: op.recover.len(),
+            n_at_end: op.at_end.len(),
+            n_nest: op.nest.len(),
+            guard: op.guard.clone(),
+            stop_at: None,
+            guarded: Guarded::No,
+            start,
+            blank_upto: start,
             done: start,
             candidate: None,
             lead_done: false,
@@ -82,10 +132,11 @@ impl ValueRead {
     }
 
     /// Reads `input` (the bytes after absolute offset `base`, not yet in
-    /// the pending buffer) until the value ends; returns how many bytes it
-    /// consumed and whether the value ended. The caller takes the consumed
-    /// bytes into the pending buffer and then calls [`ValueRead::hand`].
-    pub(crate) fn feed(&mut self, input: &[u8], base: u64) -> (usize, End) {
+    /// the pending buffer, which ends with the value's earlier bytes:
+    /// `src`) until the value ends; returns how many bytes it consumed and
+    /// whether the value ended. The caller takes the consumed bytes into
+    /// the pending buffer and then calls [`ValueRead::hand`].
+    pub(crate) fn feed(&mut self, input: &[u8], base: u64, src: Src<'_>) -> (usize, End) {
         let mut n = 0;
         loop {
             let (k, found) = self.m.seek(&self.opts, &input[n..]);
@@ -93,6 +144,20 @@ impl ValueRead {
             let Some(j) = found else {
                 return (n, End::No);
             };
+            let len = self.opts[j].lit.bytes.len() as u64;
+            let at = base + n as u64 - len;
+            match self.guarded {
+                Guarded::No => {}
+                Guarded::Inside => {
+                    // The closing guard: then the closer.
+                    self.stop_at = Some(at);
+                    self.guarded = Guarded::After;
+                    self.opts = vec![self.closer.clone()];
+                    self.m.held.clear();
+                    continue;
+                }
+                Guarded::After => return (n, End::Close),
+            }
             if j == 0 {
                 // The closer: markup met before it was value after all.
                 self.candidate = None;
@@ -101,11 +166,56 @@ impl ValueRead {
             if j <= self.n_recover {
                 return (n, End::Recover(self.opts[j].to));
             }
-            // Markup that may end the value, decided at the end of the
-            // stream: for now it is value.
-            let at = base + n as u64 - self.opts[j].lit.bytes.len() as u64;
-            self.candidate.get_or_insert((at, j));
+            if j <= self.n_recover + self.n_at_end {
+                // Markup that may end the value, decided at the end of the
+                // stream: for now it is value.
+                self.candidate.get_or_insert((at, j));
+                self.m.held.clear();
+                continue;
+            }
+            if self.blank_before(at, base, input, src) {
+                if j <= self.n_recover + self.n_at_end + self.n_nest {
+                    return (n, End::Nest(self.opts[j].to));
+                }
+                if let Some((_, close)) = &self.guard {
+                    // The guard's opener: its content is value, verbatim.
+                    self.done = at + len;
+                    self.lead_done = true;
+                    self.trim = Trim::None;
+                    let close = ThenOpt {
+                        lit: close.clone(),
+                        to: 0,
+                        begins_call: false,
+                    };
+                    self.opts = vec![close];
+                    self.guarded = Guarded::Inside;
+                    self.m.held.clear();
+                    continue;
+                }
+            }
+            // Nesting markup after text is value.
             self.m.held.clear();
+        }
+    }
+
+    /// Whether the value holds only whitespace before absolute offset `at`
+    /// (its bytes before `base` are at the end of `src`, the others at the
+    /// start of `input`).
+    fn blank_before(&mut self, at: u64, base: u64, input: &[u8], src: Src<'_>) -> bool {
+        if self.blank_upto == u64::MAX {
+            return false;
+        }
+        let from = self.blank_upto.max(self.start);
+        let in_src = src.span(from, at.min(base).saturating_sub(from) as usize);
+        let skip = from.saturating_sub(base) as usize;
+        let upto = (at.saturating_sub(base) as usize).min(input.len());
+        let in_input = input.get(skip..upto).unwrap_or(&[]);
+        if in_src.iter().chain(in_input).all(|&b| is_ws(b)) {
+            self.blank_upto = at;
+            true
+        } else {
+            self.blank_upto = u64::MAX;
+            false
         }
     }
 
@@ -114,6 +224,7 @@ impl ValueRead {
     /// a candidate end.
     fn decided(&self, pos: u64) -> u64 {
         let end = pos - self.m.held.len() as u64;
+        let end = self.stop_at.map_or(end, |s| s.min(end));
         self.candidate.map_or(end, |(at, _)| at.min(end))
     }
 

@@ -342,7 +342,7 @@ impl Calls {
                     return Err(Stop::fail(Reason::ArgsNotUtf8));
                 }
             }
-            Args::Params => {
+            Args::Params if !c.param.frames_open() => {
                 c.args.push(b'}');
                 c.args_state = Args::Done;
             }
@@ -352,7 +352,7 @@ impl Calls {
                 c.args.extend_from_slice(b"{}");
                 c.emitted = 0;
             }
-            Args::Object(_) | Args::Encoded(_) | Args::Literal => {
+            Args::Object(_) | Args::Encoded(_) | Args::Literal | Args::Params => {
                 return Err(Stop::fail(Reason::ArgsUnfinished));
             }
         }

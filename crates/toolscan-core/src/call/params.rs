@@ -9,6 +9,8 @@
 //! it arrives (escaped on the fly); any other value is collected and
 //! converted when it ends (`xml::coerce`).
 
+use serde_json::Value;
+
 use crate::call::calls::{Args, Calls, Ctx, Src};
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::reason::{Reason, Stop};
@@ -16,12 +18,11 @@ use crate::sink::Sink;
 use crate::xml::coerce::{coerce, Coerced, Declared};
 use crate::xml::escape::{push_json_str, push_json_str_content};
 
-/// The parameter being read.
+/// The parameter being read, and the containers open around it.
 #[derive(Debug, Default)]
 pub(crate) struct Param {
-    /// Its key (written into the object when the value begins, so a
-    /// later capture may still replace it: `<parameter name="k">` read
-    /// after `<parameter`).
+    /// Its key (a later capture may still replace it: `<parameter
+    /// name="k">` read after `<parameter`).
     key: String,
     /// The type its own attribute declares (`string="true"`), which takes
     /// precedence over the schema.
@@ -29,11 +30,32 @@ pub(crate) struct Param {
     /// What its value is declared to be (empty: untyped); set when the
     /// value begins.
     declared: Declared,
+    /// The schema of the parameter, when the value may turn out to be a
+    /// container of parameters (its members are typed by it).
+    schema: Option<Value>,
+    /// The separator and the key were written (the value's first byte, its
+    /// end or a container made them due; until then nothing of it is in
+    /// the arguments).
+    slot: bool,
     /// The value is being written as a JSON string (only when `declared`
     /// is exactly `string`); otherwise it is collected in `raw`.
     live: bool,
     /// The raw value so far (not live).
     raw: Vec<u8>,
+    /// Objects and arrays open inside the arguments object, innermost
+    /// last (nested `<arg>` objects, `<item>` lists).
+    frames: Vec<Frame>,
+}
+
+/// An object or array open inside the arguments.
+#[derive(Debug)]
+struct Frame {
+    /// An array (its members have no key).
+    array: bool,
+    /// No member was written yet.
+    first: bool,
+    /// Its schema: members are typed by its `properties` or `items`.
+    schema: Option<Value>,
 }
 
 /// How a parameter's own type attribute reads.
@@ -42,6 +64,52 @@ fn declared_by_attribute(word: &str) -> Declared {
         "true" | "string" | "str" => Declared::STRING,
         "false" | "json" => Declared::JSON,
         other => Declared::from_schema(&serde_json::json!({ "type": other })),
+    }
+}
+
+impl Param {
+    /// Whether a nested container is still open.
+    pub(crate) fn frames_open(&self) -> bool {
+        !self.frames.is_empty()
+    }
+
+    /// Writes what goes before the value: `{` or `,`, and the key unless
+    /// the innermost container is an array.
+    ///
+    /// Called only after [`Calls::value_begin`], which checked that the
+    /// arguments are parameters (or none yet).
+    fn write_slot(&mut self, args: &mut Vec<u8>, state: &mut Args) {
+        if self.slot {
+            return;
+        }
+        self.slot = true;
+        let keyed = match self.frames.last_mut() {
+            None => {
+                match state {
+                    Args::Missing => {
+                        args.clear();
+                        args.push(b'{');
+                        *state = Args::Params;
+                    }
+                    Args::Params => args.push(b','),
+                    _ => unreachable!("value_begin checked the arguments are parameters"),
+                }
+                true
+            }
+            Some(f) => {
+                if !std::mem::replace(&mut f.first, false) {
+                    args.push(b',');
+                }
+                !f.array
+            }
+        };
+        if keyed {
+            push_json_str(self.key.as_bytes(), args);
+            args.push(b':');
+        }
+        if self.live {
+            args.push(b'"');
+        }
     }
 }
 
@@ -60,9 +128,8 @@ impl Calls {
         self.cur().param.attribute = Some(declared_by_attribute(word));
     }
 
-    /// The value begins: opens the object or separates the parameter from
-    /// the one before, writes its key, finds its type (its attribute, else
-    /// the schema) and, for a string, opens the JSON string.
+    /// The value begins: finds its type (its attribute, else the schema of
+    /// its container), and starts the call.
     pub(crate) fn value_begin(
         &mut self,
         ctx: &mut Ctx,
@@ -72,22 +139,20 @@ impl Calls {
     ) -> Result<(), Stop> {
         let Calls { call, notes, .. } = self;
         let c = call.get_or_insert_with(Default::default);
-        match c.args_state {
-            Args::Missing => {
-                c.span = None;
-                c.args.clear();
-                c.args.push(b'{');
-                c.args_state = Args::Params;
-            }
-            Args::Params => c.args.push(b','),
-            _ => return Err(Stop::fail(Reason::TwoArgs)),
+        if c.span.is_some() || !matches!(c.args_state, Args::Missing | Args::Params) {
+            return Err(Stop::fail(Reason::TwoArgs));
         }
-        let p = &mut c.param;
-        push_json_str(p.key.as_bytes(), &mut c.args);
-        c.args.push(b':');
+        c.span = None;
         let tool = c.name.as_deref().unwrap_or("");
-        p.declared = match (p.attribute, &ctx.tools) {
-            (Some(d), _) => d,
+        let p = &mut c.param;
+        let schema: Option<&Value> = match (p.frames.last(), &ctx.tools) {
+            (Some(f), _) => f.schema.as_ref().and_then(|s| {
+                if f.array {
+                    s.get("items")
+                } else {
+                    s.get("properties").and_then(|props| props.get(&p.key))
+                }
+            }),
             (None, Some(tools)) => {
                 if tools.has_param(tool, &p.key) == Some(false) {
                     notes.push(Diagnostic {
@@ -99,26 +164,32 @@ impl Calls {
                         ),
                     });
                 }
-                tools
-                    .param_schema(tool, &p.key)
-                    .map(Declared::from_schema)
-                    .unwrap_or_default()
+                tools.param_schema(tool, &p.key)
             }
-            (None, None) => Declared::UNTYPED,
+            (None, None) => None,
         };
+        p.declared = match p.attribute {
+            Some(d) => d,
+            None => schema.map(Declared::from_schema).unwrap_or_default(),
+        };
+        p.schema = schema
+            .filter(|s| s.get("properties").is_some() || s.get("items").is_some())
+            .cloned();
         p.raw.clear();
+        p.slot = false;
         p.live = p.declared.is_string_only();
-        if p.live {
-            c.args.push(b'"');
-        }
         self.try_start(ctx, out, at, src)
     }
 
     /// The next bytes of the value (entities decoded, markup whitespace
     /// trimmed).
     pub(crate) fn value_bytes(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         let c = self.cur();
         if c.param.live {
+            c.param.write_slot(&mut c.args, &mut c.args_state);
             push_json_str_content(bytes, &mut c.args);
         } else {
             c.param.raw.extend_from_slice(bytes);
@@ -130,6 +201,7 @@ impl Calls {
         let Calls { call, notes, .. } = self;
         let c = call.get_or_insert_with(Default::default);
         let p = &mut c.param;
+        p.write_slot(&mut c.args, &mut c.args_state);
         if p.live {
             c.args.push(b'"');
             return Ok(());
@@ -147,6 +219,35 @@ impl Calls {
                 ),
             });
         }
+        Ok(())
+    }
+
+    /// The value that began turned out to be a container (an object of
+    /// nested parameters, or a list of items): opens it.
+    pub(crate) fn open_container(&mut self, array: bool) -> Result<(), Stop> {
+        let c = self.cur();
+        let p = &mut c.param;
+        if p.slot || !p.raw.is_empty() {
+            return Err(Stop::fail(Reason::ArgsNotObject));
+        }
+        p.live = false;
+        p.write_slot(&mut c.args, &mut c.args_state);
+        c.args.push(if array { b'[' } else { b'{' });
+        p.frames.push(Frame {
+            array,
+            first: true,
+            schema: p.schema.take(),
+        });
+        Ok(())
+    }
+
+    /// Closes the innermost container; fails if none is open.
+    pub(crate) fn close_container(&mut self) -> Result<(), Stop> {
+        let c = self.cur();
+        let Some(f) = c.param.frames.pop() else {
+            return Err(Stop::fail(Reason::Unbalanced { found: b'<' }));
+        };
+        c.args.push(if f.array { b']' } else { b'}' });
         Ok(())
     }
 
