@@ -977,6 +977,7 @@ fn autobyteus_xml() -> Format {
             (Lit::new("<arg name=\""), Label::from("arg")),
             (Lit::new("<item>"), Label::from("item")),
             (Lit::new("</arg>"), Label::from("up")),
+            (Lit::new("</item>"), Label::from("up")),
             (Lit::new("</arguments>"), Label::from("args-done")),
         ]),
         label("arg"),

@@ -276,8 +276,17 @@ impl Parser {
             };
             if let Some((at, tail)) = block::end_value_at_eof(b, &mut self.shared.env(out)) {
                 // An unclosed value ended at markup it held: the block
-                // reads what followed that markup again.
-                self.process(&Chunk::from_bytes(&tail, at), out);
+                // reads what followed that markup again (and with nothing
+                // after it, runs the steps that read nothing: Dispatch).
+                let ch = Chunk::from_bytes(&tail, at);
+                if tail.is_empty() {
+                    let prog = &self.g.openers[b.opener].program;
+                    let (_, outcome) = block::run(prog, b, &mut self.shared.env(out), &ch, 0);
+                    let after = self.shared.after_block(outcome);
+                    self.switch(after, out);
+                } else {
+                    self.process(&ch, out);
+                }
                 continue;
             }
             let prog = &self.g.openers[b.opener].program;

@@ -182,6 +182,7 @@ impl ValueRead {
                     self.done = at + len;
                     self.lead_done = true;
                     self.trim = Trim::None;
+                    self.entities = false;
                     let close = ThenOpt {
                         lit: close.clone(),
                         to: 0,
