@@ -46,6 +46,13 @@
 //! ([`Wrap`]). Its openers (`{`, `[`, a fence) are tentative: a cut counts
 //! as inside a call only once the call object has shown its name and the
 //! start of its arguments (before that the block fails silently, as text).
+//!
+//! The parameter-style (XML) formats — `qwen3-coder`, `seed-oss`, `glm45`,
+//! `glm47`, `minimax-m2`, `claude-xml`, `deepseek-v3.2`, `kimi-k3`, `step3`,
+//! `xml-tool`, `autobyteus-xml`, `use-tag` — have their own generator and
+//! renderers (the last section): calls as lists of raw parameter values
+//! typed by a generated tools schema, checked for properties 1–5 (by name
+//! and as `auto`); see that section.
 
 use std::ops::Range;
 
@@ -54,9 +61,9 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Map, Value};
-use toolscan::{parse, DiagnosticKind, Event, FinishReason, Registry, Response};
+use toolscan::{parse, DiagnosticKind, Event, FinishReason, Options, Registry, Response, Tools};
 use toolscan_testkit::check::{check_events, nothing_lost, same_coalesced, Tally};
-use toolscan_testkit::chunk::{feed_every_api, seeded, seeded_options, Plan};
+use toolscan_testkit::chunk::{feed_every_api, parser, seeded_options, Plan};
 
 // ---------------------------------------------------------------- formats
 
@@ -659,6 +666,16 @@ struct Run {
 /// every input: the event contract (property 5), the same coalesced events
 /// as the whole input (1) and `parse` giving the collected response (4).
 fn run_plans(grammar: &str, input: &[u8], cuts: &[Index]) -> Result<Vec<Run>, TestCaseError> {
+    run_plans_with(grammar, &seeded_options(), input, cuts)
+}
+
+/// [`run_plans`] with these options (ids seeded, tools given).
+fn run_plans_with(
+    grammar: &str,
+    options: &Options,
+    input: &[u8],
+    cuts: &[Index],
+) -> Result<Vec<Run>, TestCaseError> {
     let len = input.len();
     let at: Vec<usize> = cuts.iter().map(|c| c.index(len + 1)).collect();
     let mut runs: Vec<Run> = Vec::new();
@@ -667,14 +684,14 @@ fn run_plans(grammar: &str, input: &[u8], cuts: &[Index]) -> Result<Vec<Run>, Te
             "{grammar}, {plan}, input {:?}",
             String::from_utf8_lossy(input)
         );
-        let events = feed_every_api(|| seeded(grammar), input, &plan)
+        let events = feed_every_api(|| parser(grammar, options.clone()), input, &plan)
             .map_err(|e| fail(format!("{ctx}: {e}")))?;
         let tally = check_events(&events).map_err(|e| fail(format!("{ctx}: {e}")))?;
         match runs.first() {
             None => {
                 let g = Registry::builtin().grammar(grammar).unwrap();
                 let got = Response::from_events(&events);
-                prop_assert_eq!(parse(g, seeded_options(), input), got, "{}", ctx);
+                prop_assert_eq!(parse(g, options.clone(), input), got, "{}", ctx);
             }
             Some(whole) => same_coalesced(&events, &whole.events)
                 .map_err(|e| fail(format!("{ctx}: not what the whole input gives: {e}")))?,
@@ -911,4 +928,949 @@ fn renderer_bookkeeping() {
         };
         assert_eq!(r.input, want);
     }
+}
+
+// ================================================= parameter-style formats
+//
+// The XML-style formats write each argument as raw text between tags, so
+// their calls are generated as lists of parameters (a key and a value: a
+// string, or a non-string JSON value written as its JSON text) and the
+// request's tools schema declares every parameter's type: `string` for
+// strings (which stream as JSON strings while they arrive), the value's
+// JSON type for the others — or nothing (untyped: the JSON text is read as
+// JSON). Tool names get the call's ordinal appended, so that the schema
+// of one name is the schema of one call.
+//
+// Strings carry what the format can carry: unicode, quotes, `<`, `&`,
+// backslashes, newlines at both ends, empty and long values, the format's
+// own call and block closers (`</function>` inside a qwen3-coder value is
+// legal: the value ends only at `</parameter>`). What a format cannot carry
+// is taken out of the generated value before rendering ([`XFmt::sanitize`]):
+// the value's closer and the next parameter's opener (which end it), the
+// whitespace that `step3` trims, the quote of a `use-tag` attribute.
+// Formats that decode XML entities (`claude-xml`, `xml-tool`,
+// `autobyteus-xml`) carry anything: `&` and `<` are escaped, and, as each
+// call's escaping style says, `>`, quotes, non-ASCII or punctuation as
+// named, decimal or hexadecimal references (`autobyteus-xml` trims, so
+// whitespace at the ends of its values is written as references).
+//
+// Checked for each format, by name and as `auto`, under the whole input,
+// 1-byte pieces and random cut points, each through every parser API:
+// the event contract, coalesced events identical for every chunking (1),
+// nothing lost: the text is exactly the input outside the call spans (2),
+// `parse` equals the streamed events (7), and the calls' names and
+// arguments equal the generated ones, with no diagnostics.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum XFmt {
+    Qwen3Coder,
+    SeedOss,
+    Glm45,
+    Glm47,
+    MinimaxM2,
+    ClaudeXml,
+    DeepseekV32,
+    KimiK3,
+    Step3,
+    XmlTool,
+    AutobyteusXml,
+    UseTag,
+}
+
+/// Which whitespace at the ends of a value is markup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum XTrim {
+    None,
+    /// One newline at each end.
+    Newline,
+    /// All ASCII whitespace at both ends.
+    All,
+}
+
+impl XFmt {
+    const ALL: [XFmt; 12] = [
+        XFmt::Qwen3Coder,
+        XFmt::SeedOss,
+        XFmt::Glm45,
+        XFmt::Glm47,
+        XFmt::MinimaxM2,
+        XFmt::ClaudeXml,
+        XFmt::DeepseekV32,
+        XFmt::KimiK3,
+        XFmt::Step3,
+        XFmt::XmlTool,
+        XFmt::AutobyteusXml,
+        XFmt::UseTag,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            XFmt::Qwen3Coder => "qwen3-coder",
+            XFmt::SeedOss => "seed-oss",
+            XFmt::Glm45 => "glm45",
+            XFmt::Glm47 => "glm47",
+            XFmt::MinimaxM2 => "minimax-m2",
+            XFmt::ClaudeXml => "claude-xml",
+            XFmt::DeepseekV32 => "deepseek-v3.2",
+            XFmt::KimiK3 => "kimi-k3",
+            XFmt::Step3 => "step3",
+            XFmt::XmlTool => "xml-tool",
+            XFmt::AutobyteusXml => "autobyteus-xml",
+            XFmt::UseTag => "use-tag",
+        }
+    }
+
+    fn trim(self) -> XTrim {
+        match self {
+            XFmt::Qwen3Coder | XFmt::SeedOss => XTrim::Newline,
+            XFmt::Step3 | XFmt::AutobyteusXml => XTrim::All,
+            _ => XTrim::None,
+        }
+    }
+
+    /// Values are XML text (entities decoded).
+    fn entities(self) -> bool {
+        matches!(self, XFmt::ClaudeXml | XFmt::XmlTool | XFmt::AutobyteusXml)
+    }
+
+    /// What ends a raw value early: its closer, and the markup that ends an
+    /// unclosed value (the next parameter's opener). Entity formats escape
+    /// every `<`, so nothing in them is markup.
+    fn value_enders(self) -> &'static [&'static str] {
+        match self {
+            XFmt::Qwen3Coder | XFmt::SeedOss => &["</parameter>", "<parameter="],
+            XFmt::Glm45 | XFmt::Glm47 => &["</arg_value>", "<arg_key>"],
+            XFmt::MinimaxM2 => &["</parameter>", "<parameter name=\""],
+            XFmt::DeepseekV32 => &["</｜DSML｜parameter>", "<｜DSML｜parameter name=\""],
+            XFmt::KimiK3 => &["<|close|>argument<|sep|>", "<|open|>argument key=\""],
+            XFmt::Step3 => &["</steptml:parameter>", "<steptml:parameter name=\""],
+            XFmt::ClaudeXml | XFmt::XmlTool | XFmt::AutobyteusXml | XFmt::UseTag => &[],
+        }
+    }
+
+    /// Consecutive calls share one block (a wrapper around invokes).
+    fn grouping(self) -> bool {
+        matches!(
+            self,
+            XFmt::MinimaxM2 | XFmt::ClaudeXml | XFmt::DeepseekV32 | XFmt::KimiK3 | XFmt::Step3
+        )
+    }
+
+    /// Makes a string something the format can carry as a value (see the
+    /// section's comment); `top`: a parameter's own value, not a string
+    /// inside a container's JSON.
+    fn sanitize(self, s: &str, top: bool) -> String {
+        let mut s = s.to_string();
+        while let Some(f) = self.value_enders().iter().find(|f| s.contains(**f)) {
+            // `<` → `(`: no longer markup.
+            s = s.replacen(f, &format!("({}", &f[1..]), 1);
+        }
+        if self == XFmt::Step3 && top {
+            s = s.trim_matches([' ', '\t', '\n', '\r']).to_string();
+        }
+        if self == XFmt::UseTag && (!top || (s.contains('"') && s.contains('\''))) {
+            // A container's JSON text is quoted with `'` (it holds `"`); a
+            // string needs one quote it does not hold.
+            s = s.replace('\'', "’");
+        }
+        s
+    }
+}
+
+/// A parameter's value.
+#[derive(Clone, Debug)]
+enum XVal {
+    /// A string, written raw.
+    Str(String),
+    /// A non-string JSON value, written as its JSON text.
+    Json(Value),
+}
+
+impl XVal {
+    fn to_json(&self) -> Value {
+        match self {
+            XVal::Str(s) => Value::String(s.clone()),
+            XVal::Json(v) => v.clone(),
+        }
+    }
+
+    /// The JSON type name the schema (or the format's attribute) declares.
+    fn type_name(&self) -> &'static str {
+        match self {
+            XVal::Str(_) => "string",
+            XVal::Json(Value::Null) => "null",
+            XVal::Json(Value::Bool(_)) => "boolean",
+            XVal::Json(Value::Number(n)) if n.is_f64() => "number",
+            XVal::Json(Value::Number(_)) => "integer",
+            XVal::Json(Value::Array(_)) => "array",
+            XVal::Json(Value::Object(_)) => "object",
+            XVal::Json(Value::String(_)) => unreachable!("strings are XVal::Str"),
+        }
+    }
+
+    /// The raw text before escaping and framing.
+    fn text(&self) -> String {
+        match self {
+            XVal::Str(s) => s.clone(),
+            XVal::Json(v) => v.to_string(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct XParam {
+    key: String,
+    val: XVal,
+    /// The schema declares the value's type (strings always are: an
+    /// untyped string would be read as JSON when it looks like JSON).
+    typed: bool,
+    /// The format's own type attribute is written (DSML `string=`, Kimi
+    /// `type=`); xml-tool: `<parameter name="KEY">` instead of `<KEY>`.
+    attr: bool,
+}
+
+#[derive(Clone, Debug)]
+struct XCall {
+    name: String,
+    params: Vec<XParam>,
+    /// Optional whitespace where the format allows it.
+    ws: bool,
+    /// The format's other spelling: single-quoted names (`invoke`,
+    /// `tool name=`), DSML `tool_calls`, Kimi's `index`, a bare claude
+    /// `<invoke>`, xml-tool's JSON arguments, `use-tag`'s `<use_NAME>`.
+    alt: bool,
+    /// `use-tag`: a closing tag after the call.
+    closer: bool,
+    /// Entity formats: how much is escaped (0 to 3).
+    esc: u8,
+}
+
+impl XCall {
+    fn args(&self) -> Map<String, Value> {
+        self.params
+            .iter()
+            .map(|p| (p.key.clone(), p.val.to_json()))
+            .collect()
+    }
+}
+
+#[derive(Clone, Debug)]
+struct XResp {
+    texts: Vec<String>,
+    calls: Vec<XCall>,
+}
+
+impl XResp {
+    /// The request's tools: one per call, every parameter declared.
+    fn tools(&self) -> Value {
+        let tools: Vec<Value> = self
+            .calls
+            .iter()
+            .map(|c| {
+                let props: Map<String, Value> = c
+                    .params
+                    .iter()
+                    .map(|p| {
+                        let schema = if p.typed {
+                            serde_json::json!({"type": p.val.type_name()})
+                        } else {
+                            serde_json::json!({"description": "untyped"})
+                        };
+                        (p.key.clone(), schema)
+                    })
+                    .collect();
+                serde_json::json!({"type": "function", "function": {
+                    "name": c.name,
+                    "parameters": {"type": "object", "properties": props},
+                }})
+            })
+            .collect();
+        Value::Array(tools)
+    }
+
+    /// Seeded ids and the response's tools.
+    fn options(&self) -> Options {
+        seeded_options().with_tools(Tools::from_json(&self.tools()).expect("tools"))
+    }
+}
+
+/// Strings every XML format treats specially: markup of all of them,
+/// entities, quotes, whitespace.
+const XSPECIAL: &[&str] = &[
+    "Zürich",
+    "東京",
+    "😀",
+    "\"",
+    "'",
+    "\\",
+    "\\\"",
+    "\n",
+    "\r\n",
+    "\t",
+    " ",
+    "<",
+    ">",
+    "&",
+    "&amp;",
+    "&lt;",
+    "&#233;",
+    "&#x41;",
+    "&nbsp;",
+    "a < b && c > d",
+    "</",
+    "</param",
+    "</parameter",
+    "</parameter>",
+    "<parameter=k>",
+    "<function=f>",
+    "</function>",
+    "</function>\n</tool_call>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+    "<invoke name=\"f\">",
+    "</invoke>",
+    "<parameter name=\"k\">",
+    "</minimax:tool_call>",
+    "</function_calls>",
+    "<｜DSML｜parameter name=\"k\" string=\"true\">",
+    "</｜DSML｜parameter>",
+    "</｜DSML｜invoke>",
+    "</｜DSML｜function_calls>",
+    "<|open|>argument key=\"k\"<|sep|>",
+    "<|close|>argument<|sep|>",
+    "<|close|>call<|sep|>",
+    "<|close|>tools<|sep|>",
+    "<|sep|>",
+    "<steptml:parameter name=\"k\">",
+    "</steptml:parameter>",
+    "</steptml:invoke>",
+    "<｜tool_call_end｜>",
+    "<｜tool_calls_end｜>",
+    "<arg name=\"k\">",
+    "</arg>",
+    "</arguments>",
+    "</tool>",
+    "<use f>",
+    "</use>",
+    "null",
+    "true",
+    "123",
+    "{\"a\": 1}",
+    "[1]",
+];
+
+/// A string value: pieces of [`XSPECIAL`], words and any characters, or a
+/// long run (several kilobytes) of them.
+fn xml_string() -> impl Strategy<Value = String> {
+    let frag = prop_oneof![
+        3 => "[a-zA-Z0-9 ]{1,8}",
+        3 => prop::sample::select(XSPECIAL).prop_map(str::to_owned),
+        1 => any::<char>().prop_map(String::from),
+    ];
+    prop_oneof![
+        12 => vec(frag.clone(), 0..6).prop_map(|v| v.concat()),
+        1 => (vec(frag, 1..6), 200..800usize).prop_map(|(v, n)| v.concat().repeat(n / 8 + 1)),
+    ]
+}
+
+/// A non-string JSON value: integers, round-tripping floats, booleans,
+/// null, and arrays and objects (of any values, strings included).
+fn xml_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        2 => any::<i64>().prop_map(Value::from),
+        1 => any::<u64>().prop_map(Value::from),
+        1 => float(),
+        1 => any::<bool>().prop_map(Value::Bool),
+        1 => Just(Value::Null),
+    ];
+    let inner = prop_oneof![3 => leaf.clone(), 2 => xml_string().prop_map(Value::String)]
+        .prop_recursive(1, 8, 3, |inner| {
+            prop_oneof![
+                vec(inner.clone(), 0..3).prop_map(Value::Array),
+                btree_map("[a-z_]{1,6}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        });
+    prop_oneof![
+        3 => leaf,
+        1 => vec(inner.clone(), 0..4).prop_map(Value::Array),
+        1 => btree_map(prop_oneof!["[a-z_]{1,6}", xml_string()], inner, 0..4)
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+    ]
+}
+
+fn xml_value() -> impl Strategy<Value = XVal> {
+    prop_oneof![
+        3 => xml_string().prop_map(XVal::Str),
+        2 => xml_json().prop_map(XVal::Json),
+    ]
+}
+
+fn xml_call() -> impl Strategy<Value = XCall> {
+    (
+        "[a-z][a-z0-9_]{0,8}",
+        btree_map(
+            "[a-z][a-z0-9_]{0,8}",
+            (xml_value(), any::<bool>(), any::<bool>()),
+            0..5,
+        ),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        0..4u8,
+    )
+        .prop_map(|(name, params, ws, alt, closer, esc)| XCall {
+            name,
+            params: params
+                .into_iter()
+                .map(|(key, (val, typed, attr))| XParam {
+                    typed: typed || matches!(val, XVal::Str(_)),
+                    key,
+                    val,
+                    attr,
+                })
+                .collect(),
+            ws,
+            alt,
+            closer,
+            esc,
+        })
+}
+
+/// What a format can carry, for every string of a value (see
+/// [`XFmt::sanitize`]).
+fn sanitize_json(fmt: XFmt, v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(fmt.sanitize(s, false)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| sanitize_json(fmt, x)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (fmt.sanitize(k, false), sanitize_json(fmt, x)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A response in `fmt`: prose around 0–4 calls, names made unique, values
+/// made carriable.
+fn xml_response(fmt: XFmt, calls: Range<usize>) -> impl Strategy<Value = XResp> {
+    calls
+        .prop_flat_map(|n| (vec(prose(), n + 1), vec(xml_call(), n)))
+        .prop_map(move |(texts, mut calls)| {
+            for (i, c) in calls.iter_mut().enumerate() {
+                c.name = format!("{}{i}", c.name);
+                for p in &mut c.params {
+                    p.val = match &p.val {
+                        XVal::Str(s) => XVal::Str(fmt.sanitize(s, true)),
+                        XVal::Json(v) => XVal::Json(sanitize_json(fmt, v)),
+                    };
+                }
+            }
+            XResp { texts, calls }
+        })
+}
+
+/// XML text: `&` and `<` always escaped; then, by `esc`: 1 also `>`, `"`
+/// and `'` by name; 2 non-ASCII characters as decimal references; 3 any
+/// non-alphanumeric printable character as a hexadecimal reference.
+fn xml_escape(s: &str, esc: u8) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' if esc >= 1 => out.push_str("&gt;"),
+            '"' if esc >= 1 => out.push_str("&quot;"),
+            '\'' if esc >= 1 => out.push_str("&apos;"),
+            c if esc == 2 && !c.is_ascii() => out.push_str(&format!("&#{};", c as u32)),
+            c if esc == 3 && !c.is_alphanumeric() && !c.is_control() && c != ' ' => {
+                out.push_str(&format!("&#x{:X};", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A value as the format writes it between its tags.
+fn raw_value(fmt: XFmt, c: &XCall, v: &XVal) -> String {
+    let text = v.text();
+    if fmt.entities() {
+        let mut t = xml_escape(&text, c.esc);
+        if fmt.trim() == XTrim::All {
+            // Trimmed whitespace would be markup: references are not.
+            let lead = t.len() - t.trim_start_matches([' ', '\t', '\n', '\r']).len();
+            let tail = t.len() - t.trim_end_matches([' ', '\t', '\n', '\r']).len();
+            if lead == t.len() {
+                t = t.bytes().map(|b| format!("&#{b};")).collect();
+            } else {
+                let refs = |s: &str| s.bytes().map(|b| format!("&#{b};")).collect::<String>();
+                t = format!(
+                    "{}{}{}",
+                    refs(&t[..lead]),
+                    &t[lead..t.len() - tail],
+                    refs(&t[t.len() - tail..])
+                );
+            }
+        }
+        return t;
+    }
+    if fmt.trim() == XTrim::Newline && (c.ws || text.starts_with('\n') || text.ends_with('\n')) {
+        return format!("\n{text}\n");
+    }
+    text
+}
+
+/// The parameters of a call as `open KEY mid VALUE close`, separated by
+/// `sep`.
+fn params_with(fmt: XFmt, c: &XCall, each: impl Fn(&XParam, &str) -> String, sep: &str) -> String {
+    c.params
+        .iter()
+        .map(|p| each(p, &raw_value(fmt, c, &p.val)) + sep)
+        .collect()
+}
+
+/// One call (the opener written by the caller up to `begun`), up to the
+/// byte that dispatches it.
+fn render_xcall_body(w: &mut Rendered, fmt: XFmt, c: &XCall) {
+    let nl = if c.ws { "\n" } else { "" };
+    let name = &c.name;
+    let quoted = |n: &str| {
+        if c.alt {
+            format!("'{n}'>")
+        } else {
+            format!("\"{n}\">")
+        }
+    };
+    match fmt {
+        XFmt::Qwen3Coder | XFmt::SeedOss => {
+            let close = if fmt == XFmt::SeedOss {
+                "</seed:tool_call>"
+            } else {
+                "</tool_call>"
+            };
+            let params = params_with(
+                fmt,
+                c,
+                |p, v| format!("<parameter={}>{v}</parameter>", p.key),
+                nl,
+            );
+            w.raw(&format!(
+                "{nl}<function={name}>{nl}{params}</function>{nl}{close}"
+            ));
+        }
+        XFmt::Glm45 | XFmt::Glm47 => {
+            let nl = if fmt == XFmt::Glm45 { "\n" } else { nl };
+            let params = params_with(
+                fmt,
+                c,
+                |p, v| format!("<arg_key>{}</arg_key>{nl}<arg_value>{v}</arg_value>", p.key),
+                nl,
+            );
+            w.raw(&format!("{name}{nl}{params}</tool_call>"));
+        }
+        XFmt::MinimaxM2 | XFmt::ClaudeXml => {
+            let params = params_with(
+                fmt,
+                c,
+                |p, v| format!("<parameter name=\"{}\">{v}</parameter>", p.key),
+                nl,
+            );
+            w.raw(&format!("{}{nl}{params}</invoke>", quoted(name)));
+        }
+        XFmt::DeepseekV32 => {
+            let params = params_with(
+                fmt,
+                c,
+                |p, v| {
+                    let attr = match (&p.val, p.attr) {
+                        (_, false) => "",
+                        (XVal::Str(_), true) => " string=\"true\"",
+                        (XVal::Json(_), true) => " string=\"false\"",
+                    };
+                    format!(
+                        "<｜DSML｜parameter name=\"{}\"{attr}>{v}</｜DSML｜parameter>",
+                        p.key
+                    )
+                },
+                nl,
+            );
+            w.raw(&format!("\"{name}\">{nl}{params}</｜DSML｜invoke>"));
+        }
+        XFmt::KimiK3 => {
+            let params = params_with(
+                fmt,
+                c,
+                |p, v| {
+                    let attr = if p.attr {
+                        format!(" type=\"{}\"", p.val.type_name())
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "<|open|>argument key=\"{}\"{attr}<|sep|>{v}<|close|>argument<|sep|>",
+                        p.key
+                    )
+                },
+                nl,
+            );
+            let index = if c.alt { " index=\"1\"" } else { "" };
+            w.raw(&format!(
+                "{name}\"{index}<|sep|>{nl}{params}<|close|>call<|sep|>"
+            ));
+        }
+        XFmt::Step3 => {
+            let params = params_with(
+                fmt,
+                c,
+                |p, v| {
+                    format!(
+                        "<steptml:parameter name=\"{}\">{v}</steptml:parameter>",
+                        p.key
+                    )
+                },
+                nl,
+            );
+            w.raw(&format!(
+                "{name}\">{nl}{params}</steptml:invoke>{nl}<｜tool_call_end｜>"
+            ));
+        }
+        XFmt::XmlTool => {
+            let args = if c.alt {
+                serde_json::to_string(&c.args()).unwrap()
+            } else {
+                params_with(
+                    fmt,
+                    c,
+                    |p, v| {
+                        if p.attr {
+                            format!("<parameter name=\"{}\">{v}</parameter>", p.key)
+                        } else {
+                            format!("<{k}>{v}</{k}>", k = p.key)
+                        }
+                    },
+                    nl,
+                )
+            };
+            w.raw(&format!(
+                "{nl}<name>{name}</name>{nl}<arguments>{nl}{args}</arguments>{nl}</tool>"
+            ));
+        }
+        XFmt::AutobyteusXml => {
+            let params = params_with(
+                fmt,
+                c,
+                |p, v| format!("<arg name=\"{}\">{v}</arg>", p.key),
+                nl,
+            );
+            w.raw(&format!(
+                "{}{nl}<arguments>{nl}{params}</arguments>{nl}</tool>",
+                quoted(name)
+            ));
+        }
+        XFmt::UseTag => {
+            let sep = if c.ws { "\n  " } else { " " };
+            let attrs: String = c
+                .params
+                .iter()
+                .map(|p| {
+                    let v = raw_value(fmt, c, &p.val);
+                    let q = if v.contains('"') { '\'' } else { '"' };
+                    format!("{sep}{}={q}{v}{q}", p.key)
+                })
+                .collect();
+            w.raw(&format!("{name}{attrs}>"));
+        }
+    }
+}
+
+/// One block holding `calls` (one call unless the format groups them).
+fn render_xgroup(w: &mut Rendered, fmt: XFmt, calls: &[XCall]) {
+    let first = &calls[0];
+    let nl = if first.ws { "\n" } else { "" };
+    let (open, call_open, between, close) = match fmt {
+        XFmt::MinimaxM2 => (
+            "<minimax:tool_call>",
+            "<invoke name=",
+            nl,
+            "</minimax:tool_call>",
+        ),
+        XFmt::ClaudeXml => ("<function_calls>", "<invoke name=", nl, "</function_calls>"),
+        XFmt::DeepseekV32 if first.alt => (
+            "<｜DSML｜tool_calls>",
+            "<｜DSML｜invoke name=",
+            nl,
+            "</｜DSML｜tool_calls>",
+        ),
+        XFmt::DeepseekV32 => (
+            "<｜DSML｜function_calls>",
+            "<｜DSML｜invoke name=",
+            nl,
+            "</｜DSML｜function_calls>",
+        ),
+        XFmt::KimiK3 => (
+            "<|open|>tools<|sep|>",
+            "<|open|>call tool=\"",
+            nl,
+            "<|close|>tools<|sep|>",
+        ),
+        XFmt::Step3 => (
+            "<｜tool_calls_begin｜>",
+            "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"",
+            nl,
+            "<｜tool_calls_end｜>",
+        ),
+        XFmt::Qwen3Coder => ("", "<tool_call>", "", ""),
+        XFmt::SeedOss => ("", "<seed:tool_call>", "", ""),
+        XFmt::Glm45 | XFmt::Glm47 => ("", "<tool_call>", "", ""),
+        XFmt::XmlTool => ("", "<tool>", "", ""),
+        XFmt::AutobyteusXml => ("", "<tool name=", "", ""),
+        XFmt::UseTag if first.alt => ("", "<use_", "", ""),
+        XFmt::UseTag => ("", "<use ", "", ""),
+    };
+    w.open();
+    if !open.is_empty() {
+        w.raw(open);
+        w.raw(nl);
+    }
+    for (k, c) in calls.iter().enumerate() {
+        if k > 0 {
+            w.raw(between);
+        }
+        w.raw(call_open);
+        w.begun();
+        render_xcall_body(w, fmt, c);
+        w.dispatched();
+        if fmt == XFmt::UseTag && c.closer {
+            if c.alt {
+                w.raw(&format!("</use_{}>", c.name));
+            } else {
+                w.raw("</use>");
+            }
+        }
+    }
+    if !close.is_empty() {
+        w.raw(nl);
+        w.raw(close);
+    }
+    w.close();
+}
+
+fn render_xml(fmt: XFmt, r: &XResp) -> Rendered {
+    let mut w = Rendered::default();
+    let n = r.calls.len();
+    w.text(&r.texts[0]);
+    let mut i = 0;
+    while i < n {
+        let mut j = i + 1;
+        // A bare claude `<invoke>` is a block of its own.
+        let grouping = fmt.grouping() && !(fmt == XFmt::ClaudeXml && r.calls[i].alt);
+        if grouping {
+            while j < n && r.texts[j].is_empty() {
+                j += 1;
+            }
+        }
+        if fmt == XFmt::ClaudeXml && r.calls[i].alt {
+            // The bare form: `<invoke name=…` without the wrapper.
+            w.open();
+            w.raw("<invoke name=");
+            w.begun();
+            render_xcall_body(&mut w, fmt, &r.calls[i]);
+            w.dispatched();
+            w.close();
+        } else {
+            render_xgroup(&mut w, fmt, &r.calls[i..j]);
+        }
+        w.text(&r.texts[j]);
+        i = j;
+    }
+    w
+}
+
+/// Every value's raw text holds nothing that ends it early (the generator
+/// took it out, but strings can still meet JSON punctuation or framing).
+fn carriable(fmt: XFmt, r: &XResp) -> bool {
+    r.calls.iter().all(|c| {
+        c.params.iter().all(|p| {
+            let v = raw_value(fmt, c, &p.val);
+            let quotes_ok = fmt != XFmt::UseTag || !(v.contains('"') && v.contains('\''));
+            quotes_ok && !fmt.value_enders().iter().any(|e| v.contains(e))
+        })
+    })
+}
+
+/// Invariants 1, 2 and 7, the generated calls and no diagnostics, for
+/// one grammar (a format's name or `auto`).
+fn check_xml(
+    grammar: &str,
+    r: &Rendered,
+    resp: &XResp,
+    cuts: &[Index],
+) -> Result<(), TestCaseError> {
+    let input = r.input.as_bytes();
+    for run in run_plans_with(grammar, &resp.options(), input, cuts)? {
+        let ctx = format!("{grammar}, {}, input {:?}", run.plan, r.input);
+        prop_assert_eq!(run.tally.completed, resp.calls.len(), "{}", ctx);
+        let got = Response::from_events(&run.events);
+        prop_assert!(got.diagnostics.is_empty(), "{}: {:?}", ctx, got.diagnostics);
+        let want: Vec<(&str, Map<String, Value>)> = resp
+            .calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.args()))
+            .collect();
+        let have: Vec<(&str, Map<String, Value>)> = got
+            .tool_calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.arguments.parse().expect("an object")))
+            .collect();
+        prop_assert_eq!(have, want, "{}", ctx);
+        prop_assert_eq!(&got.text, &r.text, "{}", ctx);
+        let reason = if resp.calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        };
+        prop_assert_eq!(got.finish_reason, reason, "{}", ctx);
+        nothing_lost(&run.events, input, &r.spans).map_err(|e| fail(format!("{ctx}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// 48 cases per XML format unless `PROPTEST_CASES` says otherwise (each
+/// case runs 3 plans × 4 APIs, by name and as `auto`).
+fn xml_config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(48);
+    ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::with_cases(cases)
+    }
+}
+
+macro_rules! xml_format_properties {
+    ($($module:ident => $fmt:expr;)*) => {$(
+        mod $module {
+            use super::*;
+
+            proptest! {
+                #![proptest_config(xml_config())]
+
+                /// Invariants 1, 2, 7 and the generated calls, by name and
+                /// as `auto`.
+                #[test]
+                fn complete_responses(resp in xml_response($fmt, 0..5), cuts in cuts()) {
+                    prop_assume!(carriable($fmt, &resp));
+                    let r = render_xml($fmt, &resp);
+                    check_xml($fmt.name(), &r, &resp, &cuts)?;
+                    check_xml("auto", &r, &resp, &cuts)?;
+                }
+            }
+        }
+    )*};
+}
+
+xml_format_properties! {
+    xml_qwen3_coder => XFmt::Qwen3Coder;
+    xml_seed_oss => XFmt::SeedOss;
+    xml_glm45 => XFmt::Glm45;
+    xml_glm47 => XFmt::Glm47;
+    xml_minimax_m2 => XFmt::MinimaxM2;
+    xml_claude_xml => XFmt::ClaudeXml;
+    xml_deepseek_v3_2 => XFmt::DeepseekV32;
+    xml_kimi_k3 => XFmt::KimiK3;
+    xml_step3 => XFmt::Step3;
+    xml_xml_tool => XFmt::XmlTool;
+    xml_autobyteus_xml => XFmt::AutobyteusXml;
+    xml_use_tag => XFmt::UseTag;
+}
+
+/// The XML renderers write what each format's documentation shows, and
+/// their spans and text partition the input.
+#[test]
+fn xml_renderer_bookkeeping() {
+    let call = |name: &str, alt: bool| XCall {
+        name: name.into(),
+        params: vec![
+            XParam {
+                key: "city".into(),
+                val: XVal::Str("Paris".into()),
+                typed: true,
+                attr: true,
+            },
+            XParam {
+                key: "days".into(),
+                val: XVal::Json(Value::from(3)),
+                typed: true,
+                attr: true,
+            },
+        ],
+        ws: true,
+        alt,
+        closer: false,
+        esc: 0,
+    };
+    let resp = XResp {
+        texts: vec!["Sure. ".into(), String::new(), " done".into()],
+        calls: vec![call("get_weather", false), call("get_time", false)],
+    };
+    for fmt in XFmt::ALL {
+        let r = render_xml(fmt, &resp);
+        let spans: usize = r.spans.iter().map(|s| s.len()).sum();
+        assert_eq!(r.text.len() + spans, r.input.len(), "{fmt:?}");
+        assert_eq!(r.text, "Sure.  done", "{fmt:?}");
+        assert_eq!(r.calls.len(), 2, "{fmt:?}");
+        assert!(carriable(fmt, &resp), "{fmt:?}");
+    }
+    let one = XResp {
+        texts: vec![String::new(), String::new()],
+        calls: vec![call("get_weather", false)],
+    };
+    let want = [
+        (
+            XFmt::Qwen3Coder,
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n\
+             <parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+        ),
+        (
+            XFmt::Glm47,
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n\
+             <arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
+        ),
+        (
+            XFmt::KimiK3,
+            "<|open|>tools<|sep|>\n<|open|>call tool=\"get_weather\"<|sep|>\n\
+             <|open|>argument key=\"city\" type=\"string\"<|sep|>Paris<|close|>argument<|sep|>\n\
+             <|open|>argument key=\"days\" type=\"integer\"<|sep|>3<|close|>argument<|sep|>\n\
+             <|close|>call<|sep|>\n<|close|>tools<|sep|>",
+        ),
+        (
+            XFmt::DeepseekV32,
+            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n\
+             <｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n\
+             <｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n\
+             </｜DSML｜invoke>\n</｜DSML｜function_calls>",
+        ),
+        (
+            XFmt::UseTag,
+            "<use get_weather\n  city=\"Paris\"\n  days=\"3\">",
+        ),
+    ];
+    for (fmt, s) in want {
+        assert_eq!(render_xml(fmt, &one).input, s, "{fmt:?}");
+    }
+    // Entities: `&` and `<` always, then more by the escaping style.
+    assert_eq!(xml_escape("a<b & \"c\" é", 0), "a&lt;b &amp; \"c\" é");
+    assert_eq!(
+        xml_escape("a<b & \"c\" é", 1),
+        "a&lt;b &amp; &quot;c&quot; é"
+    );
+    assert_eq!(xml_escape("é>", 2), "&#233;&gt;");
+    assert_eq!(xml_escape("é-", 3), "é&#x2D;");
 }

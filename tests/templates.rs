@@ -1,18 +1,32 @@
 //! The real chat templates: render each model's own Jinja template (from
 //! `../shared/templates`, never copied here) for a conversation with tool
 //! calls, cut out the assistant turn the model would have generated, and
-//! check that the parser gives back the calls and the text.
+//! check that the parser gives back the calls and the text — parsed with
+//! the request's tools schema (which types the raw values of
+//! parameter-style formats), whole and in 1-byte chunks.
 //!
 //! Which templates: the rows of `SOURCES.md` whose `format` is in
-//! [`IN_SCOPE`] and known to `Registry::builtin()`. Without `../shared`
-//! (a fresh clone) the test says so and passes.
+//! [`IN_SCOPE`] and known to `Registry::builtin()`, plus
+//! [`EXTRA_TEMPLATES`]. Without `../shared` (a fresh clone) the test says
+//! so and passes.
+//!
+//! Conversations: the weather calls ([`CALLS`]: strings, a nested object),
+//! and the typed calls ([`TYPED_CALLS`], with their own tools: a
+//! multi-line string with quotes, `<`, `&`, a backslash, markup-like text
+//! and unicode; integer, number, booleans, null, nested arrays and
+//! objects; a call without arguments), each with and without content,
+//! system message, tool results, and arguments as a dict or a JSON string.
 //!
 //! Rendering mimics transformers' `apply_chat_template`: `trim_blocks`,
 //! `lstrip_blocks`, loop controls, Python string/dict methods (pycompat),
 //! a `tojson` that is Python's `json.dumps` (with `ensure_ascii`, `indent`,
 //! `separators`, `sort_keys`), `raise_exception`, `strftime_now` (a fixed
-//! date), `None`/`True`/`False` printed the Python way, `bos_token` and
-//! `eos_token`.
+//! date), `None`/`True`/`False` printed the Python way, a `string` filter
+//! that is Python's `str` (`True`, `None`, `{'a': [1, 'x']}`: templates
+//! that write non-string values with `|string` write Python reprs),
+//! `from_json`, `bos_token` and `eos_token`. (Checked once against Python's Jinja2 set up the same way:
+//! every turn below is byte for byte what Jinja2 renders, except the
+//! `None` content noted at the end.)
 //!
 //! Cutting the assistant turn (the method is printed per template):
 //! * `prefix`: the conversation up to the user message rendered with
@@ -32,7 +46,13 @@
 //! The turn is then cut at the first end-of-turn token ([`END_OF_TURN`]) or
 //! start of the next message ([`NEXT_MESSAGE`]; R1-Distill renders no end
 //! after a single call), and an empty `<think>\n\n</think>\n\n` (Qwen3
-//! renders one into the last assistant turn) is removed.
+//! renders one into the last assistant turn) is removed. After a generation
+//! prompt that closes an empty think block (`<think></think>`, DeepSeek
+//! V3.2/V4 with thinking off), the bare `</think>` history writes in its
+//! place is removed. A turn that then still writes `<think>` or `</think>`
+//! is parsed with reasoning separation on, and as starting inside the
+//! reasoning block when the generation prompt ends with `<think>` (Qwen3.5,
+//! Step-3.5, Nemotron 3, GLM-4.7): the reasoning must be empty.
 //!
 //! A conversation is skipped for a template (counted and printed by
 //! reason) when the template raises for it (e.g. Llama 3.x with two calls,
@@ -59,10 +79,32 @@
 //! * DeepSeek V3.1, vLLM deepseekr1, Functionary v3.1, Llama 3.1/3.2, vLLM
 //!   llama3.1_json / llama4_json, Mistral Small 3.2, Ministral 3, Devstral,
 //!   vLLM mistral3: `prefix`.
+//! * Qwen3-Coder and vLLM's copy (`prefix`): values between newlines,
+//!   scalars with `|string` (`True`, `None`: typed by the schema),
+//!   containers with `tojson`. Qwen3.5 (`prefix`), Nemotron 3 Nano
+//!   (`history`), Step-3.5-Flash (`prefix`): the same body after the
+//!   reasoning block the prompt opened (`\n</think>\n\n`,
+//!   `</think>`, `\n</think>\n`); Step-3.5 writes no newline between text
+//!   and calls or between calls.
+//! * Seed-OSS (`prefix`): values without newlines, every non-string value
+//!   with `|string` (Python reprs: `{'fresh': True}`, `['a', 'it\'s "x"']`).
+//! * GLM-4.6 (`prefix`, an empty `<think></think>` of its own) and
+//!   GLM-4.7-Flash (`history`, starts in reasoning): containers and scalars
+//!   with `tojson`; raise for string arguments.
+//! * MiniMax-M2 (`history`: the `<think>\n` pre-fill is not in history).
+//! * Kimi K3 (`prefix`, cut at `<|close|>message<|sep|>`): the turn starts
+//!   by closing the prompt's `<|open|>think<|sep|>` and wraps the content in
+//!   `<|open|>response<|sep|>`…`<|close|>response<|sep|>` (see
+//!   [`KNOWN_TEXT_GAPS`]); string arguments are written as a JSON block (see
+//!   [`KNOWN_GAPS`]).
+//! * DeepSeek V3.2 (`history`), V4 and V4-Flash (`prefix`): DSML with
+//!   `string="true|false"`; string arguments go through `from_json`.
 //!
-//! Known difference from Python Jinja2: minijinja iterates `None` as an
+//! Known differences from Python Jinja2: minijinja iterates `None` as an
 //! empty sequence (and `None is iterable` is true), so vLLM's llama4_json
-//! template renders a `null` content as nothing where Jinja2 raises.
+//! template renders a `null` content as nothing where Jinja2 raises, and
+//! the GLM templates' `visible_text(None)` renders nothing where Jinja2
+//! writes `None` into the turn.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -149,6 +191,7 @@ const END_OF_TURN: &[&str] = &[
     "<sep>",
     "<seed:eos>",
     "[e~[",
+    "<|close|>message<|sep|>",
     "<|end_of_msg|>",
 ];
 
@@ -239,7 +282,13 @@ const TOOLS: &str = r#"[
     "parameters": {"type": "object", "properties": {
       "query": {"type": "string", "description": "The search query."},
       "filters": {"type": "object", "description": "Optional filters."}
-    }, "required": ["query"]}}},
+    }, "required": ["query"]}}}
+]"#;
+
+/// The tools of the typed conversations (a nullable parameter is a type
+/// union: Hermes 2 Pro's `json_to_python_type` recurses on it, in Jinja2
+/// too, so those renders are skipped).
+const TYPED_TOOLS: &str = r#"[
   {"type": "function", "function": {
     "name": "write_file",
     "description": "Write a text file.",
@@ -279,6 +328,14 @@ impl CallSet {
         match self {
             CallSet::Weather => CALLS,
             CallSet::Typed => TYPED_CALLS,
+        }
+    }
+
+    /// The request's `tools` (JSON text).
+    fn tools(self) -> &'static str {
+        match self {
+            CallSet::Weather => TOOLS,
+            CallSet::Typed => TYPED_TOOLS,
         }
     }
 
@@ -780,10 +837,11 @@ fn render(
     env: &Environment,
     template: &str,
     tokens: (&str, &str),
+    tools: &str,
     messages: Vec<Value>,
     add_generation_prompt: bool,
 ) -> Result<String, Error> {
-    let tools: Value = serde_json::from_str(TOOLS).expect("tools are JSON");
+    let tools: Value = serde_json::from_str(tools).expect("tools are JSON");
     let ctx = minijinja::context! {
         messages => Value::from(messages),
         tools => tools,
@@ -887,8 +945,8 @@ fn skip_reason(conv: &Conv, turn: &str) -> Option<String> {
 
 /// The options a turn is parsed with: seeded ids, the tools schema, and
 /// reasoning separation where the turn writes reasoning markup.
-fn options(turn: &Turn) -> Options {
-    let tools = Tools::from_json_str(TOOLS).expect("tools parse");
+fn options(turn: &Turn, tools: &str) -> Options {
+    let tools = Tools::from_json_str(tools).expect("tools parse");
     seeded_options()
         .with_tools(tools)
         .with_reasoning(turn.reasoning)
@@ -897,13 +955,13 @@ fn options(turn: &Turn) -> Options {
 
 /// Parses a turn whole with the one-shot `parse`, or fed in 1-byte chunks
 /// (the events checked against the event contract).
-fn parse(format: &str, turn: &Turn, one_byte: bool) -> Result<Response, String> {
+fn parse(format: &str, turn: &Turn, tools: &str, one_byte: bool) -> Result<Response, String> {
     let input = turn.text.as_bytes();
     if !one_byte {
         let g = Registry::builtin().grammar(format).expect("format exists");
-        return Ok(toolscan::parse(g, options(turn), input));
+        return Ok(toolscan::parse(g, options(turn, tools), input));
     }
-    let p = chunk::parser(format, options(turn));
+    let p = chunk::parser(format, options(turn, tools));
     let events = chunk::feed(p, Api::FeedInto, input, &Plan::fixed(input.len(), 1));
     check_events(&events)?;
     Ok(Response::from_events(&events))
@@ -1053,11 +1111,12 @@ fn templates_render_turns_the_parser_recovers() {
 
         for conv in Conv::all() {
             let cid = conv.id();
+            let tools = conv.set.tools();
             let rendered = (|| -> Result<(String, String, String), Error> {
                 Ok((
-                    render(&env, &file, tokens, conv.prompt(), true)?,
-                    render(&env, &file, tokens, conv.prompt(), false)?,
-                    render(&env, &file, tokens, conv.messages(), false)?,
+                    render(&env, &file, tokens, tools, conv.prompt(), true)?,
+                    render(&env, &file, tokens, tools, conv.prompt(), false)?,
+                    render(&env, &file, tokens, tools, conv.messages(), false)?,
                 ))
             })();
             let (p, p0, full) = match rendered {
@@ -1130,7 +1189,7 @@ fn templates_render_turns_the_parser_recovers() {
             }
             for g in grammars {
                 for one_byte in [false, true] {
-                    let checked = parse(g, &turn, one_byte)
+                    let checked = parse(g, &turn, tools, one_byte)
                         .and_then(|r| check(&r, &conv, text_gap.is_some()));
                     if let Err(e) = checked {
                         let chunks = if one_byte { "1-byte chunks" } else { "whole" };
