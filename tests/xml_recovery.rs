@@ -14,21 +14,7 @@ fn run(format: &str, opts: Options, input: &str) -> Vec<Event> {
         .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"))
 }
 
-/// The completed calls: (name, arguments).
-fn calls(events: &[Event]) -> Vec<(String, Value)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCallEnd {
-                name, arguments, ..
-            } => Some((
-                name.clone(),
-                Value::Object(arguments.parse().expect("arguments parse")),
-            )),
-            _ => None,
-        })
-        .collect()
-}
+use toolscan_testkit::check::calls_of as calls;
 
 fn kinds(events: &[Event]) -> Vec<DiagnosticKind> {
     diagnostics_of(events).into_iter().map(|(k, _)| k).collect()

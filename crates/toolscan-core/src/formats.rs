@@ -608,6 +608,23 @@ impl Params {
     }
 }
 
+/// An optional type attribute after a parameter's key (` string="true"`,
+/// ` type="number"`), then `end`, the end of the parameter's tag.
+fn type_attribute(attr: &str, end: &str) -> Vec<Step> {
+    let end_first = [end.as_bytes()[0]];
+    vec![
+        Step::Fork(vec![
+            (ByteSet::Bytes(vec![b' ']), Label::from("type")),
+            (ByteSet::Bytes(end_first.to_vec()), Label::from("value")),
+        ]),
+        label("type"),
+        lit(attr),
+        capture(Field::Type, &[("\"", None)]),
+        label("value"),
+        lit(end),
+    ]
+}
+
 /// A name in quotes, `"` or `'`, then `>`: jumps to `after`.
 fn quoted_name(after: &'static str) -> Vec<Step> {
     vec![
@@ -729,14 +746,7 @@ fn claude_xml() -> Format {
 fn deepseek_v32() -> Format {
     const INVOKE: &str = "<｜DSML｜invoke name=";
     let params = Params::new("<｜DSML｜parameter name=\"", "\"", "</｜DSML｜parameter>")
-        .between(vec![
-            fork(&[(b" ", "type"), (b">", "value")]),
-            label("type"),
-            lit(" string=\""),
-            capture(Field::Type, &[("\"", None)]),
-            label("value"),
-            lit(">"),
-        ])
+        .between(type_attribute(" string=\"", ">"))
         .call_close("</｜DSML｜invoke>");
     let mut f = Format::new(
         "deepseek-v3.2",
@@ -745,16 +755,11 @@ fn deepseek_v32() -> Format {
          string=\"true|false\">value</｜DSML｜parameter>…</｜DSML｜invoke>…</｜DSML｜function_calls>; \
          also <｜DSML｜tool_calls>",
     );
-    for section in ["function_calls", "tool_calls"] {
-        let close: &'static str = if section == "tool_calls" {
-            "</｜DSML｜tool_calls>"
-        } else {
-            "</｜DSML｜function_calls>"
-        };
-        f = f.opener(Opener::definite(
-            &format!("<｜DSML｜{section}>"),
-            invokes(&params, INVOKE, close),
-        ));
+    for (open, close) in [
+        ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
+        ("<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"),
+    ] {
+        f = f.opener(Opener::definite(open, invokes(&params, INVOKE, close)));
     }
     f
 }
@@ -762,14 +767,7 @@ fn deepseek_v32() -> Format {
 fn kimi_k3() -> Format {
     const CALL: &str = "<|open|>call tool=\"";
     let params = Params::new("<|open|>argument key=\"", "\"", "<|close|>argument<|sep|>")
-        .between(vec![
-            fork(&[(b" ", "type"), (b"<", "value")]),
-            label("type"),
-            lit(" type=\""),
-            capture(Field::Type, &[("\"", None)]),
-            label("value"),
-            lit("<|sep|>"),
-        ])
+        .between(type_attribute(" type=\"", "<|sep|>"))
         .call_close("<|close|>call<|sep|>");
     let mut program = vec![Step::Ws, lit(CALL), label("name")];
     program.extend([

@@ -238,6 +238,26 @@ pub fn text_of(events: &[Event]) -> String {
         .collect()
 }
 
+/// The completed calls, in order: (name, arguments as a JSON value).
+///
+/// # Panics
+///
+/// If a call's arguments do not parse (the contract says they always do).
+pub fn calls_of(events: &[Event]) -> Vec<(String, serde_json::Value)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd {
+                name, arguments, ..
+            } => Some((
+                name.clone(),
+                serde_json::Value::Object(arguments.parse().expect("arguments parse")),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The names of the completed calls, in order.
 pub fn names_of(events: &[Event]) -> Vec<&str> {
     events
