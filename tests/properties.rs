@@ -975,6 +975,7 @@ enum XFmt {
     XmlTool,
     AutobyteusXml,
     UseTag,
+    KeyValue,
 }
 
 /// Which whitespace at the ends of a value is markup.
@@ -988,7 +989,7 @@ enum XTrim {
 }
 
 impl XFmt {
-    const ALL: [XFmt; 12] = [
+    const ALL: [XFmt; 13] = [
         XFmt::Qwen3Coder,
         XFmt::SeedOss,
         XFmt::Glm45,
@@ -1001,6 +1002,7 @@ impl XFmt {
         XFmt::XmlTool,
         XFmt::AutobyteusXml,
         XFmt::UseTag,
+        XFmt::KeyValue,
     ];
 
     fn name(self) -> &'static str {
@@ -1017,6 +1019,7 @@ impl XFmt {
             XFmt::XmlTool => "xml-tool",
             XFmt::AutobyteusXml => "autobyteus-xml",
             XFmt::UseTag => "use-tag",
+            XFmt::KeyValue => "key-value",
         }
     }
 
@@ -1044,7 +1047,11 @@ impl XFmt {
             XFmt::DeepseekV32 => &["</｜DSML｜parameter>", "<｜DSML｜parameter name=\""],
             XFmt::KimiK3 => &["<|close|>argument<|sep|>", "<|open|>argument key=\""],
             XFmt::Step3 => &["</steptml:parameter>", "<steptml:parameter name=\""],
-            XFmt::ClaudeXml | XFmt::XmlTool | XFmt::AutobyteusXml | XFmt::UseTag => &[],
+            XFmt::ClaudeXml
+            | XFmt::XmlTool
+            | XFmt::AutobyteusXml
+            | XFmt::UseTag
+            | XFmt::KeyValue => &[],
         }
     }
 
@@ -1072,6 +1079,10 @@ impl XFmt {
             // A container's JSON text is quoted with `'` (it holds `"`); a
             // string needs one quote it does not hold.
             s = s.replace('\'', "’");
+        }
+        if self == XFmt::KeyValue && top {
+            // A quoted value ends at the next `"`.
+            s = s.replace('"', "”");
         }
         s
     }
@@ -1573,6 +1584,18 @@ fn render_xcall_body(w: &mut Rendered, fmt: XFmt, c: &XCall) {
                 quoted(name)
             ));
         }
+        XFmt::KeyValue => {
+            let sep = if c.ws { " \t " } else { " " };
+            let mut line = name.clone();
+            if !c.params.is_empty() {
+                line.push_str(sep);
+                line.push_str("for");
+            }
+            for p in &c.params {
+                line.push_str(&format!("{sep}{}{sep}{}", p.key, key_value_word(&p.val)));
+            }
+            w.raw(&line);
+        }
         XFmt::UseTag => {
             let sep = if c.ws { "\n  " } else { " " };
             let attrs: String = c
@@ -1632,6 +1655,7 @@ fn render_xgroup(w: &mut Rendered, fmt: XFmt, calls: &[XCall]) {
         XFmt::AutobyteusXml => ("", "<tool name=", "", ""),
         XFmt::UseTag if first.alt => ("", "<use_", "", ""),
         XFmt::UseTag => ("", "<use ", "", ""),
+        XFmt::KeyValue => ("", "✦ tool_call: ", "", ""),
     };
     w.open();
     if !open.is_empty() {
@@ -1675,7 +1699,21 @@ fn render_xml(fmt: XFmt, r: &XResp) -> Rendered {
                 j += 1;
             }
         }
-        if fmt == XFmt::ClaudeXml && r.calls[i].alt {
+        if fmt == XFmt::KeyValue {
+            // One line a call: its line break belongs to it, and only the
+            // end of the stream may stand for it.
+            let c = &r.calls[i];
+            w.open();
+            w.raw("✦ tool_call:");
+            w.raw(if c.ws { "\t" } else { " " });
+            w.begun();
+            render_xcall_body(&mut w, fmt, c);
+            if !(c.closer && j == n && r.texts[j].is_empty()) {
+                w.raw(if c.alt { "\r\n" } else { "\n" });
+            }
+            w.dispatched();
+            w.close();
+        } else if fmt == XFmt::ClaudeXml && r.calls[i].alt {
             // The bare form: `<invoke name=…` without the wrapper.
             w.open();
             w.raw("<invoke name=");
@@ -1690,6 +1728,20 @@ fn render_xml(fmt: XFmt, r: &XResp) -> Rendered {
         i = j;
     }
     w
+}
+
+/// A `key-value` value: a word, a JSON object or array, else quoted.
+fn key_value_word(v: &XVal) -> String {
+    match v {
+        XVal::Str(s)
+            if s.is_empty()
+                || s.contains([' ', '\t', '\n', '\r'])
+                || s.starts_with(['{', '[', '"']) =>
+        {
+            format!("\"{s}\"")
+        }
+        v => v.text(),
+    }
 }
 
 /// Every value's raw text holds nothing that ends it early (the generator
@@ -1789,6 +1841,7 @@ xml_format_properties! {
     xml_xml_tool => XFmt::XmlTool;
     xml_autobyteus_xml => XFmt::AutobyteusXml;
     xml_use_tag => XFmt::UseTag;
+    xml_key_value => XFmt::KeyValue;
 }
 
 /// The XML renderers write what each format's documentation shows, and

@@ -745,6 +745,8 @@ fn a_truncated_value_never_dispatches() {
             "<tool name=\"f\"><arguments><arg name=\"a\">x",
         ),
         ("use-tag", "<use f a=\"x"),
+        ("key-value", "✦ tool_call: f for a \"x y"),
+        ("key-value", "✦ tool_call: f for n {\"k\": [1, \"]\""),
     ];
     for (format, call) in cases {
         let input = format!("Before. {call}");
@@ -811,4 +813,135 @@ fn entities_cut_between_chunks_decode() {
     let ev = run("claude-xml", &opts, input);
     one_call(&ev, "f", want, input);
     assert!(kinds(&ev).is_empty(), "{:?}", diagnostics_of(&ev));
+}
+
+// -------------------------------------------------------- (h) key-value
+
+/// `key-value` lines: words, quoted strings and JSON values (brackets in
+/// their strings and escaped quotes included), typed by the schema; the
+/// call ends with its line (LF or CRLF) or with the stream.
+#[test]
+fn key_value_lines() {
+    let opts = with_tools(tool(
+        "f",
+        json!({"a": {"type": "string"}, "n": {"type": "integer"},
+               "o": {"type": "object"}, "l": {"type": "array"}}),
+    ));
+    let cases: &[(&str, Value, &str)] = &[
+        // the stream ends the call, and the word
+        ("✦ tool_call: f for a x.txt", json!({"a": "x.txt"}), ""),
+        ("✦ tool_call: f", json!({}), ""),
+        ("✦ tool_call: f \t", json!({}), ""),
+        ("✦ tool_call: f for", json!({}), ""),
+        ("✦ tool_call: f for a x ", json!({"a": "x"}), ""),
+        // the line ends it; what follows is text
+        ("✦ tool_call: f for a x\nNext.", json!({"a": "x"}), "Next."),
+        (
+            "✦ tool_call: f for a x\r\nNext.",
+            json!({"a": "x"}),
+            "Next.",
+        ),
+        (
+            "✦ tool_call:\tf\tfor\ta\t007\tn\t-3\n",
+            json!({"a": "007", "n": -3}),
+            "",
+        ),
+        (
+            "✦ tool_call: f for a \"two\nlines \\ }\" n 5",
+            json!({"a": "two\nlines \\ }", "n": 5}),
+            "",
+        ),
+        (
+            "✦ tool_call: f for a \"\" n 1",
+            json!({"a": "", "n": 1}),
+            "",
+        ),
+        (
+            "✦ tool_call: f for o {\"k\": \"} ] \\\" {\", \"m\": [1, {}]} l [ ] a {x}\n",
+            json!({"o": {"k": "} ] \" {", "m": [1, {}]}, "l": [], "a": "{x}"}),
+            "",
+        ),
+        // a JSON value may span lines
+        (
+            "✦ tool_call: f for o {\n  \"k\": 1\n}\nok",
+            json!({"o": {"k": 1}}),
+            "ok",
+        ),
+    ];
+    for (call, args, after) in cases {
+        let input = format!("Before ✨ “quoted”. {call}");
+        let ev = run("key-value", &opts, &input);
+        one_call(&ev, "f", args.clone(), &input);
+        assert!(diagnostics_of(&ev).is_empty(), "{input:?}: {ev:?}");
+        assert_eq!(
+            text_of(&ev),
+            format!("Before ✨ “quoted”. {after}"),
+            "{input:?}"
+        );
+        // and as `auto`
+        let ev = run("auto", &opts, &input);
+        one_call(&ev, "f", args.clone(), &input);
+    }
+}
+
+/// A line that is not a call after all keeps its text, with a
+/// `malformed` diagnostic: a key without a value, a word other than
+/// `for` after the name, no name, a JSON value that does not begin with
+/// its bracket.
+#[test]
+fn key_value_lines_that_are_not_calls() {
+    for call in [
+        "✦ tool_call: f for a\nmore",
+        "✦ tool_call: f for a \r\nmore",
+        "✦ tool_call: f with a 1\nmore",
+        "✦ tool_call: \nmore",
+        "✦ tool_call: f(x)\nmore",
+    ] {
+        let input = format!("Text. {call}");
+        let ev = run("key-value", &seeded(), &input);
+        assert!(calls(&ev).is_empty(), "{input:?}: {ev:?}");
+        assert_eq!(kinds(&ev), vec![DiagnosticKind::Malformed], "{input:?}");
+        assert_eq!(text_of(&ev), input, "{input:?}");
+    }
+}
+
+/// Text that shares bytes with the marker `✦ tool_call:` (its first
+/// character, or symbols from its block of Unicode) is text, whole.
+#[test]
+fn key_value_marker_lookalikes_are_text() {
+    let input = "✅ done ✨ ✦ ✦✦ tool_calls: ✦ tool ✔ ✦ tool_call";
+    for format in ["key-value", "auto"] {
+        let ev = run(format, &seeded(), input);
+        assert_eq!(text_of(&ev), input, "{format}");
+        assert!(
+            calls(&ev).is_empty() && diagnostics_of(&ev).is_empty(),
+            "{format}: {ev:?}"
+        );
+    }
+}
+
+/// A `key-value` call is dispatched in the feed that delivers its line
+/// break, not before: fed one byte at a time, its `tool_call_end` comes
+/// with the `\n`, and one that ends with the stream comes at `finish`.
+#[test]
+fn key_value_dispatches_at_the_line_break() {
+    let input = "✦ tool_call: f for a x b {\"k\": [1]}\nthen";
+    let nl = input.find('\n').expect("a line break");
+    let mut p = chunk::parser("key-value", seeded());
+    for (i, b) in input.bytes().enumerate() {
+        let ev = p.feed(&[b]);
+        let ended = ev.iter().any(|e| matches!(e, Event::ToolCallEnd { .. }));
+        assert_eq!(ended, i == nl, "byte {i}: {ev:?}");
+    }
+    let mut p = chunk::parser("key-value", seeded());
+    let ev = p.feed(b"\xe2\x9c\xa6 tool_call: f for a x");
+    assert!(
+        !ev.iter().any(|e| matches!(e, Event::ToolCallEnd { .. })),
+        "{ev:?}"
+    );
+    let ev = p.finish();
+    assert!(
+        ev.iter().any(|e| matches!(e, Event::ToolCallEnd { .. })),
+        "{ev:?}"
+    );
 }

@@ -5,7 +5,7 @@
 
 use crate::call::{check_word, Builder, Calls, Ctx, JsonCalls};
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
-use crate::format::{Field, Lit};
+use crate::format::{ByteSet, Field, Lit};
 use crate::json::JsonScanner;
 use crate::pending::{Chunk, Pending};
 use crate::program::{Op, ThenOp};
@@ -219,6 +219,7 @@ pub(crate) fn run(
         });
         let progress = match op {
             Op::Ws => steps::ws(input),
+            Op::Blank => steps::blank(input),
             Op::Word => steps::word(input),
             Op::Lit(l) | Op::OptLit(l) | Op::LitOrEof(l) => {
                 if !matches!(b.st, StepState::Lit(_)) {
@@ -361,6 +362,9 @@ pub(crate) fn run(
                     unreachable!("set just above")
                 };
                 let (n, end) = vr.feed(input, env.pending.pos, env.pending.src());
+                if let End::Bad(found) = end {
+                    fail!(Stop::fail(Reason::Unexpected { found }));
+                }
                 if over(n) {
                     fail!(too_long);
                 }
@@ -369,7 +373,7 @@ pub(crate) fn run(
                 let pos = env.pending.pos;
                 vr.hand(env.pending.src(), pos, end != End::No, &mut b.calls);
                 let next = match end {
-                    End::No => None,
+                    End::No | End::Bad(_) => None,
                     End::Nest(to) => {
                         // A container, not text: no value to end.
                         b.goto(to);
@@ -544,6 +548,68 @@ pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut Env<'_>) -> Option<(u64,
     p.pos = p.buf_start + k as u64;
     b.goto(to);
     Some((p.pos, tail))
+}
+
+/// What the end of the stream does to the step a block waits at.
+pub(crate) enum AtEnd {
+    /// The step is complete (optional markup, a word or value that the end
+    /// may end, a fork's end-of-stream branch): the program goes on with
+    /// no more bytes.
+    Moved,
+    /// The step failed: the block is over.
+    Over(Outcome),
+    /// The step needs bytes the stream will not bring.
+    Stuck,
+}
+
+/// At the end of the stream: completes the step the block waits at if the
+/// end may complete it.
+pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut Env<'_>) -> AtEnd {
+    let fresh = !matches!(&b.st, StepState::Lit(m) if m.at > 0);
+    match prog.get(b.pc) {
+        Some(Op::Ws | Op::Blank | Op::Word) => b.goto(b.pc + 1),
+        Some(Op::OptLit(_) | Op::LitOrEof(_)) if fresh => b.goto(b.pc + 1),
+        Some(Op::Fork(alts)) => match alts.iter().find(|(set, _)| *set == ByteSet::End) {
+            Some(&(_, to)) => b.goto(to),
+            None => return AtEnd::Stuck,
+        },
+        Some(Op::Capture(c)) if c.at_end => {
+            let StepState::Capture(w) = &mut b.st else {
+                return AtEnd::Stuck;
+            };
+            let word = std::mem::take(w);
+            if let Err(stop) = captured(b, c.field, word.trimmed(), env) {
+                return failed_at_end(b, prog, env, stop);
+            }
+            b.goto(b.pc + 1);
+        }
+        Some(Op::Value(_)) => {
+            let pos = env.pending.pos;
+            let StepState::Value(vr) = &mut b.st else {
+                return AtEnd::Stuck;
+            };
+            if !vr.ends_at_eof(pos) {
+                return AtEnd::Stuck;
+            }
+            vr.hand(env.pending.src(), pos, true, &mut b.calls);
+            if let Err(stop) = b.calls.value_end(pos) {
+                return failed_at_end(b, prog, env, stop);
+            }
+            b.calls.sync(env.out, env.pending.src());
+            b.goto(b.pc + 1);
+        }
+        _ => return AtEnd::Stuck,
+    }
+    AtEnd::Moved
+}
+
+fn failed_at_end(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) -> AtEnd {
+    match fail(b, prog, env, stop) {
+        Failed::Over(Some(markup)) => AtEnd::Over(Outcome::Replay(markup)),
+        Failed::Over(None) => AtEnd::Over(Outcome::Text),
+        // Seeking the next call: the end of the stream finds none.
+        Failed::Recovered => AtEnd::Moved,
+    }
 }
 
 /// Releases what is held as text, up to a character boundary.

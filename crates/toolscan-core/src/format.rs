@@ -140,6 +140,9 @@ pub struct Capture {
     /// Literals that end the word and are consumed; each may jump to a
     /// label (`None`: the next step).
     pub delims: Vec<(Lit, Option<Label>)>,
+    /// The end of the stream ends the word too, as a stop byte would (a
+    /// call that runs to the end of its line, or of the stream).
+    pub at_end: bool,
 }
 
 impl Capture {
@@ -150,6 +153,7 @@ impl Capture {
             field,
             stop: Vec::new(),
             delims,
+            at_end: false,
         }
     }
 
@@ -160,7 +164,14 @@ impl Capture {
             field,
             stop: stop.to_vec(),
             delims: Vec::new(),
+            at_end: false,
         }
+    }
+
+    /// Lets the end of the stream end the word (see [`Capture::at_end`]).
+    pub fn or_end(mut self) -> Capture {
+        self.at_end = true;
+        self
     }
 }
 
@@ -295,6 +306,14 @@ pub enum Close {
     /// A closing tag named after the parameter: `</KEY>` (generic XML
     /// children such as `<query>…</query>`).
     KeyTag,
+    /// ASCII whitespace, left for the next step, or the end of the stream:
+    /// the value is one word (`path /tmp/x.txt`). An empty word fails the
+    /// block.
+    Space,
+    /// The bracket that closes the value's first one: the value is a JSON
+    /// object or array (`meta {"tags": ["x"]}`), and brackets inside its
+    /// strings do not count. The value must begin with `{` or `[`.
+    Balanced,
 }
 
 /// A raw parameter value (XML-style arguments): the text up to its closer,
@@ -339,8 +358,14 @@ impl ValueStep {
     /// A value closed by `close`, with no recovery, nothing trimmed and no
     /// entities.
     pub fn until(close: &str) -> ValueStep {
+        ValueStep::closed_by(Close::Lit(Lit::new(close)))
+    }
+
+    /// A value that `close` ends, with no recovery, nothing trimmed and no
+    /// entities.
+    pub fn closed_by(close: Close) -> ValueStep {
         ValueStep {
-            close: Close::Lit(Lit::new(close)),
+            close,
             recover: Vec::new(),
             recover_at_end: Vec::new(),
             nest: Vec::new(),
@@ -397,6 +422,12 @@ pub enum ByteSet {
     Bytes(Vec<u8>),
     /// Any byte.
     Any,
+    /// Any byte but these.
+    AnyBut(Vec<u8>),
+    /// No byte: the end of the stream. A fork waiting for a byte when the
+    /// stream ends takes this branch (a call that runs to the end of its
+    /// line may end with the stream).
+    End,
 }
 
 impl ByteSet {
@@ -404,6 +435,8 @@ impl ByteSet {
         match self {
             ByteSet::Bytes(v) => v.contains(&b),
             ByteSet::Any => true,
+            ByteSet::AnyBut(v) => !v.contains(&b),
+            ByteSet::End => false,
         }
     }
 }
@@ -422,6 +455,8 @@ pub enum Step {
     Label(Label),
     /// Optional ASCII whitespace.
     Ws,
+    /// Optional spaces and tabs: whitespace that does not end a line.
+    Blank,
     /// A required literal.
     Lit(Lit),
     /// An optional literal, taken when the next byte is its first byte.
@@ -449,7 +484,8 @@ pub enum Step {
     /// The current call is complete: emit `tool_call_end` now.
     Dispatch,
     /// Branch on the next byte: the first set that holds it wins; no match
-    /// fails the block.
+    /// fails the block. At the end of the stream, a [`ByteSet::End`]
+    /// branch is taken (without one, the call is truncated).
     Fork(Vec<(ByteSet, Label)>),
     /// After a call: optional whitespace, then one of these literals (jump to
     /// its label) — or anything else, which ends the block and is scanned as

@@ -947,6 +947,64 @@ fn use_tag() -> Format {
     .opener(Opener::definite("<use_", named))
 }
 
+/// LLxprt's Gemini-CLI-style line `✦ tool_call: NAME for KEY VALUE…`: a
+/// value is a word, a `"quoted string"` or a JSON object or array; the
+/// call ends with its line, or with the stream. `✦ tool_call: NAME` alone
+/// is a call without arguments.
+fn key_value() -> Format {
+    const EOL: &[u8] = b"\r\n";
+    let value = |close: Close| Step::Value(ValueStep::closed_by(close));
+    let program = vec![
+        Step::Blank,
+        Step::Capture(Capture::before(Field::Name, b" \t\r\n").or_end()),
+        Step::Blank,
+        Step::Fork(vec![
+            (ByteSet::Bytes(EOL.to_vec()), Label::from("eol")),
+            (ByteSet::End, Label::from("eol")),
+            (ByteSet::Bytes(b"f".to_vec()), Label::from("for")),
+        ]),
+        label("for"),
+        lit("for"),
+        // After `for`, and after each value: the next key, or the end.
+        label("next"),
+        Step::Blank,
+        Step::Fork(vec![
+            (ByteSet::Bytes(EOL.to_vec()), Label::from("eol")),
+            (ByteSet::End, Label::from("eol")),
+            (ByteSet::Any, Label::from("key")),
+        ]),
+        label("key"),
+        Step::Capture(Capture::before(Field::Key, b" \t\r\n")),
+        Step::Blank,
+        Step::Fork(vec![
+            (ByteSet::Bytes(b"\"".to_vec()), Label::from("quoted")),
+            (ByteSet::Bytes(b"{[".to_vec()), Label::from("json")),
+            (ByteSet::AnyBut(EOL.to_vec()), Label::from("word")),
+        ]),
+        label("quoted"),
+        lit("\""),
+        Step::Value(ValueStep::until("\"")),
+        Step::goto("next"),
+        label("json"),
+        value(Close::Balanced),
+        Step::goto("next"),
+        label("word"),
+        value(Close::Space),
+        Step::goto("next"),
+        label("eol"),
+        opt("\r"),
+        Step::LitOrEof(Lit::new("\n")),
+        Step::Dispatch,
+        Step::End,
+    ];
+    Format::new(
+        "key-value",
+        "LLxprt (Gemini-CLI style)",
+        "✦ tool_call: NAME for KEY VALUE KEY \"quoted value\" KEY {json}…, to the end of the line",
+    )
+    .opener(Opener::definite("✦ tool_call:", program))
+}
+
 /// Autobyteus: `<tool name="NAME"><arguments><arg name="KEY">value</arg>…</arguments></tool>`;
 /// an `<arg>` holding `<arg>`s is an object, one holding `<item>`s a list;
 /// `__START_CONTENT__`…`__END_CONTENT__` guard a value that holds markup.
@@ -1054,5 +1112,6 @@ pub(crate) fn builtin() -> Vec<Format> {
         xml_tool(),
         autobyteus_xml(),
         use_tag(),
+        key_value(),
     ]
 }

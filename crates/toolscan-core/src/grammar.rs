@@ -157,12 +157,6 @@ fn check_opener(o: &Opener) -> Result<Vec<Op>, String> {
     if o.marker.bytes.is_empty() {
         return Err("empty marker".into());
     }
-    if !o.marker.bytes[0].is_ascii() {
-        return Err(format!(
-            "marker `{}` must start with an ASCII byte",
-            o.marker.display()
-        ));
-    }
     let mut ops = program::compile(&o.program)
         .map_err(|e| format!("marker `{}`: {e}", o.marker.display()))?;
     program::check_targets(&mut ops)?;

@@ -47,24 +47,15 @@ enum Search {
     One(u8),
     Two(u8, u8),
     Three(u8, u8, u8),
-    /// Four (what `auto` needs): in one pass (`simd::find4`).
-    Four([u8; 4]),
-    /// More than four: the three rarest with memchr3, the others one by
-    /// one, each position remembered until passed (see [`Cursor`]).
-    Split {
-        rare: [u8; 3],
-        rest: Vec<u8>,
-    },
-    /// Too many for separate searches: the table, byte by byte.
+    /// Four to eight (what `auto` needs): in one pass (`simd::find`).
+    Many(crate::simd::ByteSet8),
+    /// More than eight: the table, byte by byte.
     Table,
 }
 
 /// Haystacks shorter than this are searched with the table (a call into a
 /// vectorised search costs more than it saves).
 const SHORT: usize = 24;
-
-/// At most this many rare bytes besides the three of `memchr3`.
-const MAX_REST: usize = 3;
 
 impl RareBytes {
     fn new(patterns: &[Pattern], any_ci: bool) -> RareBytes {
@@ -91,7 +82,8 @@ impl RareBytes {
                 .enumerate()
                 .max_by_key(|&(k, &b)| {
                     let key = if any_ci { b.to_ascii_uppercase() } else { b };
-                    (rarity(b), shared[usize::from(key)], std::cmp::Reverse(k))
+                    let r = rarity(b, p.bytes.get(k + 1).copied());
+                    (r, shared[usize::from(key)], std::cmp::Reverse(k))
                 })
                 .unwrap_or((0, &0));
             let k = u8::try_from(k).unwrap_or(u8::MAX);
@@ -110,17 +102,13 @@ impl RareBytes {
                 }
             }
         }
-        bytes.sort_by_key(|&b| std::cmp::Reverse(rarity(b)));
+        bytes.sort_by_key(|&b| std::cmp::Reverse(rarity(b, None)));
         let search = match *bytes {
             [a] => Search::One(a),
             [a, b] => Search::Two(a, b),
             [a, b, c] => Search::Three(a, b, c),
-            [a, b, c, d] => Search::Four([a, b, c, d]),
-            _ if bytes.len() > 3 + MAX_REST => Search::Table,
-            _ => Search::Split {
-                rare: [bytes[0], bytes[1], bytes[2]],
-                rest: bytes[3..].to_vec(),
-            },
+            // (The bytes are different from each other.)
+            _ => crate::simd::ByteSet8::new(&bytes).map_or(Search::Table, Search::Many),
         };
         let max_back = back
             .iter()
@@ -135,68 +123,20 @@ impl RareBytes {
         }
     }
 
-    /// A search over `hay` that remembers, for each rare byte, where it
-    /// occurs next, so a scan that stops at many candidates stays linear.
+    /// The first position at or after `i` in `hay` holding a rare byte.
     #[inline]
-    fn cursor<'h>(&'h self, hay: &'h [u8]) -> Cursor<'h> {
-        Cursor {
-            rb: self,
-            hay,
-            rare: None,
-            rest: [None; MAX_REST],
-        }
-    }
-}
-
-/// See [`RareBytes::cursor`].
-struct Cursor<'h> {
-    rb: &'h RareBytes,
-    hay: &'h [u8],
-    /// Where the next of the three rarest bytes is (`hay.len()`: none), if
-    /// looked up.
-    rare: Option<usize>,
-    /// The same for each of the other rare bytes.
-    rest: [Option<usize>; MAX_REST],
-}
-
-impl Cursor<'_> {
-    /// The first position at or after `i` holding a rare byte.
-    #[inline]
-    fn find(&mut self, i: usize) -> Option<usize> {
-        let hay = &self.hay[i..];
-        let table = |h: &[u8]| {
-            h.iter()
-                .position(|&b| self.rb.back[usize::from(b)].is_some())
-        };
+    fn find(&self, hay: &[u8], i: usize) -> Option<usize> {
+        let hay = &hay[i..];
+        let table = |h: &[u8]| h.iter().position(|&b| self.back[usize::from(b)].is_some());
         if hay.len() < SHORT {
             return table(hay).map(|k| i + k);
         }
-        let k = match &self.rb.search {
+        let k = match &self.search {
             Search::One(a) => memchr::memchr(*a, hay),
             Search::Two(a, b) => memchr::memchr2(*a, *b, hay),
             Search::Three(a, b, c) => memchr::memchr3(*a, *b, *c, hay),
-            Search::Four(n) => crate::simd::find4(hay, *n),
+            Search::Many(set) => crate::simd::find(hay, set),
             Search::Table => table(hay),
-            Search::Split { rare, rest } => {
-                let n = self.hay.len();
-                let next = |cached: &mut Option<usize>, find: &dyn Fn(&[u8]) -> Option<usize>| {
-                    match *cached {
-                        Some(p) if p >= i => p,
-                        _ => {
-                            let p = find(hay).map_or(n, |k| i + k);
-                            *cached = Some(p);
-                            p
-                        }
-                    }
-                };
-                let mut best = next(&mut self.rare, &|h| {
-                    memchr::memchr3(rare[0], rare[1], rare[2], h)
-                });
-                for (slot, &b) in self.rest.iter_mut().zip(rest) {
-                    best = best.min(next(slot, &|h| memchr::memchr(b, h)));
-                }
-                return (best < n).then_some(best);
-            }
         };
         k.map(|k| i + k)
     }
@@ -204,9 +144,17 @@ impl Cursor<'_> {
 
 /// How rare a byte is in model output, prose and code (higher: rarer):
 /// markup brackets are rare; uppercase letters that seldom start a word or
-/// a sentence (`L`, not `O` of "Of", "On", "One"), less so; letters, digits, spaces, `:` and `_` (frequent in code and
-/// lists) are common.
-fn rarity(b: u8) -> u8 {
+/// a sentence (`L`, not `O` of "Of", "On", "One"), less so; letters,
+/// digits, spaces, `:` and `_` (frequent in code and lists) are common.
+///
+/// Of a non-ASCII character (`next`: the byte after `b` in the marker),
+/// the last byte is the rarest: the bytes before it name a block of
+/// characters that a whole script or symbol set shares (`✦` is
+/// `E2 9C A6`; `✅`, `✨` and `✔` are `E2 9C …` too).
+fn rarity(b: u8, next: Option<u8>) -> u8 {
+    if b >= 0x80 && next.is_some_and(|n| n & 0xC0 == 0x80) {
+        return 2;
+    }
     match b {
         b' ' | b'\n' | b'e' | b't' | b'a' | b'o' | b'i' | b'n' | b's' | b'r' => 0,
         b'a'..=b'z' | b'.' | b',' => 1,
@@ -355,7 +303,7 @@ impl MarkerSet {
                 begins |= i >= tail_from && class & BEGINS != 0;
             }
         } else {
-            if self.rare.cursor(hay).find(0).is_some() {
+            if self.rare.find(hay, 0).is_some() {
                 return false;
             }
             begins = hay[tail_from..]
@@ -429,7 +377,6 @@ impl MarkerSet {
         accept: &mut dyn FnMut(usize, usize) -> bool,
     ) -> Found {
         let mut i = 0;
-        let mut cursor = None;
         while i < hay.len() {
             if *sid == self.start {
                 let next = if hay.len() - i < SHORT {
@@ -438,7 +385,7 @@ impl MarkerSet {
                         .position(|&b| self.rare.back[usize::from(b)].is_some())
                         .map(|k| i + k)
                 } else {
-                    cursor.get_or_insert_with(|| self.rare.cursor(hay)).find(i)
+                    self.rare.find(hay, i)
                 };
                 match next {
                     Some(p) => {
@@ -650,17 +597,16 @@ mod tests {
         assert_eq!(f.back[usize::from(b'_')], None);
         assert_eq!(f.back[usize::from(b'T')], None);
         let mut hay = vec![b'x'; 100];
-        assert_eq!(f.cursor(&hay).find(0), None);
+        assert_eq!(f.find(&hay, 0), None);
         for (at, b) in [(90, b'L'), (60, b'{'), (50, b'['), (40, b'<'), (30, b'`')] {
             hay[at] = b;
-            assert_eq!(f.cursor(&hay).find(0), Some(at), "{}", b as char);
-            assert_eq!(f.cursor(&hay[at - 5..at + 3]).find(0), Some(5));
+            assert_eq!(f.find(&hay, 0), Some(at), "{}", b as char);
+            assert_eq!(f.find(&hay[at - 5..at + 3], 0), Some(5));
         }
-        // one cursor, successive finds
-        let mut c = f.cursor(&hay);
+        // successive finds
         let mut got = Vec::new();
         let mut i = 0;
-        while let Some(k) = c.find(i) {
+        while let Some(k) = f.find(&hay, i) {
             got.push(k);
             i = k + 1;
         }
@@ -680,6 +626,16 @@ mod tests {
                 m.scan(&mut sid, &[b], b"", &mut |_, _| true);
                 assert_eq!(m.depth(sid), i + 1, "{p} at {i}");
             }
+        }
+    }
+}
+#[cfg(test)]
+mod tmp_probe {
+    #[test]
+    fn probe() {
+        let g = crate::Registry::builtin().grammar("auto").unwrap();
+        for s in &g.sets {
+            eprintln!("{:?}", s.set.rare.search);
         }
     }
 }

@@ -270,6 +270,9 @@ impl Parser {
     /// At `finish`: completes a block whose end the end of the stream may
     /// stand for, or reports it as truncated.
     fn finish_block(&mut self, out: &mut dyn Sink) {
+        // Every step the end of the stream completes moves the program on;
+        // a program that loops without reading gives up here.
+        let mut budget = 0usize;
         loop {
             let Mode::Block(b) = &mut self.mode else {
                 return;
@@ -290,18 +293,29 @@ impl Parser {
                 continue;
             }
             let prog = &self.g.openers[b.opener].program;
-            let fresh = !matches!(&b.st, block::StepState::Lit(m) if m.at > 0);
-            match prog.get(b.pc) {
-                Some(Op::Ws) | Some(Op::Word) => b.pc += 1,
-                Some(Op::OptLit(_)) | Some(Op::LitOrEof(_)) if fresh => {
-                    b.pc += 1;
-                    b.st = block::StepState::Fresh;
+            budget += 1;
+            let moved = if budget > 2 * prog.len() + 2 {
+                block::AtEnd::Stuck
+            } else {
+                block::at_end(prog, b, &mut self.shared.env(out))
+            };
+            match moved {
+                block::AtEnd::Moved => {
                     // Run the steps that read nothing (Dispatch, End).
                     let empty = Chunk::from_str("", self.shared.pending.pos);
                     let (_, outcome) = block::run(prog, b, &mut self.shared.env(out), &empty, 0);
                     let after = self.shared.after_block(outcome);
                     self.switch(after, out);
+                    continue;
                 }
+                block::AtEnd::Over(outcome) => {
+                    let after = self.shared.after_block(outcome);
+                    self.switch(after, out);
+                    continue;
+                }
+                block::AtEnd::Stuck => {}
+            }
+            match prog.get(b.pc) {
                 Some(Op::Then(_)) => {
                     // What earlier steps read belongs to the calls.
                     let from = match &b.st {

@@ -11,6 +11,7 @@ use crate::format::{ByteSet, Capture, Close, Field, JsonStep, Label, Lit, Shape,
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Op {
     Ws,
+    Blank,
     Lit(Lit),
     OptLit(Lit),
     LitOrEof(Lit),
@@ -49,8 +50,8 @@ pub(crate) struct ThenOp {
 /// A [`ValueStep`](crate::format::ValueStep) with its labels resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ValueOp {
-    /// The closer; `None`: `</KEY>`, made when the value begins.
-    pub close: Option<Lit>,
+    /// What ends the value.
+    pub close: CloseOp,
     /// Markup that ends an unclosed value where it begins.
     pub recover: Vec<ThenOpt>,
     /// Markup that may end an unclosed value, decided at the end of the
@@ -63,6 +64,19 @@ pub(crate) struct ValueOp {
     pub entities: bool,
 }
 
+/// What ends a raw value (see [`Close`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum CloseOp {
+    /// This literal.
+    Lit(Lit),
+    /// `</KEY>`, made when the value begins.
+    KeyTag,
+    /// Whitespace (not consumed) or the end of the stream.
+    Space,
+    /// The bracket that closes the first one.
+    Balanced,
+}
+
 /// A [`Capture`] with its delimiters' targets resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct CaptureOp {
@@ -73,6 +87,8 @@ pub(crate) struct CaptureOp {
     /// Any byte of a delimiter, either case: such bytes may be in the word
     /// while a delimiter may be forming.
     pub delim_bytes: [bool; 256],
+    /// The end of the stream ends the word.
+    pub at_end: bool,
 }
 
 /// One continuation of a [`Step::Then`].
@@ -163,6 +179,7 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
         let op = match s {
             Step::Label(_) => continue,
             Step::Ws => Op::Ws,
+            Step::Blank => Op::Blank,
             Step::Lit(l) => Op::Lit(nonempty(l)?),
             Step::OptLit(l) => Op::OptLit(nonempty(l)?),
             Step::LitOrEof(l) => Op::LitOrEof(nonempty(l)?),
@@ -171,8 +188,10 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
             Step::Json(j) => Op::Json(j.clone()),
             Step::Value(v) => Op::Value(ValueOp {
                 close: match &v.close {
-                    Close::Lit(l) => Some(nonempty(l)?),
-                    Close::KeyTag => None,
+                    Close::Lit(l) => CloseOp::Lit(nonempty(l)?),
+                    Close::KeyTag => CloseOp::KeyTag,
+                    Close::Space => CloseOp::Space,
+                    Close::Balanced => CloseOp::Balanced,
                 },
                 recover: options(&v.recover)?,
                 at_end: options(&v.recover_at_end)?,
@@ -259,6 +278,7 @@ fn capture(
         stop: c.stop.clone(),
         delims,
         delim_bytes,
+        at_end: c.at_end,
     })
 }
 
@@ -294,7 +314,9 @@ fn first_at(ops: &[Op], pc: usize, depth: usize) -> ByteSet {
         }
     };
     match ops.get(pc) {
-        Some(Op::Ws | Op::Definite | Op::Recover(_)) => first_at(ops, pc + 1, depth + 1),
+        Some(Op::Ws | Op::Blank | Op::Definite | Op::Recover(_)) => {
+            first_at(ops, pc + 1, depth + 1)
+        }
         Some(Op::OneOf(opts)) => {
             ByteSet::Bytes(opts.iter().flat_map(|o| lit_first(&o.lit)).collect())
         }
@@ -304,7 +326,8 @@ fn first_at(ops: &[Op], pc: usize, depth: usize) -> ByteSet {
                 v.extend(lit_first(l));
                 ByteSet::Bytes(v)
             }
-            ByteSet::Any => ByteSet::Any,
+            ByteSet::End => ByteSet::Bytes(lit_first(l)),
+            ByteSet::Any | ByteSet::AnyBut(_) => ByteSet::Any,
         },
         Some(Op::Json(j)) => ByteSet::Bytes(match j.shape {
             Shape::Args | Shape::Call => vec![b'{'],
@@ -316,7 +339,8 @@ fn first_at(ops: &[Op], pc: usize, depth: usize) -> ByteSet {
             for (set, _) in alts {
                 match set {
                     ByteSet::Bytes(b) => v.extend_from_slice(b),
-                    ByteSet::Any => return ByteSet::Any,
+                    ByteSet::End => {}
+                    ByteSet::Any | ByteSet::AnyBut(_) => return ByteSet::Any,
                 }
             }
             ByteSet::Bytes(v)

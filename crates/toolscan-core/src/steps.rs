@@ -32,6 +32,15 @@ pub(crate) fn ws(input: &[u8]) -> Progress {
     }
 }
 
+/// Optional spaces and tabs: done at the first other byte (a line break
+/// included).
+pub(crate) fn blank(input: &[u8]) -> Progress {
+    match input.iter().position(|&b| b != b' ' && b != b'\t') {
+        Some(n) => Progress::Done(n),
+        None => Progress::Partial(input.len()),
+    }
+}
+
 /// A code fence's optional info word (` ```json `): done at the first byte
 /// that cannot be in one.
 pub(crate) fn word(input: &[u8]) -> Progress {
@@ -331,6 +340,16 @@ impl ThenMatch {
 mod tests {
     use super::*;
     use crate::format::{Field, Label};
+
+    #[test]
+    fn blanks_stop_at_a_line_break_and_whitespace_does_not() {
+        assert_eq!(blank(b" \t x"), Progress::Done(3));
+        assert_eq!(blank(b" \n"), Progress::Done(1));
+        assert_eq!(blank(b"\r\n"), Progress::Done(0));
+        assert_eq!(blank(b" \t"), Progress::Partial(2));
+        assert_eq!(blank(b""), Progress::Partial(0));
+        assert_eq!(ws(b" \n\r\tx"), Progress::Done(4));
+    }
 
     fn cap(delims: &[&str], stop: &[u8]) -> CaptureOp {
         let mut c = crate::format::Capture::until(

@@ -11,7 +11,7 @@
 
 use crate::call::{Calls, Src};
 use crate::format::Trim;
-use crate::program::{ThenOpt, ValueOp};
+use crate::program::{CloseOp, ThenOpt, ValueOp};
 use crate::steps::{is_ws, ThenMatch};
 use crate::xml::entities::decode_prefix;
 
@@ -28,6 +28,81 @@ pub(crate) enum End {
     /// Markup that makes the value a container (`nest`), before any of its
     /// text: the program goes on at this step.
     Nest(usize),
+    /// The value cannot begin with this byte (a word value with no byte,
+    /// a bracketed one without its bracket): the block fails.
+    Bad(u8),
+}
+
+/// How the end of a value is found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scan {
+    /// End markup (`opts`), matched by `m`.
+    Markup,
+    /// The first whitespace byte, which is left for the next step; the end
+    /// of the stream ends the value too.
+    Space,
+    /// The bracket that closes the first one.
+    Balanced(Brackets),
+}
+
+/// Where a bracketed JSON value is: how deep, and whether in a string.
+/// Bracket bytes inside strings do not count; a backslash in a string
+/// escapes the next byte.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Brackets {
+    /// Open brackets; 0 before the first one.
+    depth: u32,
+    in_str: bool,
+    /// The last byte was a backslash inside a string.
+    esc: bool,
+}
+
+impl Brackets {
+    /// Reads `input` until the first bracket closes: `Ok(Some(n))`, the
+    /// value is the first `n` bytes; `Ok(None)`, all of it is value and it
+    /// goes on; `Err(b)`, the value does not begin with a bracket.
+    fn feed(&mut self, input: &[u8]) -> Result<Option<usize>, u8> {
+        let mut i = 0;
+        while i < input.len() {
+            if self.esc {
+                // The byte after a backslash in a string.
+                self.esc = false;
+                i += 1;
+                continue;
+            }
+            if self.in_str {
+                // Jump to the next byte that matters in a string.
+                let Some(k) = memchr::memchr2(b'"', b'\\', &input[i..]) else {
+                    return Ok(None);
+                };
+                i += k;
+                if input[i] == b'\\' {
+                    self.esc = true;
+                } else {
+                    self.in_str = false;
+                }
+                i += 1;
+                continue;
+            }
+            let b = input[i];
+            if self.depth == 0 && b != b'{' && b != b'[' {
+                return Err(b);
+            }
+            match b {
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        return Ok(Some(i + 1));
+                    }
+                }
+                b'"' => self.in_str = true,
+                _ => {}
+            }
+            i += 1;
+        }
+        Ok(None)
+    }
 }
 
 /// Where a value is with respect to its raw-content guards.
@@ -44,6 +119,10 @@ enum Guarded {
 /// A value being read.
 #[derive(Debug)]
 pub(crate) struct ValueRead {
+    /// How the end is found; with [`Scan::Markup`] only, the fields about
+    /// markup below (`m`, `opts`, the counts, `guard`, `candidate`) play
+    /// a part.
+    scan: Scan,
     /// Matches the end markup across chunks; `held` is what may begin it.
     m: ThenMatch,
     /// The closer, then the `recover` literals, then the `at_end` ones.
@@ -90,9 +169,15 @@ impl ValueRead {
     /// closing tag of a [`Close::KeyTag`](crate::format::Close::KeyTag)
     /// value.
     pub(crate) fn new(op: &ValueOp, start: u64, key: &str) -> ValueRead {
-        let close = match &op.close {
-            Some(l) => l.clone(),
-            None => crate::format::Lit::new(&format!("</{key}>")),
+        let (scan, close) = match &op.close {
+            CloseOp::Lit(l) => (Scan::Markup, l.clone()),
+            CloseOp::KeyTag => (Scan::Markup, crate::format::Lit::new(&format!("</{key}>"))),
+            // (A closer that is never sought.)
+            CloseOp::Space => (Scan::Space, crate::format::Lit::new(" ")),
+            CloseOp::Balanced => (
+                Scan::Balanced(Brackets::default()),
+                crate::format::Lit::new("]"),
+            ),
         };
         let mut opts = Vec::with_capacity(1 + op.recover.len() + op.at_end.len());
         opts.push(ThenOpt {
@@ -111,6 +196,7 @@ impl ValueRead {
             });
         }
         ValueRead {
+            scan,
             m: ThenMatch::seeking(start, Vec::new()),
             closer: opts[0].clone(),
             opts,
@@ -137,6 +223,23 @@ impl ValueRead {
     /// whether the value ended. The caller takes the consumed bytes into
     /// the pending buffer and then calls [`ValueRead::hand`].
     pub(crate) fn feed(&mut self, input: &[u8], base: u64, src: Src<'_>) -> (usize, End) {
+        match &mut self.scan {
+            Scan::Markup => {}
+            Scan::Space => {
+                return match input.iter().position(|&b| is_ws(b)) {
+                    Some(0) if base == self.start => (0, End::Bad(input[0])),
+                    Some(n) => (n, End::Close),
+                    None => (input.len(), End::No),
+                }
+            }
+            Scan::Balanced(br) => {
+                return match br.feed(input) {
+                    Ok(Some(n)) => (n, End::Close),
+                    Ok(None) => (input.len(), End::No),
+                    Err(b) => (0, End::Bad(b)),
+                }
+            }
+        }
         let mut n = 0;
         loop {
             let (k, found) = self.m.seek(&self.opts, &input[n..]);
@@ -303,5 +406,45 @@ impl ValueRead {
     /// Whether an `at_end` literal was met.
     pub(crate) fn has_candidate(&self) -> bool {
         self.candidate.is_some()
+    }
+
+    /// Whether the end of the stream, with the pending buffer ending at
+    /// `pos`, ends the value: a word value with at least one byte.
+    pub(crate) fn ends_at_eof(&self, pos: u64) -> bool {
+        self.scan == Scan::Space && pos > self.start
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Brackets;
+
+    /// State × input: where a bracketed value ends, fed whole and split
+    /// at every offset.
+    #[test]
+    fn brackets_end_where_the_first_one_closes() {
+        let table: &[(&str, Result<Option<usize>, u8>)] = &[
+            ("{}", Ok(Some(2))),
+            ("[] x", Ok(Some(2))),
+            (r#"{"a": [1, {"b": "]}"}]} rest"#, Ok(Some(23))),
+            (r#"{"q": "say \"}\" \\"} x"#, Ok(Some(21))),
+            (r#"["\\\\"] x"#, Ok(Some(8))),
+            (r#"{"open": "{"#, Ok(None)),
+            ("[[[]]", Ok(None)),
+            ("x{}", Err(b'x')),
+            (" {}", Err(b' ')),
+        ];
+        for (input, want) in table {
+            let bytes = input.as_bytes();
+            assert_eq!(Brackets::default().feed(bytes), *want, "{input}");
+            for cut in 1..bytes.len() {
+                let mut b = Brackets::default();
+                let got = match b.feed(&bytes[..cut]) {
+                    Ok(None) => b.feed(&bytes[cut..]).map(|n| n.map(|n| n + cut)),
+                    other => other,
+                };
+                assert_eq!(got, *want, "{input} cut at {cut}");
+            }
+        }
     }
 }
