@@ -1150,7 +1150,8 @@ struct XCall {
     /// `tool name=`), DSML `tool_calls`, Kimi's `index`, a bare claude
     /// `<invoke>`, xml-tool's JSON arguments, `use-tag`'s `<use_NAME>`.
     alt: bool,
-    /// `use-tag`: a closing tag after the call.
+    /// `use-tag`: a closing tag after the call; `kimi-k3`: the arguments
+    /// as one JSON block; `key-value`: no line break after the last call.
     closer: bool,
     /// Entity formats: how much is escaped (0 to 3).
     esc: u8,
@@ -1530,6 +1531,13 @@ fn render_xcall_body(w: &mut Rendered, fmt: XFmt, c: &XCall) {
                 },
                 nl,
             );
+            // Arguments the template is given as a string: one JSON block.
+            let params = if c.closer {
+                let json = serde_json::to_string(&c.args()).unwrap();
+                format!("<|open|>json type=\"object\"<|sep|>{nl}{json}{nl}<|close|>json<|sep|>{nl}")
+            } else {
+                params
+            };
             let index = if c.alt { " index=\"1\"" } else { "" };
             w.raw(&format!(
                 "{name}\"{index}<|sep|>{nl}{params}<|close|>call<|sep|>"

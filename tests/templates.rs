@@ -95,8 +95,8 @@
 //! * Kimi K3 (`prefix`, cut at `<|close|>message<|sep|>`): the turn starts
 //!   by closing the prompt's `<|open|>think<|sep|>` and wraps the content in
 //!   `<|open|>response<|sep|>`…`<|close|>response<|sep|>` (see
-//!   [`KNOWN_TEXT_GAPS`]); string arguments are written as a JSON block (see
-//!   [`KNOWN_GAPS`]).
+//!   [`KNOWN_TEXT_GAPS`]); string arguments are written as a JSON block,
+//!   `<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`.
 //! * DeepSeek V3.2 (`history`), V4 and V4-Flash (`prefix`): DSML with
 //!   `string="true|false"`; string arguments go through `from_json`.
 //!
@@ -171,12 +171,7 @@ const KNOWN_TEXT_GAPS: &[(&str, &str)] = &[(
 /// Renders the engine does not parse yet although it should: template file
 /// and conversation id, or a part of one (`args=string`: every conversation
 /// with string arguments). Skipped and printed.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    // Kimi K3 writes arguments given as a string as one JSON block,
-    // `<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`, which the
-    // kimi-k3 format does not read (only `<|open|>argument …`).
-    ("Kimi-K3.jinja", "args=string"),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 /// Tokens that end an assistant turn.
 const END_OF_TURN: &[&str] = &[

@@ -50,6 +50,46 @@ fn an_unclosed_value_ends_at_the_call_closer_that_ends_the_stream() {
     }
 }
 
+/// Qwen3-Coder and Seed-OSS values that miss their `</parameter>` at the
+/// end of the stream end at the last `</function>`, else at the block's
+/// closer: earlier closers in the value are value, and a value that lost
+/// `</function>` too still makes a call.
+#[test]
+fn an_unclosed_value_ends_at_the_last_closer_at_the_end_of_the_stream() {
+    for (format, input, value) in [
+        (
+            "qwen3-coder",
+            "<tool_call>\n<function=f>\n<parameter=a>\nx\n</tool_call>",
+            "x",
+        ),
+        (
+            "qwen3-coder",
+            "<tool_call>\n<function=f>\n<parameter=a>\nx </function> y\n</function>\n</tool_call>",
+            "x </function> y",
+        ),
+        (
+            "qwen3-coder",
+            "<tool_call>\n<function=f>\n<parameter=a>\nx </tool_call> y\n</function>\n</tool_call>",
+            "x </tool_call> y",
+        ),
+        (
+            "seed-oss",
+            "<seed:tool_call><function=f><parameter=a>x</seed:tool_call>",
+            "x",
+        ),
+    ] {
+        let input = format!("Text. {input}");
+        let ev = run(format, chunk::seeded_options(), &input);
+        assert_eq!(
+            calls(&ev),
+            vec![("f".into(), json!({ "a": value }))],
+            "{input:?}"
+        );
+        assert_eq!(kinds(&ev), vec![DiagnosticKind::Unclosed], "{input:?}");
+        assert_eq!(toolscan_testkit::check::text_of(&ev), "Text. ", "{input:?}");
+    }
+}
+
 #[test]
 fn a_call_closer_inside_a_closed_value_is_value() {
     let input = "<tool_call>\n<function=f>\n<parameter=a>\nx\n</function>\n</tool_call>\ny\n\

@@ -539,6 +539,10 @@ struct Params {
     close: &'static str,
     /// Closes the call's parameters (`</function>`).
     call_close: &'static str,
+    /// Closes the block around the call (`</tool_call>`), if a value that
+    /// misses both its closer and `call_close` may end there at the end of
+    /// the stream: the program goes on at `call-done`, after it.
+    outer_close: Option<&'static str>,
     trim: Trim,
     entities: bool,
 }
@@ -551,6 +555,7 @@ impl Params {
             between: Vec::new(),
             close,
             call_close: "",
+            outer_close: None,
             trim: Trim::None,
             entities: false,
         }
@@ -563,6 +568,11 @@ impl Params {
 
     fn call_close(mut self, lit: &'static str) -> Params {
         self.call_close = lit;
+        self
+    }
+
+    fn outer_close(mut self, lit: &'static str) -> Params {
+        self.outer_close = Some(lit);
         self
     }
 
@@ -584,6 +594,9 @@ impl Params {
             .trim(self.trim)
             .recover(self.open, "param")
             .recover_at_end(self.call_close, "params-done");
+        if let Some(outer) = self.outer_close {
+            v = v.recover_at_end(outer, "call-done");
+        }
         v.entities = self.entities;
         Step::Value(v)
     }
@@ -640,9 +653,10 @@ fn quoted_name(after: &'static str) -> Vec<Step> {
 
 /// Qwen3-Coder's body, inside `open`…`close`:
 /// `<function=NAME>` `<parameter=KEY>` value `</parameter>` … `</function>`.
-fn qwen_xml(open: &str, close: &str) -> Opener {
+fn qwen_xml(open: &str, close: &'static str) -> Opener {
     let params = Params::new("<parameter=", ">", "</parameter>")
         .call_close("</function>")
+        .outer_close(close)
         .trim(Trim::Newline);
     let mut program = vec![
         Step::Ws,
@@ -650,7 +664,13 @@ fn qwen_xml(open: &str, close: &str) -> Opener {
         capture(Field::Name, &[(">", None)]),
     ];
     program.extend(params.steps());
-    program.extend([Step::Ws, lit(close), Step::Dispatch, Step::End]);
+    program.extend([
+        Step::Ws,
+        lit(close),
+        label("call-done"),
+        Step::Dispatch,
+        Step::End,
+    ]);
     Opener::definite(open, program)
 }
 
@@ -766,9 +786,11 @@ fn deepseek_v32() -> Format {
 
 fn kimi_k3() -> Format {
     const CALL: &str = "<|open|>call tool=\"";
+    const CALL_CLOSE: &str = "<|close|>call<|sep|>";
+    const JSON: &str = "<|open|>json type=\"object\"<|sep|>";
     let params = Params::new("<|open|>argument key=\"", "\"", "<|close|>argument<|sep|>")
         .between(type_attribute(" type=\"", "<|sep|>"))
-        .call_close("<|close|>call<|sep|>");
+        .call_close(CALL_CLOSE);
     let mut program = vec![Step::Ws, lit(CALL), label("name")];
     program.extend([
         capture(Field::Name, &[("\"", None)]),
@@ -778,6 +800,13 @@ fn kimi_k3() -> Format {
         capture(Field::Discard, &[("\"", None)]),
         label("sep"),
         lit("<|sep|>"),
+        // Arguments given to the template as a string are one JSON block.
+        Step::Ws,
+        Step::OneOf(vec![
+            (Lit::new(JSON), Label::from("json")),
+            (Lit::new("<|open|>argument key=\""), Label::from("param")),
+            (Lit::new(CALL_CLOSE), Label::from("params-done")),
+        ]),
     ]);
     program.extend(params.steps());
     program.extend([
@@ -785,13 +814,21 @@ fn kimi_k3() -> Format {
         then(&[(CALL, "name"), ("<|close|>tools<|sep|>", "end")]),
         label("end"),
         Step::End,
+        label("json"),
+        Step::Ws,
+        Step::args(),
+        Step::Ws,
+        lit("<|close|>json<|sep|>"),
+        Step::Ws,
+        lit(CALL_CLOSE),
+        Step::goto("params-done"),
     ]);
     Format::new(
         "kimi-k3",
         "Kimi K3",
         "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"N\"<|sep|><|open|>argument \
-         key=\"KEY\" type=\"TYPE\"<|sep|>value<|close|>argument<|sep|>…<|close|>call<|sep|>…\
-         <|close|>tools<|sep|>",
+         key=\"KEY\" type=\"TYPE\"<|sep|>value<|close|>argument<|sep|>… (or <|open|>json \
+         type=\"object\"<|sep|>{json}<|close|>json<|sep|>)<|close|>call<|sep|>…<|close|>tools<|sep|>",
     )
     .opener(Opener::definite("<|open|>tools<|sep|>", program))
 }

@@ -120,7 +120,8 @@ enum Guarded {
 #[derive(Debug)]
 pub(crate) struct ValueRead {
     /// How the end is found; with [`Scan::Markup`] only, the fields about
-    /// markup below (`m`, `opts`, the counts, `guard`, `candidate`) play
+    /// markup below (`m`, `opts`, the counts, `guard`, `held_from`,
+    /// `ends`) play
     /// a part.
     scan: Scan,
     /// Matches the end markup across chunks; `held` is what may begin it.
@@ -152,10 +153,15 @@ pub(crate) struct ValueRead {
     /// Absolute offset up to which the value was handed to the call
     /// (trimmed whitespace and decoded entities included).
     done: u64,
-    /// The first `at_end` literal met inside the value: where it began and
-    /// its index in `opts`. Bytes from there on are handed on only once
-    /// the closer shows they are value.
-    candidate: Option<(u64, usize)>,
+    /// Where the first `at_end` literal met inside the value began. Bytes
+    /// from there on are handed on only once the closer shows they are
+    /// value.
+    held_from: Option<u64>,
+    /// For each `at_end` literal, in the order of `opts`: where it began
+    /// the last time it was met. At the end of the stream the value ends
+    /// at the first literal's last occurrence (the end markup is at the
+    /// end of the stream; earlier ones are more likely value).
+    ends: Vec<Option<u64>>,
     /// The leading whitespace that is markup has been skipped.
     lead_done: bool,
     trim: Trim,
@@ -209,7 +215,8 @@ impl ValueRead {
             start,
             blank_upto: start,
             done: start,
-            candidate: None,
+            held_from: None,
+            ends: vec![None; op.at_end.len()],
             lead_done: false,
             trim: op.trim,
             entities: op.entities,
@@ -263,7 +270,8 @@ impl ValueRead {
             }
             if j == 0 {
                 // The closer: markup met before it was value after all.
-                self.candidate = None;
+                self.held_from = None;
+                self.ends.iter_mut().for_each(|e| *e = None);
                 return (n, End::Close);
             }
             if j <= self.n_recover {
@@ -272,7 +280,8 @@ impl ValueRead {
             if j <= self.n_recover + self.n_at_end {
                 // Markup that may end the value, decided at the end of the
                 // stream: for now it is value.
-                self.candidate.get_or_insert((at, j));
+                self.held_from.get_or_insert(at);
+                self.ends[j - 1 - self.n_recover] = Some(at);
                 self.m.held.clear();
                 continue;
             }
@@ -325,11 +334,11 @@ impl ValueRead {
 
     /// Where the value's decided bytes end, given that the pending buffer
     /// now ends at `pos`: before what may begin its end markup, and before
-    /// a candidate end.
+    /// markup that may end it at the end of the stream.
     fn decided(&self, pos: u64) -> u64 {
         let end = pos - self.m.held.len() as u64;
         let end = self.stop_at.map_or(end, |s| s.min(end));
-        self.candidate.map_or(end, |(at, _)| at.min(end))
+        self.held_from.map_or(end, |at| at.min(end))
     }
 
     /// Hands the value's newly decided bytes to the call; `fin`: the value
@@ -390,14 +399,20 @@ impl ValueRead {
     }
 
     /// At the end of the stream: if an `at_end` literal was met, the value
-    /// ends where it began. Returns that offset, the literal's length and
-    /// the step the program goes on with.
+    /// ends where the first of them (in the format's order) began the last
+    /// time. Returns that offset, the literal's length and the step the
+    /// program goes on with.
     pub(crate) fn end_at_candidate(
         &mut self,
         src: Src<'_>,
         calls: &mut Calls,
     ) -> Option<(u64, usize, usize)> {
-        let (at, j) = self.candidate?;
+        let (k, at) = self
+            .ends
+            .iter()
+            .enumerate()
+            .find_map(|(k, e)| e.map(|at| (k, at)))?;
+        let j = 1 + self.n_recover + k;
         self.hand_upto(src, at, true, calls);
         let o = &self.opts[j];
         Some((at, o.lit.bytes.len(), o.to))
@@ -405,7 +420,7 @@ impl ValueRead {
 
     /// Whether an `at_end` literal was met.
     pub(crate) fn has_candidate(&self) -> bool {
-        self.candidate.is_some()
+        self.held_from.is_some()
     }
 
     /// Whether the end of the stream, with the pending buffer ending at
