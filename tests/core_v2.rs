@@ -277,3 +277,95 @@ fn marker_fragments_in_any_case_under_every_chunking() {
         invariant("tool-arguments", &options(), input.as_bytes());
     }
 }
+
+/// A stop sequence that cut a call's closing markup: with
+/// `complete_at_stop`, `finish_at_stop` completes a call whose arguments
+/// are complete; an ordinary `finish`, the option off, or arguments cut
+/// short leave it truncated. Every case whole and byte by byte.
+#[test]
+fn a_stop_sequence_may_complete_a_call_whose_closer_it_cut() {
+    let weather = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+    let complete: &[(&str, String)] = &[
+        ("hermes", format!("Sure. <tool_call>{weather}")),
+        ("hermes", format!("Sure. <tool_call>\n{weather}\n")),
+        ("hermes", format!("Sure. <tool_call>{weather}</tool_")),
+        (
+            "qwen3-coder",
+            "Sure. <tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n"
+                .to_string(),
+        ),
+        (
+            "glm47",
+            "Sure. <tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
+                .to_string(),
+        ),
+        ("function-tag", r#"Sure. <function=get_weather>{"city": "Paris"}"#.to_string()),
+        ("auto", format!("Sure. <tool_call>{weather}")),
+    ];
+    let cut_short: &[(&str, &str)] = &[
+        (
+            "hermes",
+            r#"Sure. <tool_call>{"name": "get_weather", "arguments": {"city": "Pa"#,
+        ),
+        (
+            "hermes",
+            r#"Sure. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}"#,
+        ),
+        (
+            "qwen3-coder",
+            "Sure. <tool_call>\n<function=get_weather>\n<parameter=city>\nParis",
+        ),
+        (
+            "glm47",
+            "Sure. <tool_call>get_weather<arg_key>city</arg_key>",
+        ),
+    ];
+    // How the stream ends: at a stop sequence (and whether the option is
+    // on), or plainly.
+    let run = |format: &str, input: &str, on: bool, at_stop: bool, size: usize| {
+        let g = Registry::builtin().grammar(format).unwrap();
+        let mut p = Parser::new(g, options().with_complete_at_stop(on));
+        let mut ev: Vec<Event> = Vec::new();
+        for piece in input.as_bytes().chunks(size) {
+            p.feed_into(piece, &mut ev);
+        }
+        if at_stop {
+            p.finish_at_stop_with(&mut ev);
+        } else {
+            p.finish_into(&mut ev);
+        }
+        coalesce(ev)
+    };
+    for (format, input) in complete {
+        for size in [1, input.len()] {
+            let ev = run(format, input, true, true, size);
+            let r = Response::from_events(&ev);
+            assert_eq!(names(&ev), ["get_weather"], "{format} {input:?} by {size}");
+            assert_eq!(
+                serde_json::Value::Object(r.tool_calls[0].arguments.parse().unwrap()),
+                serde_json::json!({"city": "Paris"}),
+                "{format}"
+            );
+            assert_eq!(text(&ev), "Sure. ", "{format} {input:?}");
+            assert!(diagnostics(&ev).is_empty(), "{format}: {ev:?}");
+            assert_eq!(r.finish_reason, toolscan::FinishReason::ToolCalls);
+            // An ordinary end, or the option off: truncated, all text.
+            for (on, at_stop) in [(true, false), (false, true)] {
+                let ev = run(format, input, on, at_stop, size);
+                assert!(names(&ev).is_empty(), "{format} {on} {at_stop}: {ev:?}");
+                assert_eq!(text(&ev), *input, "{format}");
+                assert_eq!(
+                    diagnostics(&ev).iter().map(|d| d.0).collect::<Vec<_>>(),
+                    [DiagnosticKind::Truncated]
+                );
+            }
+        }
+    }
+    for (format, input) in cut_short {
+        for size in [1, input.len()] {
+            let ev = run(format, input, true, true, size);
+            assert!(names(&ev).is_empty(), "{format} {input:?}: {ev:?}");
+            assert_eq!(text(&ev), *input, "{format}");
+        }
+    }
+}

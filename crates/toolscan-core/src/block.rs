@@ -565,6 +565,14 @@ pub(crate) enum AtEnd {
 /// At the end of the stream: completes the step the block waits at if the
 /// end may complete it.
 pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut Env<'_>) -> AtEnd {
+    if env.ctx.at_stop && b.calls.args_closed() {
+        // A stop sequence cut the call's closing markup: on to its
+        // dispatch, if nothing but closing markup stands before it.
+        if let Some(to) = dispatch_after_closers(prog, b.pc) {
+            b.goto(to);
+            return AtEnd::Moved;
+        }
+    }
     let fresh = !matches!(&b.st, StepState::Lit(m) if m.at > 0);
     match prog.get(b.pc) {
         Some(Op::Ws | Op::Blank | Op::Word) => b.goto(b.pc + 1),
@@ -601,6 +609,27 @@ pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut Env<'_>) -> AtEnd {
         _ => return AtEnd::Stuck,
     }
     AtEnd::Moved
+}
+
+/// The `Dispatch` that the program reaches from `pc` through closing
+/// markup alone (literals, whitespace, a choice among literals, jumps), if
+/// any: what a stop sequence may have cut.
+fn dispatch_after_closers(prog: &[Op], pc: usize) -> Option<usize> {
+    let mut seen = vec![false; prog.len()];
+    let mut todo = vec![pc];
+    while let Some(pc) = todo.pop() {
+        if std::mem::replace(seen.get_mut(pc)?, true) {
+            continue;
+        }
+        match prog.get(pc)? {
+            Op::Dispatch => return Some(pc),
+            Op::Ws | Op::Blank | Op::Lit(_) | Op::OptLit(_) | Op::LitOrEof(_) => todo.push(pc + 1),
+            Op::Goto(to) => todo.push(*to),
+            Op::OneOf(opts) => todo.extend(opts.iter().map(|o| o.to)),
+            _ => {}
+        }
+    }
+    None
 }
 
 fn failed_at_end(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) -> AtEnd {

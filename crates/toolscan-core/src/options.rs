@@ -51,6 +51,16 @@ pub struct Options {
     /// With `reasoning`, the completion starts inside a reasoning block whose
     /// opening tag was part of the prompt (Qwen3-Thinking, DeepSeek-R1).
     pub starts_in_reasoning: bool,
+    /// Stop sequences may cut a call's closing markup. Clients often ask
+    /// the server to stop at `</tool_call>`; the server then ends the
+    /// stream inside the call, its arguments complete, and says so with
+    /// `finish_reason: "stop"`. With this option, ending the stream with
+    /// [`Parser::finish_at_stop`](crate::Parser::finish_at_stop) completes
+    /// such a call: one whose arguments are a complete value and after
+    /// which only closing markup was missing. A call whose arguments are
+    /// cut short is still truncated. Off by default; [`Parser::finish`]
+    /// (crate::Parser::finish) never completes a call this way.
+    pub complete_at_stop: bool,
 }
 
 impl Options {
@@ -81,6 +91,14 @@ impl Options {
     /// opening tag was in the prompt).
     pub fn with_starts_in_reasoning(mut self, on: bool) -> Self {
         self.starts_in_reasoning = on;
+        self
+    }
+
+    /// Lets [`Parser::finish_at_stop`](crate::Parser::finish_at_stop)
+    /// complete a call whose closing markup a stop sequence cut (see
+    /// [`Options::complete_at_stop`]).
+    pub fn with_complete_at_stop(mut self, on: bool) -> Self {
+        self.complete_at_stop = on;
         self
     }
 

@@ -70,6 +70,8 @@ struct Shared {
     pending: Pending,
     /// Reasoning separation is on.
     reasoning: bool,
+    /// [`Options::complete_at_stop`].
+    complete_at_stop: bool,
     finished: bool,
     /// The stream ended inside a call.
     truncated: bool,
@@ -101,6 +103,7 @@ impl Parser {
                 ..Pending::default()
             },
             reasoning: options.reasoning,
+            complete_at_stop: options.complete_at_stop,
             finished: false,
             truncated: false,
         };
@@ -199,6 +202,42 @@ impl Parser {
             FinishReason::Stop
         };
         out.event(EventRef::Done { finish_reason });
+    }
+
+    /// Ends the stream at a stop sequence (the upstream said
+    /// `finish_reason: "stop"`): like [`finish_with`](Parser::finish_with),
+    /// but with [`Options::complete_at_stop`] a call whose arguments are
+    /// complete and whose closing markup the stop sequence cut is
+    /// completed rather than truncated.
+    ///
+    /// ```
+    /// use toolscan::{Event, Options, Parser, Registry};
+    ///
+    /// let g = Registry::builtin().grammar("hermes").unwrap();
+    /// // The client asked to stop at `</tool_call>`.
+    /// let input = b"<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}";
+    /// let mut p = Parser::new(g.clone(), Options::new().with_complete_at_stop(true));
+    /// let mut events = p.feed(input);
+    /// p.finish_at_stop_with(&mut events);
+    /// assert!(events.iter().any(|e| matches!(e, Event::ToolCallEnd { .. })));
+    ///
+    /// // An ordinary end of the stream: the call was cut short.
+    /// let mut p = Parser::new(g, Options::new().with_complete_at_stop(true));
+    /// let mut events = p.feed(input);
+    /// p.finish_with(&mut events);
+    /// assert!(!events.iter().any(|e| matches!(e, Event::ToolCallEnd { .. })));
+    /// ```
+    pub fn finish_at_stop_with<S: Sink + ?Sized>(&mut self, sink: &mut S) {
+        self.shared.ctx.at_stop = self.shared.complete_at_stop;
+        self.finish_with(sink);
+    }
+
+    /// [`finish_at_stop_with`](Parser::finish_at_stop_with), returning the
+    /// remaining events, `done` last.
+    pub fn finish_at_stop(&mut self) -> Vec<Event> {
+        let mut out = Vec::new();
+        self.finish_at_stop_with(&mut out);
+        out
     }
 
     /// Feeds the next chunk; returns the events it completes.

@@ -27,6 +27,9 @@ pub(crate) struct Ctx {
     pub minter: Minter,
     pub tools: Option<Tools>,
     pub limits: Limits,
+    /// The stream ended at a stop sequence and the options let that
+    /// complete a call whose closing markup is missing.
+    pub at_stop: bool,
 }
 
 impl Ctx {
@@ -38,6 +41,7 @@ impl Ctx {
             minter,
             tools,
             limits,
+            at_stop: false,
         }
     }
 }
@@ -312,6 +316,19 @@ impl Calls {
             index,
             delta: &delta,
         });
+    }
+
+    /// The current call has a name and complete arguments (or none at all,
+    /// which are `{}`), with no parameter value or container open.
+    pub(crate) fn args_closed(&self) -> bool {
+        self.call.as_ref().is_some_and(|c| {
+            c.name.is_some()
+                && match c.args_state {
+                    Args::Done | Args::Missing | Args::Null => true,
+                    Args::Params => !c.param.frames_open(),
+                    Args::Object(_) | Args::Encoded(_) | Args::Literal => false,
+                }
+        })
     }
 
     /// Marks the arguments complete.
