@@ -211,7 +211,7 @@ impl Parser {
     /// completed rather than truncated.
     ///
     /// ```
-    /// use toolscan::{Event, Options, Parser, Registry};
+    /// use toolscan_core::{Event, Options, Parser, Registry};
     ///
     /// let g = Registry::builtin().grammar("hermes").unwrap();
     /// // The client asked to stop at `</tool_call>`.
