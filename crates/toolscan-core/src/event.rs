@@ -94,6 +94,7 @@ impl Delta {
     }
 
     /// Appends text.
+    #[inline]
     pub fn push_str(&mut self, s: &str) {
         self.0.push_str(s)
     }
@@ -124,6 +125,7 @@ impl std::borrow::Borrow<str> for Delta {
 }
 
 impl From<&str> for Delta {
+    #[inline]
     fn from(s: &str) -> Delta {
         Delta(s.into())
     }

@@ -249,6 +249,7 @@ impl Parser {
 
     /// Feeds the next chunk, appending the events it completes to `out`
     /// (a delta continuing `out`'s last event is merged into it).
+    #[inline]
     pub fn feed_into(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
         self.feed_with(chunk, out);
     }
