@@ -1,139 +1,181 @@
 //! Early dispatch: start each tool the moment its call closes, while the
-//! model is still writing the rest of the response.
+//! model is still writing the rest of the response, and measure what it
+//! saves.
 //!
 //! ```text
 //! cargo run --example early_dispatch
 //! ```
 //!
-//! A "server" thread plays the model: it sends the Qwen3 response of
-//! `examples/data/qwen3-weather.txt` a few bytes at a time, with a pause
-//! between tokens, into a channel. The channel's receiver is an ordinary
-//! `Stream` of `Result<Bytes, io::Error>` chunks, as an HTTP client would
-//! give; [`EventStreamExt::tool_events`] turns it into a stream of events.
-//! Every [`Event::ToolCallEnd`] spawns the tool at once (here a fake
-//! `get_weather` that takes a while), and the timeline printed shows the
-//! first tool starting — and even finishing — before the stream ends.
+//! The "model" replays the recorded Qwen3 response of
+//! `examples/data/qwen3-weather.txt` (two `get_weather` calls, then a
+//! closing sentence) at a realistic rate: one 4-byte token every 20 ms
+//! (50 tokens per second). The tool takes 800 ms, as a weather API over
+//! the network might.
+//!
+//! The same replay runs twice, side by side on one runtime:
+//!
+//! - **early**: the chunks go through
+//!   [`EventStreamExt::tool_events`] into a [`Dispatcher`], which starts
+//!   `get_weather` in the very poll that yields each `tool_call_end`;
+//! - **after the stream**: the events are collected until the response
+//!   ends, and only then is the same dispatcher run over them (the "parse
+//!   the whole response, then call the tools" way).
+//!
+//! Each prints its wall time from the first byte to the last tool result;
+//! the difference is the tool time hidden behind the streaming (at most the
+//! time the model spends writing after the last call).
 
+use std::convert::Infallible;
 use std::io;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
-use futures::channel::mpsc;
-use futures::StreamExt;
-use serde_json::{Map, Value};
-use toolscan::stream::EventStreamExt;
-use toolscan::{Event, Options, Parser, Registry};
+use futures::stream::{self, Stream, StreamExt, TryStreamExt};
+use serde_json::Value;
+use tokio::time::Instant;
+use toolscan::stream::{CallOutput, Dispatched, Dispatcher, EventStreamExt};
+use toolscan::{Event, Options, Parser, Registry, ToolCall};
 
-/// The simulated model output.
+/// The recorded model output.
 const RESPONSE: &str = include_str!("data/qwen3-weather.txt");
 /// Bytes per simulated token.
 const TOKEN_BYTES: usize = 4;
-/// Pause between tokens (a brisk 200 tokens per second).
-const TOKEN_DELAY: Duration = Duration::from_millis(5);
-/// How long a tool takes to run.
-const TOOL_TIME: Duration = Duration::from_millis(150);
+/// Time between tokens (50 tokens per second).
+const TOKEN_DELAY: Duration = Duration::from_millis(20);
+/// How long a tool takes.
+const TOOL_TIME: Duration = Duration::from_millis(800);
+/// Tools that may run at once.
+const MAX_CONCURRENT: usize = 4;
 
-fn ms(start: Instant) -> String {
-    format!("{:7.1} ms", start.elapsed().as_secs_f64() * 1e3)
+/// The "model": the response, one token every `TOKEN_DELAY`, as an HTTP
+/// client would hand it over.
+fn replay() -> impl Stream<Item = Result<Bytes, io::Error>> {
+    stream::iter(RESPONSE.as_bytes().chunks(TOKEN_BYTES)).then(|token| async move {
+        tokio::time::sleep(TOKEN_DELAY).await;
+        Ok(Bytes::copy_from_slice(token))
+    })
 }
 
-/// The "model": sends the response in small chunks from another thread.
-fn simulated_model() -> mpsc::UnboundedReceiver<Result<Bytes, io::Error>> {
-    let (tx, rx) = mpsc::unbounded();
-    thread::spawn(move || {
-        for token in RESPONSE.as_bytes().chunks(TOKEN_BYTES) {
-            thread::sleep(TOKEN_DELAY);
-            if tx
-                .unbounded_send(Ok(Bytes::copy_from_slice(token)))
-                .is_err()
-            {
-                return; // the consumer went away
-            }
-        }
-        // Dropping `tx` ends the stream.
-    });
-    rx
+fn parser() -> Result<Parser, toolscan::Error> {
+    Ok(Parser::new(
+        Registry::builtin().grammar("hermes")?,
+        Options::default().with_reasoning(true),
+    ))
 }
 
-/// A fake tool. It blocks (as a real one might on I/O or a subprocess), so
-/// it runs on tokio's blocking pool.
-fn get_weather(arguments: &Map<String, Value>) -> String {
-    thread::sleep(TOOL_TIME);
-    let city = arguments.get("city").and_then(Value::as_str).unwrap_or("?");
-    let (temp, sky) = match city {
+/// The tool: a fake weather API that takes `TOOL_TIME`.
+async fn get_weather(call: ToolCall) -> Result<String, String> {
+    if call.name != "get_weather" {
+        return Err(format!("unknown tool {}", call.name));
+    }
+    let arguments = call.arguments.parse().map_err(|e| e.to_string())?;
+    let city = arguments
+        .get("city")
+        .and_then(Value::as_str)
+        .ok_or("no city")?
+        .to_string();
+    tokio::time::sleep(TOOL_TIME).await;
+    let (temp, sky) = match city.as_str() {
         "Zürich" => (17, "light rain"),
         "東京" => (26, "sunny"),
         _ => (20, "unknown"),
     };
-    format!("{city}: {temp} °C, {sky}")
+    Ok(format!("{city}: {temp} °C, {sky}"))
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let start = Instant::now();
-    let parser = Parser::new(
-        Registry::builtin().grammar("hermes")?,
-        Options::default().with_reasoning(true),
-    );
-    let mut events = simulated_model().tool_events(parser);
+fn ms(d: Duration) -> String {
+    format!("{:6.0} ms", d.as_secs_f64() * 1e3)
+}
 
-    let mut tools = Vec::new();
-    let mut first_dispatch = None;
-    let mut text = String::new();
-    while let Some(event) = events.next().await {
-        match event? {
-            Event::Text { delta } => text.push_str(&delta),
-            Event::Reasoning { .. } => {}
-            Event::ToolCallStart { index, name, .. } => {
-                println!("[{}] call {index} ({name}) started streaming", ms(start));
-            }
-            Event::ToolCallArgs { .. } => {}
-            Event::ToolCallEnd {
+/// Dispatches each call as soon as it is complete; prints a timeline.
+async fn early() -> Result<(Duration, Vec<CallOutput<String, String>>), Box<dyn std::error::Error>>
+{
+    let start = Instant::now();
+    let events = replay().tool_events(parser()?);
+    // Pinned: the replay stream (`then`) is not `Unpin`.
+    let mut dispatch =
+        std::pin::pin!(Dispatcher::new(get_weather, MAX_CONCURRENT).dispatch(events));
+    let mut outputs = Vec::new();
+    while let Some(item) = dispatch.next().await {
+        match item? {
+            Dispatched::Event(Event::ToolCallEnd {
                 index,
                 name,
                 arguments,
                 ..
-            } => {
+            }) => println!(
+                "[{}] early: call {index} complete, {name}({}) started",
+                ms(start.elapsed()),
+                arguments.compact()
+            ),
+            Dispatched::Event(Event::Done { finish_reason }) => println!(
+                "[{}] early: the response ended ({})",
+                ms(start.elapsed()),
+                finish_reason.as_str()
+            ),
+            Dispatched::Event(_) => {}
+            Dispatched::Output(output) => {
                 println!(
-                    "[{}] call {index} complete: dispatching {name}({})",
-                    ms(start),
-                    arguments.compact()
+                    "[{}] early: result of call {}: {:?}",
+                    ms(start.elapsed()),
+                    output.index,
+                    output.result
                 );
-                // Parsed only here, by the code that needs a value.
-                let arguments = arguments.parse().unwrap_or_default();
-                first_dispatch.get_or_insert_with(Instant::now);
-                tools.push(tokio::task::spawn_blocking(move || {
-                    println!("[{}]     tool {index} running", ms(start));
-                    let result = get_weather(&arguments);
-                    println!("[{}]     tool {index} finished: {result}", ms(start));
-                    (index, result)
-                }));
+                outputs.push(output);
             }
-            Event::Diagnostic(d) => println!("[{}] diagnostic: {d}", ms(start)),
-            Event::Done { finish_reason } => {
-                println!(
-                    "[{}] stream done ({}), text: {:?}",
-                    ms(start),
-                    finish_reason.as_str(),
-                    text.trim()
-                );
-            }
-            _ => {}
         }
     }
-    let stream_end = Instant::now();
+    Ok((start.elapsed(), outputs))
+}
 
-    for tool in tools {
-        let (index, result) = tool.await?;
-        println!("result of call {index}: {result}");
+/// Collects the whole response first, then dispatches its calls.
+async fn after_stream(
+) -> Result<(Duration, Vec<CallOutput<String, String>>), Box<dyn std::error::Error>> {
+    let start = Instant::now();
+    let events: Vec<Event> = replay().tool_events(parser()?).try_collect().await?;
+    let outputs = Dispatcher::new(get_weather, MAX_CONCURRENT)
+        .dispatch(stream::iter(events.into_iter().map(Ok::<_, Infallible>)))
+        .results()
+        .await?;
+    Ok((start.elapsed(), outputs))
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let tokens = RESPONSE.len().div_ceil(TOKEN_BYTES);
+    println!(
+        "replaying {} bytes as {tokens} tokens, one every {} ms; each tool takes {} ms",
+        RESPONSE.len(),
+        TOKEN_DELAY.as_millis(),
+        TOOL_TIME.as_millis()
+    );
+    let (early, late) = tokio::join!(early(), after_stream());
+    let (early_time, early_outputs) = early?;
+    let (late_time, late_outputs) = late?;
+    // Both ways give the same results (the call ids differ: the parser
+    // mints them at random).
+    let results = |outputs: &[CallOutput<String, String>]| {
+        outputs
+            .iter()
+            .map(|o| (o.index, o.name.clone(), o.result.clone()))
+            .collect::<Vec<_>>()
+    };
+    if results(&early_outputs) != results(&late_outputs) {
+        return Err("the two runs gave different results".into());
     }
-    match first_dispatch {
-        Some(t) => println!(
-            "the first tool was dispatched {:.1} ms before the stream ended",
-            (stream_end - t).as_secs_f64() * 1e3
-        ),
-        None => println!("no tool call in the response"),
+
+    for output in &early_outputs {
+        println!(
+            "call {} ({}, {}): {:?}",
+            output.index, output.name, output.id, output.result
+        );
     }
+    println!("wall time, early dispatch:        {}", ms(early_time));
+    println!("wall time, dispatch after stream: {}", ms(late_time));
+    println!(
+        "saved: {} ({:.0}%)",
+        ms(late_time.saturating_sub(early_time)),
+        100.0 * (1.0 - early_time.as_secs_f64() / late_time.as_secs_f64())
+    );
     Ok(())
 }

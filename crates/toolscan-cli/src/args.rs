@@ -1,4 +1,4 @@
-//! Command-line definitions (clap derive): the `parse` and `formats`
+//! Command-line definitions (clap derive): the `parse`, `sse` and `formats`
 //! subcommands, with their options.
 //!
 //! Everything that can be checked without touching the file system is checked
@@ -25,6 +25,9 @@ pub struct Cli {
 pub enum Command {
     /// Parse model output into tool-call events (JSON Lines on stdout).
     Parse(ParseArgs),
+    /// Rewrite an OpenAI chat.completions SSE stream: text tool calls become
+    /// `delta.tool_calls` (SSE on stdout, written as the input arrives).
+    Sse(SseArgs),
     /// List the built-in formats with their opening markers.
     Formats(FormatsArgs),
 }
@@ -72,6 +75,45 @@ pub struct ParseArgs {
     pub ids: Ids,
 
     /// Input file; `-` or nothing reads stdin.
+    #[arg(value_name = "FILE|-")]
+    pub input: Option<PathBuf>,
+
+    /// Limits on what one call may hold.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// Options of `toolscan sse`.
+#[derive(Debug, Args)]
+pub struct SseArgs {
+    /// Format of the choices' content (see `toolscan formats`), or `auto`.
+    /// Default: `auto`, unless `--model` names a known model. Takes
+    /// precedence over `--model`.
+    #[arg(long, value_name = "NAME|auto")]
+    pub format: Option<String>,
+
+    /// Pick the format from a model id, e.g. `Qwen/Qwen3-8B`. A model this
+    /// build has no format for falls back to `auto` with a warning.
+    #[arg(long, value_name = "MODEL_ID")]
+    pub model: Option<String>,
+
+    /// OpenAI-style `tools` array (JSON file): JSON that is only
+    /// tentatively a call counts as one only if it names a listed tool.
+    #[arg(long, value_name = "TOOLS.json")]
+    pub tools: Option<PathBuf>,
+
+    /// Separate reasoning (`<think>…</think>`, `[THINK]…[/THINK]`) into
+    /// `delta.reasoning_content`; the tags are dropped.
+    #[arg(long)]
+    pub reasoning: bool,
+
+    /// How ids are minted for calls whose format carries none. `seeded`
+    /// (the default) gives reproducible output.
+    #[arg(long, value_enum, default_value_t = Ids::Seeded)]
+    pub ids: Ids,
+
+    /// A recorded `chat.completions` stream (`data: {…}` events, `data:
+    /// [DONE]`); `-` or nothing reads stdin.
     #[arg(value_name = "FILE|-")]
     pub input: Option<PathBuf>,
 
@@ -206,6 +248,35 @@ mod tests {
     }
 
     #[test]
+    fn sse_defaults() {
+        let cli = Cli::try_parse_from(["toolscan", "sse"]).unwrap();
+        let Command::Sse(a) = cli.command else {
+            panic!("expected sse");
+        };
+        assert_eq!(
+            (a.format, a.model, a.tools, a.input),
+            (None, None, None, None)
+        );
+        assert!(!a.reasoning);
+        assert_eq!(a.ids, Ids::Seeded);
+        let cli = Cli::try_parse_from([
+            "toolscan",
+            "sse",
+            "--format",
+            "hermes",
+            "--reasoning",
+            "x.sse",
+        ])
+        .unwrap();
+        let Command::Sse(a) = cli.command else {
+            panic!("expected sse");
+        };
+        assert_eq!(a.format.as_deref(), Some("hermes"));
+        assert!(a.reasoning);
+        assert_eq!(a.input, Some(PathBuf::from("x.sse")));
+    }
+
+    #[test]
     fn limit_flags_set_the_limits() {
         let cli = Cli::try_parse_from([
             "toolscan",
@@ -247,6 +318,9 @@ mod tests {
             &["toolscan", "parse", "--max-holdback", "0"],
             &["toolscan", "parse", "--max-name-bytes", "0"],
             &["toolscan", "nope"],
+            &["toolscan", "sse", "--bogus"],
+            &["toolscan", "sse", "a", "b"],
+            &["toolscan", "sse", "--ids", "nope"],
         ] {
             let err = Cli::try_parse_from(argv).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{argv:?}");

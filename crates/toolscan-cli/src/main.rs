@@ -2,10 +2,13 @@
 //!
 //! - `toolscan parse` reads model output and writes tool-call events as JSON
 //!   Lines, coalesced or not, or the final response object ([`parse`]);
+//! - `toolscan sse` rewrites an OpenAI `chat.completions` SSE stream so that
+//!   text tool calls become `delta.tool_calls` ([`sse`]);
 //! - `toolscan formats` lists the known formats ([`formats`]).
 //!
 //! Modules: [`args`] (clap definitions), [`chunking`] (`--chunk` plans),
-//! [`failure`] (exit statuses and stderr messages).
+//! [`failure`] (exit statuses and stderr messages), [`setup`] (format,
+//! tools and input, as `parse` and `sse` read them).
 #![forbid(unsafe_code)]
 
 mod args;
@@ -13,6 +16,8 @@ mod chunking;
 mod failure;
 mod formats;
 mod parse;
+mod setup;
+mod sse;
 
 use std::process::ExitCode;
 
@@ -28,6 +33,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Parse(args) => parse::run(args),
+        Command::Sse(args) => sse::run(args),
         Command::Formats(args) => formats::run(args),
     };
     match result {

@@ -4,18 +4,14 @@
 //! Everything that can fail because of the user's arguments (format name,
 //! tools file, input file) is checked before the first byte is written.
 
-use std::fs::File;
 use std::io::{self, Read, Write};
-use std::path::Path;
 
-use toolscan_core::{
-    format_for_model, Event, EventRef, Options, Parser, Registry, Response, Sink as EventSink,
-    Tools,
-};
+use toolscan_core::{Event, EventRef, Options, Parser, Registry, Response, Sink as EventSink};
 
 use crate::args::{Output, ParseArgs};
 use crate::chunking::{ChunkPlan, Chunker};
-use crate::failure::{warn, Failure};
+use crate::failure::Failure;
+use crate::setup::{open_input, read_tools, resolve_format, Input};
 
 /// Size of the blocks read from the input.
 const READ_BLOCK: usize = 8 * 1024;
@@ -44,70 +40,6 @@ pub fn run(args: ParseArgs) -> Result<(), Failure> {
         args.reasoning,
     );
     stream(input, &mut parser, &mut chunker, &mut sink)
-}
-
-/// The format to use: `--format` if given, else the one `--model` maps to,
-/// else `auto` (with a warning when `--model` named an unknown model).
-fn resolve_format(format: Option<&str>, model: Option<&str>) -> String {
-    if let Some(name) = format {
-        return name.to_owned();
-    }
-    let Some(model) = model else {
-        return "auto".to_owned();
-    };
-    match format_for_model(model) {
-        Some(name) if Registry::builtin().get(name).is_some() => name.to_owned(),
-        Some(name) => {
-            warn(&format!(
-                "model `{model}` writes format `{name}`, which this build does not implement yet; \
-                 detecting it from the content (--format auto)"
-            ));
-            "auto".to_owned()
-        }
-        None => {
-            warn(&format!(
-                "no known format for model `{model}`; detecting it from the content (--format auto)"
-            ));
-            "auto".to_owned()
-        }
-    }
-}
-
-/// Reads and checks the `--tools` file.
-fn read_tools(path: &Path) -> Result<Tools, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Usage(format!("cannot read tools file `{}`: {e}", path.display())))?;
-    Tools::from_json_str(&text)
-        .map_err(|e| Failure::Usage(format!("tools file `{}`: {e}", path.display())))
-}
-
-/// Opens the input: a file, or stdin for `-` or no argument.
-fn open_input(path: Option<&Path>) -> Result<Input, Failure> {
-    match path {
-        None => Ok(Input::Stdin),
-        Some(p) if p.as_os_str() == "-" => Ok(Input::Stdin),
-        Some(p) => File::open(p)
-            .map(|f| Input::File(f, p.display().to_string()))
-            .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", p.display()))),
-    }
-}
-
-/// Where the model output comes from.
-enum Input {
-    /// Standard input (`-` or no FILE).
-    Stdin,
-    /// The file and its name for messages.
-    File(File, String),
-}
-
-impl Input {
-    /// The name used in messages.
-    fn name(&self) -> &str {
-        match self {
-            Input::Stdin => "<stdin>",
-            Input::File(_, name) => name,
-        }
-    }
 }
 
 /// Reads the whole input block by block, feeding every piece of the plan,
@@ -357,28 +289,6 @@ fn write_escaped(out: &mut impl Write, s: &str) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn explicit_format_wins_over_model() {
-        assert_eq!(
-            resolve_format(Some("hermes"), Some("Qwen/Qwen3-8B")),
-            "hermes"
-        );
-        assert_eq!(resolve_format(Some("auto"), None), "auto");
-    }
-
-    #[test]
-    fn defaults_to_auto() {
-        assert_eq!(resolve_format(None, None), "auto");
-        assert_eq!(resolve_format(None, Some("no-such/model-xyz")), "auto");
-    }
-
-    #[test]
-    fn model_maps_to_its_format() {
-        let model = "Qwen/Qwen3-8B";
-        let want = format_for_model(model).unwrap_or("auto");
-        assert_eq!(resolve_format(None, Some(model)), want);
-    }
 
     #[test]
     fn events_mode_writes_one_line_per_event() {

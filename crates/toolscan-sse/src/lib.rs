@@ -2,39 +2,127 @@
 //! tool calls of a server that only sends text become proper
 //! `tool_calls`, in streaming (SSE) responses and in whole ones.
 //!
-//! (Being built for issue 7: the signatures below are the interface the
-//! proxy builds on.)
+//! - [`rewrite_stream`] adapts an upstream SSE body (byte chunks cut
+//!   anywhere) to a rewritten SSE body, as the chunks arrive;
+//! - [`rewrite_body`] rewrites a whole `chat.completion` object.
+//!
+//! Both read only the fields they need (`choices[].index`,
+//! `delta.content`/`message.content`, `delta.tool_calls[].index`,
+//! `finish_reason`, `usage`) and keep every other field as it came, in its
+//! place.
+//!
+//! # What a streamed chunk becomes
+//!
+//! Each choice (by its `index`; `n > 1` works) has its own parser, fed the
+//! choice's `delta.content`:
+//!
+//! - text stays `delta.content`; reasoning (with
+//!   [`Options::reasoning`]) goes to `delta.reasoning_content`;
+//! - a text call becomes `delta.tool_calls` entries: first
+//!   `{"index", "id", "type": "function", "function": {"name", "arguments": ""}}`,
+//!   then `{"index", "function": {"arguments": DELTA}}`; the concatenated
+//!   argument deltas are the call's arguments JSON text;
+//! - the upstream's own `delta.tool_calls` are passed on; a native call
+//!   keeps its index unless a text call of the same choice already took
+//!   it, in which case it gets the next free index (one above every index
+//!   used in that choice) for the rest of the stream. Text calls get the
+//!   next free index when they start, so with text calls only they are
+//!   numbered `0, 1, 2…`;
+//! - `finish_reason`: the upstream's `"length"` is kept (the output was
+//!   cut); otherwise `"tool_calls"` when a text call completed in the
+//!   choice; otherwise the upstream's. With `"stop"` the parser ends with
+//!   [`Parser::finish_at_stop_with`](toolscan_core::Parser::finish_at_stop_with)
+//!   (a call whose closing markup a stop sequence cut is completed, see
+//!   [`Config::complete_at_stop`]); with anything else with
+//!   [`finish_with`](toolscan_core::Parser::finish_with) (a call cut short
+//!   comes back as text). Tool-call entries already sent for a call that
+//!   is then cut short stay sent, as OpenAI's own truncated calls do.
+//! - text the parser holds back (a possible marker) is sent in the chunk
+//!   that releases it. A chunk left with nothing — every delta only empty
+//!   text or nulls, no `finish_reason`, nothing beyond the envelope (`id`,
+//!   `object`, `created`, `model`, `system_fingerprint`, `service_tier`,
+//!   `obfuscation`) non-null — is not sent; one with anything else
+//!   (`role`, `logprobs`, `usage`, an unknown field) is, with empty
+//!   `content`;
+//! - what a choice still holds when the upstream ends it without a
+//!   `finish_reason` (at `[DONE]`, at the usage-only chunk, or when the
+//!   body ends) is sent in one extra chunk copying the last chunk's
+//!   envelope;
+//! - a chunk the rewrite does not change is passed on byte for byte; data
+//!   that is not JSON is passed on unchanged, with a `tracing` warning;
+//!   anything that is not a chunk (an error object, an event without data)
+//!   too; SSE comments (keep-alives) are dropped by the decoder;
+//! - `[DONE]` is sent once, last, and only if the upstream sent it; the
+//!   upstream is not read after it.
+//!
+//! A transport error of the upstream ends the stream with
+//! [`RewriteError::Upstream`] after everything before it, without `[DONE]`;
+//! text a parser still held then is not sent.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod body;
+mod choice;
+mod stream;
+
+use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_core::Stream;
+use futures_util::StreamExt;
+use sse_stream::SseByteStream;
 use toolscan_core::{Grammar, Options};
+
+use crate::stream::{Flow, Rewriter};
 
 /// How responses are rewritten: the format each choice's content is read
 /// with, and the parser options (tools, reasoning, ids).
+///
+/// ```
+/// use toolscan_core::{Options, Registry};
+/// use toolscan_sse::Config;
+///
+/// let grammar = Registry::builtin().grammar("hermes").unwrap();
+/// let config = Config::new(grammar).with_options(Options::new().with_reasoning(true));
+/// assert!(config.complete_at_stop);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Config {
     /// The compiled format (`Registry::grammar`).
     pub grammar: Arc<Grammar>,
-    /// Options for each choice's parser.
+    /// Options for each choice's parser. Their `complete_at_stop` is
+    /// replaced by [`Config::complete_at_stop`]; an
+    /// [`IdMint::Seeded`](toolscan_core::IdMint::Seeded) (or `Mistral`)
+    /// seed is shifted per choice so that choices never share an id
+    /// (choice 0 uses it as given).
     pub options: Options,
+    /// Whether a choice the upstream ended with `finish_reason: "stop"`
+    /// completes a call whose closing markup a stop sequence cut (see
+    /// [`Options::complete_at_stop`]). Default: `true`.
+    pub complete_at_stop: bool,
 }
 
 impl Config {
-    /// Reads content with `grammar`, default options.
+    /// Reads content with `grammar`, default options, `complete_at_stop`
+    /// on.
     pub fn new(grammar: Arc<Grammar>) -> Config {
         Config {
             grammar,
             options: Options::default(),
+            complete_at_stop: true,
         }
     }
 
     /// Sets the parser options.
     pub fn with_options(mut self, options: Options) -> Config {
         self.options = options;
+        self
+    }
+
+    /// Sets [`Config::complete_at_stop`].
+    pub fn with_complete_at_stop(mut self, on: bool) -> Config {
+        self.complete_at_stop = on;
         self
     }
 }
@@ -45,19 +133,100 @@ impl Config {
 pub enum RewriteError<E> {
     /// The upstream body failed (a transport error).
     Upstream(E),
+    /// The upstream body is not SSE the decoder can read (a field that is
+    /// not UTF-8).
+    Decode(DecodeError),
+}
+
+impl<E: fmt::Display> fmt::Display for RewriteError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RewriteError::Upstream(e) => write!(f, "upstream body failed: {e}"),
+            RewriteError::Decode(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for RewriteError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RewriteError::Upstream(e) => Some(e),
+            RewriteError::Decode(e) => Some(e),
+        }
+    }
+}
+
+/// The upstream body could not be decoded as SSE.
+#[derive(Debug)]
+pub struct DecodeError(sse_stream::Error);
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "upstream body is not valid SSE: {}", self.0)
+    }
+}
+
+impl std::error::Error for DecodeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
 }
 
 /// What can go wrong while rewriting a whole response.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum BodyError {
-    /// The body is not a JSON `chat.completion` object.
+    /// The body is not JSON.
     NotJson(serde_json::Error),
+    /// The rewritten response could not be serialised.
+    Encode(serde_json::Error),
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::NotJson(e) => write!(f, "response body is not JSON: {e}"),
+            BodyError::Encode(e) => write!(f, "cannot serialise the rewritten response: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BodyError::NotJson(e) | BodyError::Encode(e) => Some(e),
+        }
+    }
 }
 
 /// Rewrites an upstream streaming `chat.completions` body (SSE, as byte
 /// chunks cut anywhere) into an SSE body in which text tool calls are
-/// `delta.tool_calls`.
+/// `delta.tool_calls` (see the [crate documentation](crate) for the
+/// rules). Each item is the bytes of one or more whole SSE events, sent as
+/// soon as the upstream event that produced them is decoded.
+///
+/// ```
+/// use bytes::Bytes;
+/// use futures_util::StreamExt;
+/// use toolscan_core::Registry;
+/// use toolscan_sse::{rewrite_stream, Config};
+///
+/// let upstream = [
+///     r#"data: {"id":"c1","choices":[{"index":0,"delta":{"content":"<tool_call>{\"name\": \"f\", "},"finish_reason":null}]}"#,
+///     "\n\n",
+///     r#"data: {"id":"c1","choices":[{"index":0,"delta":{"content":"\"arguments\": {}}</tool_call>"},"finish_reason":"stop"}]}"#,
+///     "\n\ndata: [DONE]\n\n",
+/// ]
+/// .map(|s| Ok::<_, std::io::Error>(Bytes::from(s)));
+/// let config = Config::new(Registry::builtin().grammar("hermes").unwrap());
+/// let out = futures_util::stream::iter(upstream);
+/// let out: Vec<_> = futures::executor::block_on(rewrite_stream(out, config).collect());
+/// let sse: String = out.into_iter().map(|b| String::from_utf8(b.unwrap().to_vec()).unwrap()).collect();
+/// assert!(sse.contains(r#""tool_calls":[{"index":0,"id":"call_"#));
+/// assert!(sse.contains(r#""type":"function","function":{"name":"f","arguments":""}}"#));
+/// assert!(sse.contains(r#""finish_reason":"tool_calls""#));
+/// assert!(sse.ends_with("data: [DONE]\n\n"));
+/// ```
 pub fn rewrite_stream<S, E>(
     upstream: S,
     config: Config,
@@ -66,15 +235,85 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let _ = (config, upstream);
-    futures_util::stream::empty()
+    let state = State {
+        events: Box::pin(SseByteStream::new(upstream)),
+        rewriter: Rewriter::new(config),
+        ended: false,
+    };
+    futures_util::stream::unfold(state, |mut st| async move {
+        if st.ended {
+            return None;
+        }
+        loop {
+            let mut out = Vec::new();
+            match st.events.next().await {
+                Some(Ok(event)) => {
+                    if st.rewriter.event(event, &mut out) == Flow::Done {
+                        st.ended = true;
+                    }
+                }
+                Some(Err(e)) => {
+                    st.ended = true;
+                    return Some((Err(upstream_error(e)), st));
+                }
+                None => {
+                    st.ended = true;
+                    st.rewriter.end(&mut out);
+                }
+            }
+            if !out.is_empty() {
+                return Some((Ok(Bytes::from(out)), st));
+            }
+            if st.ended {
+                return None;
+            }
+        }
+    })
+}
+
+/// The state of [`rewrite_stream`].
+struct State<S: futures_util::TryStream> {
+    events: std::pin::Pin<Box<SseByteStream<S>>>,
+    rewriter: Rewriter,
+    ended: bool,
+}
+
+/// The decoder's error, with the upstream's own error taken back out of
+/// it.
+fn upstream_error<E: std::error::Error + Send + Sync + 'static>(
+    e: sse_stream::Error,
+) -> RewriteError<E> {
+    match e {
+        sse_stream::Error::Body(boxed) => match boxed.downcast::<E>() {
+            Ok(e) => RewriteError::Upstream(*e),
+            Err(other) => RewriteError::Decode(DecodeError(sse_stream::Error::Body(other))),
+        },
+        other => RewriteError::Decode(DecodeError(other)),
+    }
 }
 
 /// Rewrites a whole (non-streaming) `chat.completion` body: each choice's
 /// `message.content` is parsed, its text tool calls become
-/// `message.tool_calls`.
+/// `message.tool_calls` (`[{id, type: "function", function: {name,
+/// arguments}}]`, after any the upstream sent), the content the remaining
+/// text (`null` if that is empty and there are calls), reasoning
+/// `message.reasoning_content`, and `finish_reason` `"tool_calls"` when
+/// calls were found (a `"length"` is kept). A body without text calls, or
+/// JSON that is not a completion, is returned byte for byte.
+///
+/// ```
+/// use toolscan_core::Registry;
+/// use toolscan_sse::{rewrite_body, Config};
+///
+/// let body = br#"{"id":"c1","choices":[{"index":0,"message":{"role":"assistant","content":"Sure.<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>"},"finish_reason":"stop"}]}"#;
+/// let config = Config::new(Registry::builtin().grammar("hermes").unwrap());
+/// let out: serde_json::Value = serde_json::from_slice(&rewrite_body(body, &config).unwrap()).unwrap();
+/// let choice = &out["choices"][0];
+/// assert_eq!(choice["message"]["content"], "Sure.");
+/// assert_eq!(choice["message"]["tool_calls"][0]["function"]["name"], "f");
+/// assert_eq!(choice["message"]["tool_calls"][0]["function"]["arguments"], r#"{"a": 1}"#);
+/// assert_eq!(choice["finish_reason"], "tool_calls");
+/// ```
 pub fn rewrite_body(body: &[u8], config: &Config) -> Result<Vec<u8>, BodyError> {
-    let _ = config;
-    serde_json::from_slice::<serde_json::Value>(body).map_err(BodyError::NotJson)?;
-    Ok(body.to_vec())
+    body::rewrite(body, config)
 }

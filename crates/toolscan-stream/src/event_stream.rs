@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use futures_core::ready;
 use futures_core::stream::{FusedStream, Stream};
 use pin_project_lite::pin_project;
-use toolscan_core::{Event, Parser};
+use toolscan_core::{Event, EventRef, Parser, Sink};
 
 use crate::StreamError;
 
@@ -35,6 +35,40 @@ pin_project! {
     ///   events (ending with [`Event::Done`]) are yielded; after that this
     ///   stream returns `None` forever and never polls the inner stream
     ///   again (it is a [`FusedStream`]).
+    /// - A poll consumes at most 32 chunks in a row that complete no event;
+    ///   then it wakes its own task and returns `Pending`, so an inner
+    ///   stream that is always ready cannot starve the executor.
+    ///
+    /// # Back-pressure and memory
+    ///
+    /// Nothing is read ahead: a chunk is taken from the inner stream only
+    /// when the consumer has taken every event of the chunk before it. A
+    /// consumer that stops polling therefore stops the reads, and a
+    /// producer behind a bounded channel (or a TCP window) waits for it.
+    /// What the adapter holds at any time is the events of one chunk (plus
+    /// the parser's own state, bounded by its
+    /// [`Limits`](toolscan_core::Limits)); the queue's allocation is reused
+    /// from chunk to chunk.
+    ///
+    /// # What owned events cost
+    ///
+    /// Chunks are fed through the parser's sink API
+    /// ([`Parser::feed_with`]) straight into the queue: no intermediate
+    /// `Vec`, and a delta that continues the previous event of the same
+    /// chunk is appended to it, so a chunk gives exactly the events
+    /// [`Parser::feed`] gives. The events own their text (the chunk is
+    /// gone by the time they are yielded), but a delta of up to 24 bytes
+    /// is stored inline in its [`Delta`](toolscan_core::Delta): a
+    /// token-sized chunk of plain text is one event, one copy of a few
+    /// bytes, and no allocation. Larger deltas cost one allocation each.
+    /// To avoid even that copy, feed chunks to a [`Parser`] by hand with
+    /// [`Parser::feed_with`] and a [`Sink`] of your own.
+    ///
+    /// # Dropping
+    ///
+    /// Dropping an `EventStream` drops the inner stream (closing the
+    /// connection or channel behind it), the parser and any queued events;
+    /// nothing is left running.
     ///
     /// # Transport errors
     ///
@@ -72,10 +106,11 @@ pin_project! {
         #[pin]
         inner: S,
         parser: Parser,
-        // Decoded events not yet yielded.
+        // Decoded events not yet yielded: the events of one chunk at most
+        // (the inner stream is polled only when it is empty). The parser
+        // writes into it directly, and its allocation is kept from chunk to
+        // chunk (up to `RETAINED_CAPACITY` events).
         queue: VecDeque<Event>,
-        // Reused output buffer of `feed_into` / `finish_into`.
-        scratch: Vec<Event>,
         // The inner stream ended or failed: never poll it again.
         terminated: bool,
     }
@@ -88,7 +123,6 @@ impl<S> EventStream<S> {
             inner,
             parser,
             queue: VecDeque::new(),
-            scratch: Vec::new(),
             terminated: false,
         }
     }
@@ -159,6 +193,7 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let mut this = self.project();
+        let mut silent_chunks = 0;
         loop {
             if let Some(event) = this.queue.pop_front() {
                 return Poll::Ready(Some(Ok(event)));
@@ -166,12 +201,23 @@ where
             if *this.terminated {
                 return Poll::Ready(None);
             }
+            if silent_chunks == SILENT_CHUNK_BUDGET {
+                // The inner stream keeps having chunks ready that complete
+                // no event: give the executor back, and ask to be polled
+                // again at once.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            if this.queue.capacity() > RETAINED_CAPACITY {
+                // One huge chunk made many events: do not keep that much
+                // for every chunk after it.
+                this.queue.shrink_to(RETAINED_CAPACITY);
+            }
             // The queue is empty: only now is the inner stream polled. When
             // it is pending, it has registered `cx`'s waker.
+            let mut sink = QueueSink(this.queue);
             match ready!(this.inner.as_mut().poll_next(cx)) {
-                Some(Ok(chunk)) => {
-                    this.parser.feed_into(chunk.as_ref(), this.scratch);
-                }
+                Some(Ok(chunk)) => this.parser.feed_with(chunk.as_ref(), &mut sink),
                 Some(Err(e)) => {
                     // Not a normal end: no `finish` (see the type's docs).
                     *this.terminated = true;
@@ -179,10 +225,11 @@ where
                 }
                 None => {
                     *this.terminated = true;
-                    this.parser.finish_into(this.scratch);
+                    // Does nothing if the parser was finished by hand.
+                    this.parser.finish_with(&mut sink);
                 }
             }
-            this.queue.extend(this.scratch.drain(..));
+            silent_chunks += 1;
         }
     }
 
@@ -192,6 +239,36 @@ where
             (queued, Some(queued))
         } else {
             (queued, None)
+        }
+    }
+}
+
+/// Chunks that complete no event consumed in one poll, at most, before the
+/// stream yields to the executor (and wakes itself): an inner stream that
+/// always has a chunk ready must not starve the other tasks of its thread.
+const SILENT_CHUNK_BUDGET: usize = 32;
+
+/// Events whose room the queue keeps between chunks. A token-sized chunk
+/// makes one to a few events; a chunk that made more leaves a larger
+/// allocation, given back before the next chunk is fed.
+const RETAINED_CAPACITY: usize = 64;
+
+/// The parser's sink: owned events appended to the queue, a delta that
+/// continues the last event merged into it (as the `Vec<Event>` sink does),
+/// so a chunk gives the same events as [`Parser::feed`].
+struct QueueSink<'a>(&'a mut VecDeque<Event>);
+
+impl Sink for QueueSink<'_> {
+    fn event(&mut self, event: EventRef<'_>) {
+        match (self.0.back_mut(), event) {
+            (Some(Event::Text { delta }), EventRef::Text(t))
+            | (Some(Event::Reasoning { delta }), EventRef::Reasoning(t)) => delta.push_str(t),
+            (
+                Some(Event::ToolCallArgs { index: i, delta }),
+                EventRef::ToolCallArgs { index, delta: d },
+            ) if *i == index => delta.push_str(d),
+            (_, EventRef::Text(t)) => self.0.push_back(Event::Text { delta: t.into() }),
+            (_, e) => self.0.push_back(e.to_owned()),
         }
     }
 }

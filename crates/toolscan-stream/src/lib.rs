@@ -35,12 +35,19 @@
 //! passed on as [`StreamError::Transport`] and ends the stream *without*
 //! finishing the parser (see [`EventStream`] for why, and how to finish
 //! anyway).
+//!
+//! [`Dispatcher`] runs a handler for every tool call the moment the call is
+//! complete, while the rest of the response is still streaming, with
+//! bounded concurrency and results in call order (see [`dispatch`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod dispatch;
 mod error;
 mod event_stream;
 mod ext;
+
+pub use dispatch::{CallOutput, Dispatch, Dispatched, Dispatcher};
 
 pub use error::StreamError;
 pub use event_stream::EventStream;

@@ -21,3 +21,15 @@ fn event_stream_is_send_and_unpin() {
 fn stream_error_is_a_thread_safe_error() {
     assert_error::<StreamError<std::io::Error>>();
 }
+
+type BoxedHandlerFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), std::io::Error>> + Send>>;
+type HandlerFn = fn(toolscan_core::ToolCall) -> BoxedHandlerFuture;
+type EventsOf<E> = EventStream<UnboundedReceiver<Result<Bytes, E>>>;
+
+#[test]
+fn dispatch_is_send_and_unpin_when_its_parts_are() {
+    use toolscan_stream::Dispatch;
+    assert_send::<Dispatch<EventsOf<std::io::Error>, HandlerFn, BoxedHandlerFuture>>();
+    assert_unpin::<Dispatch<EventsOf<Infallible>, HandlerFn, BoxedHandlerFuture>>();
+}

@@ -292,3 +292,233 @@ fn accessors_reach_the_inner_stream_and_the_parser() {
     assert_contract(&parser.finish());
     drop(tx);
 }
+
+/// A stream of chunks that sets a flag when it is dropped.
+struct DropFlag<S> {
+    inner: S,
+    dropped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl<S: Stream + Unpin> Stream for DropFlag<S> {
+    type Item = S::Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        self.inner.poll_next_unpin(cx)
+    }
+}
+
+impl<S> Drop for DropFlag<S> {
+    fn drop(&mut self) {
+        self.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A producer behind a bounded channel (room for one chunk) that sends
+/// `chunks` and counts what it sent; it stops, and says so, when the
+/// receiver is gone.
+fn bounded_producer(
+    chunks: Vec<&'static str>,
+) -> (
+    Spawn<impl std::future::Future<Output = Result<(), ()>>>,
+    futures::channel::mpsc::Receiver<Chunk>,
+    Arc<AtomicUsize>,
+) {
+    use futures::SinkExt;
+    let (mut tx, rx) = futures::channel::mpsc::channel::<Chunk>(0);
+    let sent = Arc::new(AtomicUsize::new(0));
+    let counter = sent.clone();
+    let producer = spawn(async move {
+        for chunk in chunks {
+            // `feed`: in the channel, not yet taken (`send` would also wait
+            // for the receiver to take it).
+            tx.feed(Ok(Bytes::from_static(chunk.as_bytes())))
+                .await
+                .map_err(|_| ())?;
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(())
+    });
+    (producer, rx, sent)
+}
+
+const CALL: &str = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>";
+
+#[test]
+fn a_consumer_that_does_not_poll_blocks_a_producer_behind_a_bounded_channel() {
+    let chunks = vec!["Hi ", CALL, " and ", CALL, " bye"];
+    let (mut producer, rx, sent) = bounded_producer(chunks.clone());
+    let polls = Arc::new(AtomicUsize::new(0));
+    let inner = Counted {
+        inner: rx,
+        polls: polls.clone(),
+    };
+    let mut consumer = spawn(inner.tool_events(seeded_parser()));
+    let mut reference = seeded_parser();
+
+    // The producer fills the channel and blocks: the consumer has not
+    // polled. However often it is polled, it stays blocked.
+    assert_pending!(producer.poll());
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+    for _ in 0..5 {
+        assert_pending!(producer.poll());
+    }
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+    assert!(!producer.is_woken());
+
+    // The consumer takes "Hi ": one event; the freed room wakes the
+    // producer, which sends the call chunk and blocks again.
+    let expected = reference.feed(chunks[0].as_bytes());
+    assert_eq!(expected.len(), 1);
+    assert_ready_eq!(consumer.poll_next(), Some(Ok(expected[0].clone())));
+    assert!(producer.is_woken());
+    assert_pending!(producer.poll());
+    assert_eq!(sent.load(Ordering::SeqCst), 2);
+
+    // The consumer takes the call chunk (several events) and yields only
+    // its first event: the rest are queued, the inner stream is not
+    // polled again, the producer stays blocked on its third chunk.
+    let expected = reference.feed(chunks[1].as_bytes());
+    assert!(expected.len() > 2, "{expected:?}");
+    assert_ready_eq!(consumer.poll_next(), Some(Ok(expected[0].clone())));
+    assert!(producer.is_woken());
+    assert_pending!(producer.poll());
+    assert_eq!(sent.load(Ordering::SeqCst), 3);
+    let inner_polls = polls.load(Ordering::SeqCst);
+    for event in &expected[1..] {
+        // Producer: still blocked, though polled.
+        assert_pending!(producer.poll());
+        assert_eq!(sent.load(Ordering::SeqCst), 3);
+        assert_ready_eq!(consumer.poll_next(), Some(Ok(event.clone())));
+    }
+    assert_eq!(
+        polls.load(Ordering::SeqCst),
+        inner_polls,
+        "the inner stream was polled while events were queued"
+    );
+    assert!(!producer.is_woken());
+
+    // Drain everything, alternating; the producer finishes, then the end.
+    let mut expected: Vec<Event> = chunks[2..]
+        .iter()
+        .flat_map(|c| reference.feed(c.as_bytes()))
+        .collect();
+    expected.extend(reference.finish());
+    let mut got = Vec::new();
+    let mut finished = false;
+    loop {
+        if !finished {
+            if let Poll::Ready(result) = producer.poll() {
+                assert_eq!(result, Ok(()));
+                finished = true;
+            }
+        }
+        match consumer.poll_next() {
+            Poll::Ready(Some(item)) => got.push(item.unwrap()),
+            Poll::Ready(None) => break,
+            Poll::Pending => assert!(!finished, "pending after the producer finished"),
+        }
+    }
+    assert_eq!(got, expected);
+    assert_eq!(sent.load(Ordering::SeqCst), chunks.len());
+}
+
+#[test]
+fn queued_events_never_exceed_the_events_of_one_chunk() {
+    // Many chunks ready at once, each with its own number of events: at
+    // every step, the queue holds what is left of the current chunk only.
+    let mut h = Harness::new();
+    let pieces = [
+        CALL,
+        "text ",
+        "<tool_call>{\"name\": \"g\", ",
+        "\"arguments\": {}}</tool_call> and <tool_call>{\"name\": \"h\", \"arguments\": {}}</tool_call>",
+        CALL,
+    ];
+    let per_chunk: Vec<Vec<Event>> = pieces.iter().map(|p| h.send(p)).collect();
+    let finish = h.close();
+    for events in per_chunk.into_iter().chain([finish]) {
+        let n = events.len();
+        for (i, event) in events.into_iter().enumerate() {
+            assert_ready_eq!(h.poll(), Some(Ok(event)));
+            assert_eq!(h.task.queued_events(), n - i - 1);
+        }
+    }
+    assert_ready_eq!(h.poll(), None);
+}
+
+#[test]
+fn dropping_the_stream_mid_way_drops_the_inner_stream_and_frees_the_producer() {
+    let (mut producer, rx, sent) = bounded_producer(vec![CALL, CALL, CALL]);
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let inner = DropFlag {
+        inner: rx,
+        dropped: dropped.clone(),
+    };
+    let mut consumer = spawn(inner.tool_events(seeded_parser()));
+    assert_pending!(producer.poll());
+    // One event out, more queued: mid-way.
+    assert_ready!(consumer.poll_next());
+    assert!(consumer.queued_events() > 0);
+    assert!(!dropped.load(Ordering::SeqCst));
+
+    drop(consumer);
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the inner stream outlived the stream"
+    );
+    // The producer learns the receiver is gone and stops cleanly instead
+    // of waiting forever.
+    assert!(producer.is_woken());
+    assert_ready_eq!(producer.poll(), Err(()));
+    assert!(sent.load(Ordering::SeqCst) < 3);
+}
+
+#[test]
+fn an_always_ready_inner_stream_of_silent_chunks_yields_to_the_executor() {
+    // Empty chunks complete no event. An inner stream that always has one
+    // ready must not keep the poll going forever: after a bounded number,
+    // the stream returns pending and wakes itself.
+    let polls = Arc::new(AtomicUsize::new(0));
+    let inner = Counted {
+        inner: futures::stream::repeat(Ok::<_, Boom>(Bytes::new())),
+        polls: polls.clone(),
+    };
+    let mut task = spawn(inner.tool_events(seeded_parser()));
+    assert_pending!(task.poll_next());
+    assert!(task.is_woken(), "it must ask to be polled again");
+    let first = polls.load(Ordering::SeqCst);
+    assert!(first > 1 && first <= 64, "{first} chunks in one poll");
+    assert_pending!(task.poll_next());
+    assert_eq!(polls.load(Ordering::SeqCst), 2 * first);
+}
+
+#[test]
+fn the_parser_is_finished_exactly_once() {
+    let mut h = Harness::new();
+    let mut expected = h.send("Hi ");
+    expected.extend(h.send(CALL));
+    assert!(!h.task.parser().is_finished());
+    expected.extend(h.close());
+    let events = h.collect_to_end();
+    assert_eq!(events, expected);
+    let dones = events
+        .iter()
+        .filter(|e| matches!(e, Event::Done { .. }))
+        .count();
+    assert_eq!(dones, 1);
+    assert!(h.task.parser().is_finished());
+    // Polled again and again: nothing more, not even a second `done`.
+    for _ in 0..3 {
+        assert_ready_eq!(h.poll(), None);
+    }
+
+    // Finished by hand before the end: the end adds nothing.
+    let mut h = Harness::new();
+    let _ = h.send("Hi ");
+    assert_ready!(h.poll());
+    let by_hand = h.task.parser_mut().finish();
+    assert!(matches!(by_hand.last(), Some(Event::Done { .. })));
+    let _ = h.send("ignored, the parser is finished");
+    h.close();
+    assert_eq!(h.collect_to_end(), Vec::<Event>::new());
+}

@@ -1,0 +1,343 @@
+//! The streaming rewrite: one upstream SSE event in, the bytes of zero or
+//! more SSE events out.
+//!
+//! The rules (also in the crate documentation):
+//!
+//! - a `data` that is not JSON, not an object, or an object without a
+//!   `choices` array (an error object…) is passed on unchanged, as is an
+//!   event without `data`; invalid JSON is logged with `tracing::warn!`;
+//! - a chunk is rewritten choice by choice; a chunk the rewrite did not
+//!   change is passed on byte for byte (its `data` as it came);
+//! - a changed chunk that now carries nothing — every choice's delta only
+//!   empty text or nulls, no `finish_reason`, no non-null field beyond the
+//!   envelope (`id`, `object`, `created`, `model`, `system_fingerprint`,
+//!   `service_tier`, `obfuscation`) — is not sent: its text was held back
+//!   (a possible marker) and comes in a later chunk, which has its own
+//!   envelope;
+//! - text, reasoning and calls still held when the upstream ends a choice
+//!   without a `finish_reason` (at `[DONE]`, at a usage-only chunk, or at
+//!   the end of the body) are sent in one extra chunk that copies the
+//!   envelope of the last upstream chunk;
+//! - `[DONE]` is sent once, last; the upstream is not read after it.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+use sse_stream::Sse;
+
+use crate::choice::{finish_reason, Choice, Pieces};
+use crate::Config;
+
+/// Top-level fields of a chunk that are the same in every chunk of a
+/// response (or carry no content): a chunk with nothing else is not worth
+/// sending.
+const ENVELOPE: [&str; 7] = [
+    "id",
+    "object",
+    "created",
+    "model",
+    "system_fingerprint",
+    "service_tier",
+    "obfuscation",
+];
+
+/// Whether the stream goes on after an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Read the next event.
+    Continue,
+    /// `[DONE]` was sent: stop.
+    Done,
+}
+
+/// The state of one streaming rewrite.
+#[derive(Debug)]
+pub(crate) struct Rewriter {
+    config: Config,
+    /// Each choice's state, by its `index`.
+    choices: BTreeMap<u64, Choice>,
+    /// The last chunk's top-level fields, without `usage`, `choices` set to
+    /// null in its place: the envelope of chunks this rewrite adds.
+    envelope: Map<String, Value>,
+}
+
+impl Rewriter {
+    pub(crate) fn new(config: Config) -> Rewriter {
+        Rewriter {
+            config,
+            choices: BTreeMap::new(),
+            envelope: Map::new(),
+        }
+    }
+
+    /// Rewrites one upstream event; the output goes to `out`.
+    pub(crate) fn event(&mut self, sse: Sse, out: &mut Vec<u8>) -> Flow {
+        let Some(data) = sse.data.as_deref() else {
+            write(out, sse);
+            return Flow::Continue;
+        };
+        if data.trim() == "[DONE]" {
+            self.end(out);
+            write(out, Sse::default().data("[DONE]"));
+            return Flow::Done;
+        }
+        let mut chunk = match serde_json::from_str::<Value>(data) {
+            Ok(Value::Object(chunk)) => chunk,
+            Ok(_) => {
+                write(out, sse);
+                return Flow::Continue;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "toolscan-sse: an SSE data line is not JSON; passed on unchanged");
+                write(out, sse);
+                return Flow::Continue;
+            }
+        };
+        match chunk.get("choices") {
+            Some(Value::Array(choices)) if choices.is_empty() => {
+                // The usage chunk (`stream_options.include_usage`): every
+                // choice has ended.
+                if chunk.get("usage").is_some_and(|u| !u.is_null()) {
+                    self.end(out);
+                }
+                write(out, sse);
+                return Flow::Continue;
+            }
+            Some(Value::Array(_)) => {}
+            _ => {
+                write(out, sse);
+                return Flow::Continue;
+            }
+        }
+        self.remember_envelope(&chunk);
+        if !self.rewrite_choices(&mut chunk) {
+            write(out, sse);
+            return Flow::Continue;
+        }
+        if carries_nothing(&chunk) {
+            tracing::trace!("toolscan-sse: chunk held back entirely");
+            return Flow::Continue;
+        }
+        let data = Value::Object(chunk).to_string();
+        write(
+            out,
+            Sse {
+                data: Some(data),
+                ..sse
+            },
+        );
+        Flow::Continue
+    }
+
+    /// Ends every choice that is still open, sending what its parser still
+    /// held in one chunk (the upstream ended, or sent its usage).
+    pub(crate) fn end(&mut self, out: &mut Vec<u8>) {
+        let mut choices = Vec::new();
+        for (&index, state) in self.choices.iter_mut() {
+            if state.finished {
+                continue;
+            }
+            let mut pieces = Pieces::default();
+            state.finish(None, &mut pieces);
+            let mut choice = Map::new();
+            choice.insert("index".into(), index.into());
+            choice.insert("delta".into(), Value::Object(Map::new()));
+            let reason = match pieces.done {
+                Some(toolscan_core::FinishReason::ToolCalls) => Value::from("tool_calls"),
+                _ => Value::Null,
+            };
+            let changed = apply(&mut choice, None, pieces) || !reason.is_null();
+            choice.insert("finish_reason".into(), reason);
+            if changed {
+                choices.push(Value::Object(choice));
+            }
+        }
+        if choices.is_empty() {
+            return;
+        }
+        let mut chunk = self.envelope.clone();
+        chunk.insert("choices".into(), Value::Array(choices));
+        write(out, Sse::default().data(Value::Object(chunk).to_string()));
+    }
+
+    fn remember_envelope(&mut self, chunk: &Map<String, Value>) {
+        self.envelope.clear();
+        for (k, v) in chunk {
+            match k.as_str() {
+                "usage" => {}
+                "choices" => {
+                    self.envelope.insert(k.clone(), Value::Null);
+                }
+                _ => {
+                    self.envelope.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+
+    /// Rewrites every choice of `chunk`; whether anything changed.
+    fn rewrite_choices(&mut self, chunk: &mut Map<String, Value>) -> bool {
+        let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
+            return false;
+        };
+        let config = &self.config;
+        let mut changed = false;
+        for (pos, choice) in choices.iter_mut().enumerate() {
+            let Some(choice) = choice.as_object_mut() else {
+                continue;
+            };
+            let index = choice
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(pos as u64);
+            let state = self
+                .choices
+                .entry(index)
+                .or_insert_with(|| Choice::new(config, index));
+            changed |= rewrite_choice(state, choice);
+        }
+        changed
+    }
+}
+
+/// Rewrites one choice of a chunk: its `delta.content` through its parser,
+/// native call indices, `finish_reason`. Whether anything changed.
+fn rewrite_choice(state: &mut Choice, choice: &mut Map<String, Value>) -> bool {
+    if state.finished {
+        // Content after the choice's end: nothing to parse it with.
+        return false;
+    }
+    let mut pieces = Pieces::default();
+    let mut changed = false;
+    let mut original = None;
+    if let Some(delta) = choice.get_mut("delta").and_then(Value::as_object_mut) {
+        if let Some(Value::String(content)) = delta.get_mut("content") {
+            let content = std::mem::take(content);
+            state.feed(&content, &mut pieces);
+            original = Some(content);
+        }
+        if let Some(Value::Array(calls)) = delta.get_mut("tool_calls") {
+            for call in calls.iter_mut().filter_map(Value::as_object_mut) {
+                let Some(upstream) = call.get("index").and_then(Value::as_u64) else {
+                    continue;
+                };
+                let index = state.indices.native(upstream);
+                if index != upstream {
+                    call.insert("index".into(), index.into());
+                    changed = true;
+                }
+            }
+        }
+    }
+    if let Some(Value::String(upstream)) = choice.get("finish_reason") {
+        let upstream = upstream.clone();
+        state.finish(Some(&upstream), &mut pieces);
+        let reason = finish_reason(&upstream, state.completed);
+        if reason != upstream {
+            choice.insert("finish_reason".into(), reason.into());
+            changed = true;
+        }
+    }
+    apply(choice, original, pieces) || changed
+}
+
+/// Writes `pieces` into `choice`'s delta: `content` (back into its slot
+/// when the upstream had one, else added if there is text),
+/// `reasoning_content` (appended to the upstream's), `tool_calls` (after
+/// the upstream's). Whether the delta changed.
+fn apply(choice: &mut Map<String, Value>, original: Option<String>, pieces: Pieces) -> bool {
+    let text_changed = match &original {
+        Some(o) => *o != pieces.text,
+        None => !pieces.text.is_empty(),
+    };
+    if !text_changed && !pieces.has_calls_or_reasoning() {
+        if let Some(o) = original {
+            // Put the text back where it was taken from.
+            set_content(choice, o);
+        }
+        return false;
+    }
+    let delta = match choice.get_mut("delta") {
+        Some(Value::Object(d)) => d,
+        _ => {
+            choice.insert("delta".into(), Value::Object(Map::new()));
+            match choice.get_mut("delta") {
+                Some(Value::Object(d)) => d,
+                _ => return false,
+            }
+        }
+    };
+    if original.is_some() || !pieces.text.is_empty() {
+        delta.insert("content".into(), pieces.text.into());
+    }
+    if !pieces.reasoning.is_empty() {
+        match delta.get_mut("reasoning_content") {
+            Some(Value::String(r)) => r.push_str(&pieces.reasoning),
+            _ => {
+                delta.insert("reasoning_content".into(), pieces.reasoning.into());
+            }
+        }
+    }
+    if !pieces.entries.is_empty() {
+        let entries = pieces.entries.into_iter().map(|e| e.into_value());
+        match delta.get_mut("tool_calls") {
+            Some(Value::Array(calls)) => calls.extend(entries),
+            _ => {
+                delta.insert("tool_calls".into(), Value::Array(entries.collect()));
+            }
+        }
+    }
+    true
+}
+
+/// Puts `content` back into `choice.delta.content`.
+fn set_content(choice: &mut Map<String, Value>, content: String) {
+    if let Some(Value::Object(delta)) = choice.get_mut("delta") {
+        delta.insert("content".into(), content.into());
+    }
+}
+
+/// Whether a (rewritten) chunk carries nothing worth sending: see the
+/// module documentation.
+fn carries_nothing(chunk: &Map<String, Value>) -> bool {
+    chunk.iter().all(|(k, v)| match k.as_str() {
+        "choices" => match v {
+            Value::Array(choices) => !choices.is_empty() && choices.iter().all(choice_is_empty),
+            _ => false,
+        },
+        k if ENVELOPE.contains(&k) => true,
+        _ => v.is_null(),
+    })
+}
+
+/// A choice whose delta holds only empty text or nulls, with no
+/// `finish_reason` and no other non-null field.
+fn choice_is_empty(choice: &Value) -> bool {
+    let Value::Object(choice) = choice else {
+        return false;
+    };
+    choice.iter().all(|(k, v)| match k.as_str() {
+        "index" => true,
+        "delta" => match v {
+            Value::Null => true,
+            Value::Object(d) => d.values().all(|v| match v {
+                Value::Null => true,
+                Value::String(s) => s.is_empty(),
+                Value::Array(a) => a.is_empty(),
+                _ => false,
+            }),
+            _ => false,
+        },
+        _ => v.is_null(),
+    })
+}
+
+/// Appends the encoding of `sse` to `out`. The events come from the
+/// decoder (or are made here), so their metadata always encodes; if it
+/// ever did not, the event is dropped with a warning.
+fn write(out: &mut Vec<u8>, sse: Sse) {
+    match sse.encode() {
+        Ok(bytes) => out.extend_from_slice(&bytes),
+        Err(e) => tracing::warn!(error = %e, "toolscan-sse: an SSE event could not be encoded"),
+    }
+}
