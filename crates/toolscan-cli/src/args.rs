@@ -30,6 +30,22 @@ pub enum Command {
     Sse(SseArgs),
     /// List the built-in formats with their opening markers.
     Formats(FormatsArgs),
+    /// Replay a bundled recorded stream at token pace, rewritten as the
+    /// proxy rewrites it, and print what the client receives with
+    /// timestamps: each tool starts before the stream ends.
+    Demo(DemoArgs),
+}
+
+/// Options of `toolscan demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Milliseconds between two tokens of the replayed stream.
+    #[arg(long, value_name = "MS", default_value_t = 20)]
+    pub delay_ms: u64,
+
+    /// How long each (simulated) tool takes, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub tool_ms: u64,
 }
 
 /// Options of `toolscan parse`.

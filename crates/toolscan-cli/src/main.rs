@@ -4,7 +4,9 @@
 //!   Lines, coalesced or not, or the final response object ([`parse`]);
 //! - `toolscan sse` rewrites an OpenAI `chat.completions` SSE stream so that
 //!   text tool calls become `delta.tool_calls` ([`sse`]);
-//! - `toolscan formats` lists the known formats ([`formats`]).
+//! - `toolscan formats` lists the known formats ([`formats`]);
+//! - `toolscan demo` replays a bundled stream at token pace and shows each
+//!   tool starting before the stream ends ([`demo`]).
 //!
 //! Modules: [`args`] (clap definitions), [`chunking`] (`--chunk` plans),
 //! [`failure`] (exit statuses and stderr messages), [`setup`] (format,
@@ -13,6 +15,7 @@
 
 mod args;
 mod chunking;
+mod demo;
 mod failure;
 mod formats;
 mod parse;
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Parse(args) => parse::run(args),
         Command::Sse(args) => sse::run(args),
+        Command::Demo(args) => demo::run(args),
         Command::Formats(args) => formats::run(args),
     };
     match result {

@@ -117,3 +117,18 @@ write(
         {"prompt_tokens": 298, "total_tokens": 389, "completion_tokens": 91},
     ),
 )
+
+# `toolscan demo`: two calls, then more text, so the first call is ready
+# long before the stream ends.
+with open(os.path.join(HERE, "..", "qwen3-weather.txt"), encoding="utf-8") as f:
+    TWO_CALLS = f.read()
+
+write(
+    "demo.sse",
+    stream(
+        "chatcmpl-5d2a8f1c3e7b4906a4c2e8d0f6b1a3c9",
+        [TWO_CALLS],
+        ["stop"],
+        {"prompt_tokens": 356, "total_tokens": 512, "completion_tokens": 156},
+    ),
+)
