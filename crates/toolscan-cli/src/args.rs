@@ -34,6 +34,37 @@ pub enum Command {
     /// proxy rewrites it, and print what the client receives with
     /// timestamps: each tool starts before the stream ends.
     Demo(DemoArgs),
+    /// An OpenAI-compatible HTTP proxy: the upstream's /v1/chat/completions
+    /// answers (streaming or not) come back with text tool calls as
+    /// `tool_calls`; other routes are forwarded untouched.
+    Proxy(ProxyArgs),
+}
+
+/// Options of `toolscan proxy`.
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// Address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+
+    /// The OpenAI-compatible server to forward to: its origin, e.g.
+    /// `http://127.0.0.1:8000` (vLLM, llama.cpp, Ollama, LM Studio…).
+    #[arg(long, value_name = "URL")]
+    pub upstream: String,
+
+    /// Format of every completion (see `toolscan formats`), or `auto`.
+    /// Default: by each request's `model` (see `--model-map`), else `auto`.
+    #[arg(long, value_name = "NAME|auto")]
+    pub format: Option<String>,
+
+    /// JSON object of model id → format name, for the models whose family
+    /// this build does not know (or writes otherwise).
+    #[arg(long, value_name = "FILE")]
+    pub model_map: Option<PathBuf>,
+
+    /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
+    #[arg(long)]
+    pub reasoning: bool,
 }
 
 /// Options of `toolscan demo`.

@@ -5,6 +5,7 @@
 //! - `toolscan sse` rewrites an OpenAI `chat.completions` SSE stream so that
 //!   text tool calls become `delta.tool_calls` ([`sse`]);
 //! - `toolscan formats` lists the known formats ([`formats`]);
+//! - `toolscan proxy` serves an OpenAI-compatible proxy ([`proxy`]);
 //! - `toolscan demo` replays a bundled stream at token pace and shows each
 //!   tool starting before the stream ends ([`demo`]).
 //!
@@ -19,6 +20,7 @@ mod demo;
 mod failure;
 mod formats;
 mod parse;
+mod proxy;
 mod setup;
 mod sse;
 
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => parse::run(args),
         Command::Sse(args) => sse::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Proxy(args) => proxy::run(args),
         Command::Formats(args) => formats::run(args),
     };
     match result {

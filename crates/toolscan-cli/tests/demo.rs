@@ -29,10 +29,19 @@ fn the_demo_starts_each_tool_before_the_stream_ends() {
     assert_eq!(started.len(), 2, "{stdout}");
     let done = at("[DONE]");
     assert!(started.iter().all(|&i| i < done), "{stdout}");
-    assert!(at("\"city\": \"Zürich\"") < at("\"city\": \"東京\""), "{stdout}");
+    assert!(
+        at("\"city\": \"Zürich\"") < at("\"city\": \"東京\""),
+        "{stdout}"
+    );
     assert!(at("finish_reason: tool_calls") < done, "{stdout}");
     // The text after the calls still streams, and the reasoning is apart.
     assert!(at("umbrella") > started[1], "{stdout}");
-    assert!(lines[at("The user wants")].contains("reasoning"), "{stdout}");
-    assert!(stdout.contains("Started only after the stream ended"), "{stdout}");
+    assert!(
+        lines[at("The user wants")].contains("reasoning"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Started only after the stream ended"),
+        "{stdout}"
+    );
 }

@@ -1,4 +1,993 @@
 //! An OpenAI-compatible HTTP proxy that turns the text tool calls of the
-//! upstream's completions into `tool_calls` (being built for issue 7).
+//! upstream's completions into `tool_calls`.
+//!
+//! Put it between an OpenAI client and a server whose completions carry
+//! tool calls as text (`<tool_call>{…}</tool_call>`, `[TOOL_CALLS]…`):
+//!
+//! - `POST /v1/chat/completions` is forwarded to the upstream, and its
+//!   answer rewritten by [`toolscan_sse`]: streaming (`"stream": true`,
+//!   SSE) chunk by chunk as it arrives, whole answers at once. The format
+//!   is [`ProxyConfig::format`], or picked per request from its `model`
+//!   ([`ProxyConfig::model_map`], then the model families toolscan knows,
+//!   then `auto`); the request's `tools` make the parser typed.
+//! - Every other route is forwarded untouched, both ways, streamed.
+//! - Headers pass through (`Authorization` too) except hop-by-hop ones and
+//!   `Host`; headers are never logged, nor query strings: the request
+//!   span holds the method, the path, the status and the duration.
+//! - Requests go to the configured upstream only: an absolute-form request
+//!   target (`GET http://elsewhere/…`) keeps only its path and query,
+//!   redirects are handed to the client rather than followed, and
+//!   environment proxy settings are ignored.
+//! - Call ids minted for calls that carry none are random per response
+//!   ([`IdMint::Random`]), so the turns of one conversation never repeat
+//!   an id.
+//! - An upstream that cannot be reached, answers 5xx, or fails before the
+//!   first byte of the rewritten answer gives a `502` with an OpenAI error
+//!   object; one that fails mid-stream gives the client an SSE
+//!   `data: {"error": {"message": …, "type": "upstream_error"}}` event and
+//!   a close without `[DONE]`, as OpenAI does.
+//! - A client that disconnects drops its response body, and with it the
+//!   upstream response: the upstream request is cancelled.
+//!
+//! [`serve`] runs it until a shutdown future resolves ([`shutdown_signal`]:
+//! SIGINT or SIGTERM), letting requests in flight finish.
+//!
+//! The [`replay`] module is a small upstream that plays recorded
+//! completions back, for tests, demos and load measurements (the
+//! `toolscan-replay` binary serves it).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde_json::{json, Value};
+use toolscan_core::{format_for_model, Grammar, IdMint, Options, Registry, Tools};
+use toolscan_sse::RewriteError;
+use tracing::{field, info, info_span, warn, Instrument, Span};
+
+pub mod replay;
+
+/// The path whose answers are rewritten.
+pub const CHAT_COMPLETIONS: &str = "/v1/chat/completions";
+
+/// How the proxy runs: where it forwards to and how it reads completions.
+///
+/// ```
+/// use toolscan_proxy::ProxyConfig;
+/// let config = ProxyConfig::new("http://127.0.0.1:8000").with_format("hermes");
+/// assert!(config.validate().is_ok());
+/// ```
+#[derive(Clone, Debug)]
+pub struct ProxyConfig {
+    /// The upstream server, `http://host:port` or `https://host:port`. A
+    /// path in it is a prefix put before every request's path (so an
+    /// upstream of `http://h/v1` gets `/v1/v1/chat/completions`: give the
+    /// origin of OpenAI-style servers, without their `/v1`).
+    pub upstream: String,
+    /// The format every completion is read with (a name of
+    /// [`Registry::builtin`], or `auto`). `None` or `auto`: picked per
+    /// request from its `model`, see [`ProxyConfig::model_map`].
+    pub format: Option<String>,
+    /// Model id → format name, consulted when [`ProxyConfig::format`] does
+    /// not fix one. A model not in it gets the format of its family
+    /// ([`format_for_model`]) when this build has that format, else `auto`.
+    pub model_map: HashMap<String, String>,
+    /// Reasoning separation: `<think>…</think>` goes to
+    /// `delta.reasoning_content` (see [`Options::reasoning`]).
+    pub reasoning: bool,
+    /// The largest request body accepted on `/v1/chat/completions`, which
+    /// is read whole (to see `stream`, `model` and `tools`). Default 32 MiB;
+    /// larger ones get `413`. Other routes are streamed, without a limit.
+    pub max_request_bytes: usize,
+    /// How long connecting to the upstream may take. Default 10 s.
+    pub connect_timeout: Duration,
+}
+
+impl ProxyConfig {
+    /// Forwards to `upstream`; format by model, no reasoning separation.
+    pub fn new(upstream: impl Into<String>) -> ProxyConfig {
+        ProxyConfig {
+            upstream: upstream.into(),
+            format: None,
+            model_map: HashMap::new(),
+            reasoning: false,
+            max_request_bytes: 32 << 20,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+
+    /// Reads every completion with the format `name` (`auto` means: by
+    /// model).
+    pub fn with_format(mut self, name: impl Into<String>) -> ProxyConfig {
+        self.format = Some(name.into());
+        self
+    }
+
+    /// Sets the model → format map.
+    pub fn with_model_map(mut self, map: HashMap<String, String>) -> ProxyConfig {
+        self.model_map = map;
+        self
+    }
+
+    /// Turns reasoning separation on or off.
+    pub fn with_reasoning(mut self, on: bool) -> ProxyConfig {
+        self.reasoning = on;
+        self
+    }
+
+    /// Reads a model map from JSON text: an object of model id → format
+    /// name, as the command line's `--model-map FILE` holds.
+    ///
+    /// ```
+    /// use toolscan_proxy::ProxyConfig;
+    /// let map = ProxyConfig::parse_model_map(r#"{"my-finetune": "hermes"}"#).unwrap();
+    /// assert_eq!(map["my-finetune"], "hermes");
+    /// assert!(ProxyConfig::parse_model_map(r#"["hermes"]"#).is_err());
+    /// ```
+    pub fn parse_model_map(text: &str) -> Result<HashMap<String, String>, ConfigError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ConfigError::ModelMap(e.to_string()))?;
+        let Value::Object(object) = value else {
+            return Err(ConfigError::ModelMap(
+                "expected a JSON object of model id → format name".into(),
+            ));
+        };
+        object
+            .into_iter()
+            .map(|(model, format)| match format {
+                Value::String(format) => Ok((model, format)),
+                _ => Err(ConfigError::ModelMap(format!(
+                    "the format of model `{model}` is not a string"
+                ))),
+            })
+            .collect()
+    }
+
+    /// Checks the configuration: the upstream is an `http`/`https` URL, and
+    /// every format named exists.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        Proxy::new(self).map(|_| ())
+    }
+}
+
+/// A configuration the proxy cannot run with.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The upstream is not an `http`/`https` URL with a host.
+    Upstream {
+        /// The URL as given.
+        url: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A format named by `format` or the model map is unknown.
+    Format(toolscan_core::Error),
+    /// The model map is not a JSON object of strings.
+    ModelMap(String),
+    /// The HTTP client could not be built (TLS backend initialisation).
+    Client(reqwest::Error),
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Upstream { url, reason } => {
+                write!(f, "invalid upstream `{url}`: {reason}")
+            }
+            ConfigError::Format(e) => e.fmt(f),
+            ConfigError::ModelMap(why) => write!(f, "invalid model map: {why}"),
+            ConfigError::Client(e) => write!(f, "cannot build the HTTP client: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConfigError::Format(e) => Some(e),
+            ConfigError::Client(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The proxy's router: `/v1/chat/completions` rewritten, everything else
+/// forwarded untouched. A configuration that does not
+/// [validate](ProxyConfig::validate) gives a router that answers every
+/// request with `500` and the reason (logged once, here); use
+/// [`try_router`] to get the error instead.
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use toolscan_proxy::{router, ProxyConfig};
+/// let app = router(ProxyConfig::new("http://127.0.0.1:8000"));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// axum::serve(listener, app).await
+/// # }
+/// ```
+pub fn router(config: ProxyConfig) -> Router {
+    match try_router(config) {
+        Ok(router) => router,
+        Err(e) => {
+            tracing::error!(error = %e, "the proxy is misconfigured; every request gets 500");
+            let message = e.to_string();
+            Router::new().fallback(move || {
+                let message = message.clone();
+                async move {
+                    error_response(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        &format!("proxy misconfigured: {message}"),
+                        "server_error",
+                    )
+                }
+            })
+        }
+    }
+}
+
+/// The proxy's router, or why the configuration cannot run.
+///
+/// ```
+/// use toolscan_proxy::{try_router, ProxyConfig};
+/// assert!(try_router(ProxyConfig::new("http://127.0.0.1:8000")).is_ok());
+/// assert!(try_router(ProxyConfig::new("ftp://127.0.0.1")).is_err());
+/// assert!(try_router(ProxyConfig::new("http://127.0.0.1:8000").with_format("nope")).is_err());
+/// ```
+pub fn try_router(config: ProxyConfig) -> Result<Router, ConfigError> {
+    let proxy = Proxy::new(&config)?;
+    Ok(Router::new().fallback(handle).with_state(Arc::new(proxy)))
+}
+
+/// Serves the proxy on `listener` until `shutdown` resolves, then stops
+/// accepting connections and returns once the requests in flight (streams
+/// included) have finished.
+///
+/// A configuration that does not [validate](ProxyConfig::validate) is an
+/// error of kind [`io::ErrorKind::InvalidInput`], before anything is served.
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use toolscan_proxy::{serve, shutdown_signal, ProxyConfig};
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// let config = ProxyConfig::new("http://127.0.0.1:8000").with_format("hermes");
+/// serve(listener, config, shutdown_signal()).await
+/// # }
+/// ```
+pub async fn serve<F>(
+    listener: tokio::net::TcpListener,
+    config: ProxyConfig,
+    shutdown: F,
+) -> io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let app = try_router(config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    if let Ok(addr) = listener.local_addr() {
+        info!(%addr, "proxy listening");
+    }
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        // Chunks are small and latency matters: no Nagle.
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    info!("proxy stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM. A signal whose handler
+/// cannot be installed is simply never awaited. The handlers are installed
+/// when the future is first polled ([`serve`] polls it at once, from a task
+/// of its own).
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => info!("SIGINT: shutting down"),
+        () = terminate => info!("SIGTERM: shutting down"),
+    }
+}
+
+/// The resolved configuration every request shares.
+struct Proxy {
+    client: reqwest::Client,
+    /// The upstream URL without its trailing `/`; a request's path and query
+    /// are appended.
+    base: String,
+    /// `Some`: every completion is read with this.
+    fixed: Option<(String, Arc<Grammar>)>,
+    /// Model id → format.
+    by_model: HashMap<String, (String, Arc<Grammar>)>,
+    auto: Arc<Grammar>,
+    registry: Registry,
+    reasoning: bool,
+    max_request_bytes: usize,
+}
+
+impl Proxy {
+    fn new(config: &ProxyConfig) -> Result<Proxy, ConfigError> {
+        let refuse = |reason: &str| ConfigError::Upstream {
+            url: config.upstream.clone(),
+            reason: reason.into(),
+        };
+        let url = reqwest::Url::parse(&config.upstream).map_err(|e| refuse(&e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(refuse("the scheme must be http or https"));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(refuse("no host"));
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(refuse("a query or fragment cannot be a prefix"));
+        }
+        let base = url.as_str().trim_end_matches('/').to_owned();
+
+        let registry = Registry::builtin();
+        let grammar = |name: &str| {
+            registry
+                .grammar(name)
+                .map(|g| (name.to_owned(), g))
+                .map_err(ConfigError::Format)
+        };
+        let fixed = match config.format.as_deref() {
+            None | Some("auto") => None,
+            Some(name) => Some(grammar(name)?),
+        };
+        let by_model = config
+            .model_map
+            .iter()
+            .map(|(model, format)| Ok((model.clone(), grammar(format)?)))
+            .collect::<Result<_, ConfigError>>()?;
+        let auto = registry.grammar("auto").map_err(ConfigError::Format)?;
+
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(config.connect_timeout)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(ConfigError::Client)?;
+        Ok(Proxy {
+            client,
+            base,
+            fixed,
+            by_model,
+            auto,
+            registry,
+            reasoning: config.reasoning,
+            max_request_bytes: config.max_request_bytes,
+        })
+    }
+
+    /// The format a request's completion is read with.
+    fn grammar_for(&self, model: Option<&str>) -> (String, Arc<Grammar>) {
+        if let Some(fixed) = &self.fixed {
+            return fixed.clone();
+        }
+        if let Some(model) = model {
+            if let Some(mapped) = self.by_model.get(model) {
+                return mapped.clone();
+            }
+            if let Some(name) = format_for_model(model) {
+                if self.registry.get(name).is_some() {
+                    if let Ok(g) = self.registry.grammar(name) {
+                        return (name.to_owned(), g);
+                    }
+                }
+            }
+        }
+        ("auto".to_owned(), Arc::clone(&self.auto))
+    }
+
+    /// The upstream URL of a request: the base and the request's path and
+    /// query, nothing else of its target.
+    fn target(&self, uri: &Uri) -> String {
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        format!("{}{}", self.base, path)
+    }
+}
+
+/// Every request: the span, the route, the final log line.
+async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
+    let start = Instant::now();
+    let method = request.method().clone();
+    // The path only: a query string may hold a key.
+    let path = request.uri().path().to_owned();
+    let span = info_span!(
+        "request",
+        %method,
+        %path,
+        status = field::Empty,
+        format = field::Empty,
+        stream = field::Empty,
+    );
+    async move {
+        let response = if method == Method::POST && path == CHAT_COMPLETIONS {
+            chat(&proxy, request, start).await
+        } else {
+            forward(&proxy, request).await
+        };
+        let status = response.status();
+        Span::current().record("status", status.as_u16());
+        info!(
+            status = status.as_u16(),
+            elapsed_ms = elapsed_ms(start),
+            "responded"
+        );
+        response
+    }
+    .instrument(span)
+    .await
+}
+
+/// Any route but the chat completions: both ways untouched, streamed.
+async fn forward(proxy: &Proxy, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let has_body = parts.headers.contains_key(header::CONTENT_LENGTH)
+        || parts.headers.contains_key(header::TRANSFER_ENCODING);
+    let mut upstream = proxy
+        .client
+        .request(parts.method, proxy.target(&parts.uri))
+        .headers(request_headers(&parts.headers, true));
+    if has_body {
+        upstream = upstream.body(reqwest::Body::wrap_stream(body.into_data_stream()));
+    }
+    match upstream.send().await {
+        Ok(response) => {
+            let status = response.status();
+            let headers = response_headers(response.headers(), false);
+            with_parts(status, headers, Body::from_stream(response.bytes_stream()))
+        }
+        Err(e) => unreachable_upstream(e),
+    }
+}
+
+/// `POST /v1/chat/completions`: forwarded, its answer rewritten.
+async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
+    let (parts, body) = request.into_parts();
+    let bytes = match Limited::new(body, proxy.max_request_bytes).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<LengthLimitError>() => {
+            return error_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "the request body is larger than {} bytes",
+                    proxy.max_request_bytes
+                ),
+                "invalid_request_error",
+            )
+        }
+        Err(e) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                &format!("cannot read the request body: {e}"),
+                "invalid_request_error",
+            )
+        }
+    };
+    let request_json = serde_json::from_slice::<Value>(&bytes).ok();
+    let field = |name: &str| request_json.as_ref().and_then(|r| r.get(name));
+    let wants_stream = field("stream").and_then(Value::as_bool).unwrap_or(false);
+    let model = field("model").and_then(Value::as_str);
+    let (format, grammar) = proxy.grammar_for(model);
+    let span = Span::current();
+    span.record("format", format.as_str());
+    span.record("stream", wants_stream);
+
+    // Random ids: seeded ones would repeat across the turns of a
+    // conversation. (A call a `stop` sequence cut is completed by the
+    // rewrite: `Config::complete_at_stop`.)
+    let mut options = Options::new()
+        .with_ids(IdMint::Random)
+        .with_reasoning(proxy.reasoning);
+    if let Some(tools) = field("tools").filter(|t| !t.is_null()) {
+        match Tools::from_json(tools) {
+            Ok(tools) => options = options.with_tools(tools),
+            Err(e) => warn!(error = %e, "the request's tools are ignored"),
+        }
+    }
+    let config = toolscan_sse::Config::new(grammar).with_options(options);
+
+    let response = match proxy
+        .client
+        .post(proxy.target(&parts.uri))
+        // Identity: the rewrite reads the bytes.
+        .headers(request_headers(&parts.headers, false))
+        .body(bytes)
+        .send()
+        .await
+    {
+        Ok(response) => response,
+        Err(e) => return unreachable_upstream(e),
+    };
+    let status = response.status();
+    if status.is_server_error() {
+        return upstream_failed(response).await;
+    }
+    if !status.is_success() {
+        // A client error (bad key, bad request): the client's to see.
+        let headers = response_headers(response.headers(), false);
+        return with_parts(status, headers, Body::from_stream(response.bytes_stream()));
+    }
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    let headers = response_headers(response.headers(), true);
+    if is_sse {
+        relay_stream(status, headers, response, config, start).await
+    } else {
+        rewrite_whole(status, headers, response, &config).await
+    }
+}
+
+/// A streaming answer: rewritten chunk by chunk. Nothing is sent before the
+/// first rewritten chunk, so an upstream that fails before it is a `502`.
+async fn relay_stream(
+    status: StatusCode,
+    headers: HeaderMap,
+    response: reqwest::Response,
+    config: toolscan_sse::Config,
+    start: Instant,
+) -> Response {
+    let mut rewritten: RewrittenStream = Box::pin(toolscan_sse::rewrite_stream(
+        response.bytes_stream(),
+        config,
+    ));
+    let relay = match rewritten.next().await {
+        Some(Ok(first)) => Relay::new(Some(first), Some(rewritten), start),
+        Some(Err(e)) => {
+            let message = format!(
+                "the upstream failed before its answer began: {}",
+                rewrite_error_message(e)
+            );
+            warn!(%message, "upstream failed");
+            return error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error");
+        }
+        None => Relay::new(None, None, start),
+    };
+    with_parts(status, headers, Body::from_stream(relay))
+}
+
+/// A whole answer: read, rewritten, sent. A body that is not a
+/// `chat.completion` is passed on as it came.
+async fn rewrite_whole(
+    status: StatusCode,
+    headers: HeaderMap,
+    response: reqwest::Response,
+    config: &toolscan_sse::Config,
+) -> Response {
+    let body = match response.bytes().await {
+        Ok(body) => body,
+        Err(e) => {
+            let message = format!(
+                "the upstream failed while sending its answer: {}",
+                error_chain(&e.without_url())
+            );
+            warn!(%message, "upstream failed");
+            return error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error");
+        }
+    };
+    let body = match toolscan_sse::rewrite_body(&body, config) {
+        Ok(rewritten) => Bytes::from(rewritten),
+        Err(e) => {
+            warn!(error = ?e, "the answer is not a chat.completion; passed on as is");
+            body
+        }
+    };
+    with_parts(status, headers, Body::from(body))
+}
+
+type RewrittenStream =
+    Pin<Box<dyn Stream<Item = Result<Bytes, RewriteError<reqwest::Error>>> + Send>>;
+
+/// The rewritten stream on its way to the client: an upstream failure
+/// becomes an error event and the end of the body; the end of the stream,
+/// whichever way it comes (done, failed, client gone), is logged.
+struct Relay {
+    first: Option<Bytes>,
+    inner: Option<RewrittenStream>,
+    span: Span,
+    start: Instant,
+    bytes: u64,
+}
+
+impl Relay {
+    fn new(first: Option<Bytes>, inner: Option<RewrittenStream>, start: Instant) -> Relay {
+        let relay = Relay {
+            first,
+            inner,
+            span: Span::current(),
+            start,
+            bytes: 0,
+        };
+        if relay.first.is_none() && relay.inner.is_none() {
+            relay.closed("complete");
+        }
+        relay
+    }
+
+    fn closed(&self, outcome: &str) {
+        info!(
+            parent: &self.span,
+            outcome,
+            bytes = self.bytes,
+            elapsed_ms = elapsed_ms(self.start),
+            "stream closed"
+        );
+    }
+}
+
+impl Stream for Relay {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if let Some(first) = this.first.take() {
+            this.bytes += first.len() as u64;
+            return Poll::Ready(Some(Ok(first)));
+        }
+        let Some(inner) = this.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match inner.as_mut().poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(Ok(chunk))) => {
+                this.bytes += chunk.len() as u64;
+                Poll::Ready(Some(Ok(chunk)))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                // Dropping the upstream stream closes its connection.
+                this.inner = None;
+                let message = format!(
+                    "the upstream failed mid-stream: {}",
+                    rewrite_error_message(e)
+                );
+                warn!(parent: &this.span, %message, "upstream failed");
+                this.closed("upstream_error");
+                Poll::Ready(Some(Ok(error_event(&message))))
+            }
+            Poll::Ready(None) => {
+                this.inner = None;
+                this.closed("complete");
+                Poll::Ready(None)
+            }
+        }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        if self.inner.is_some() || self.first.is_some() {
+            // The client went away: dropping `inner` cancels the upstream.
+            self.closed("client_disconnected");
+        }
+    }
+}
+
+/// The SSE event OpenAI sends when a stream fails.
+fn error_event(message: &str) -> Bytes {
+    let event = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": null}});
+    Bytes::from(format!("data: {event}\n\n"))
+}
+
+fn rewrite_error_message(e: RewriteError<reqwest::Error>) -> String {
+    match e {
+        RewriteError::Upstream(e) => error_chain(&e.without_url()),
+        #[allow(unreachable_patterns)]
+        other => format!("{other:?}"),
+    }
+}
+
+/// An error and its sources, `: `-separated.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = s.source();
+    }
+    message
+}
+
+/// The upstream could not be reached (or did not answer): `502`.
+fn unreachable_upstream(e: reqwest::Error) -> Response {
+    let message = format!(
+        "cannot reach the upstream: {}",
+        error_chain(&e.without_url())
+    );
+    warn!(%message, "upstream unreachable");
+    error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error")
+}
+
+/// The upstream answered 5xx: `502`, with the start of what it said.
+async fn upstream_failed(mut response: reqwest::Response) -> Response {
+    const KEEP: usize = 2048;
+    let status = response.status();
+    let mut said = Vec::new();
+    while said.len() < KEEP {
+        match response.chunk().await {
+            Ok(Some(chunk)) => said.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    said.truncate(KEEP);
+    let said = String::from_utf8_lossy(&said);
+    let said = serde_json::from_str::<Value>(&said)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| said.trim().to_owned());
+    let message = if said.is_empty() {
+        format!("the upstream answered {status}")
+    } else {
+        format!("the upstream answered {status}: {said}")
+    };
+    warn!(upstream_status = status.as_u16(), "upstream failed");
+    error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error")
+}
+
+/// An OpenAI error object.
+fn error_response(status: StatusCode, message: &str, kind: &str) -> Response {
+    let body = json!({"error": {"message": message, "type": kind, "param": null, "code": null}});
+    json_response(status, &body)
+}
+
+/// A JSON response.
+pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn with_parts(status: StatusCode, headers: HeaderMap, body: Body) -> Response {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    response
+}
+
+fn elapsed_ms(start: Instant) -> f64 {
+    (start.elapsed().as_secs_f64() * 1e6).round() / 1e3
+}
+
+/// Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1).
+const HOP_BY_HOP: [HeaderName; 8] = [
+    header::CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+];
+
+/// The headers of `headers` that go on to the next hop: all but hop-by-hop
+/// ones (those listed, those the `Connection` header names, `Upgrade`).
+fn end_to_end(headers: &HeaderMap) -> HeaderMap {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    let mut out = HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        if HOP_BY_HOP.contains(name) || name == header::UPGRADE || named.contains(name) {
+            continue;
+        }
+        out.append(name.clone(), value.clone());
+    }
+    out
+}
+
+/// A request's headers as the upstream gets them: end-to-end ones, less
+/// `Host` (the client names the proxy). `untouched`: the body goes as it
+/// came (its length too); else the body is re-sent whole (its length is
+/// set anew) and asked for uncompressed, since it is read.
+fn request_headers(headers: &HeaderMap, untouched: bool) -> HeaderMap {
+    let mut out = end_to_end(headers);
+    out.remove(header::HOST);
+    if !untouched {
+        out.remove(header::CONTENT_LENGTH);
+        out.insert(
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_static("identity"),
+        );
+    }
+    out
+}
+
+/// A response's headers as the client gets them: end-to-end ones;
+/// `rewritten`: less the length and encoding of a body that changes.
+fn response_headers(headers: &HeaderMap, rewritten: bool) -> HeaderMap {
+    let mut out = end_to_end(headers);
+    if rewritten {
+        out.remove(header::CONTENT_LENGTH);
+        out.remove(header::CONTENT_ENCODING);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proxy(config: ProxyConfig) -> Proxy {
+        Proxy::new(&config).expect("a valid configuration")
+    }
+
+    #[test]
+    fn the_format_comes_from_the_config_then_the_map_then_the_family_then_auto() {
+        let map: HashMap<String, String> =
+            [("my-finetune".to_owned(), "mistral".to_owned())].into();
+        let by_model = proxy(ProxyConfig::new("http://h:1").with_model_map(map.clone()));
+        let name = |p: &Proxy, model: Option<&str>| p.grammar_for(model).0;
+        assert_eq!(name(&by_model, Some("my-finetune")), "mistral");
+        assert_eq!(name(&by_model, Some("Qwen/Qwen3-8B")), "hermes");
+        assert_eq!(name(&by_model, Some("some-org/unknown")), "auto");
+        assert_eq!(name(&by_model, None), "auto");
+        let auto = proxy(
+            ProxyConfig::new("http://h:1")
+                .with_format("auto")
+                .with_model_map(map.clone()),
+        );
+        assert_eq!(name(&auto, Some("my-finetune")), "mistral");
+        let fixed = proxy(
+            ProxyConfig::new("http://h:1")
+                .with_format("hermes")
+                .with_model_map(map),
+        );
+        assert_eq!(name(&fixed, Some("my-finetune")), "hermes");
+        assert_eq!(name(&fixed, None), "hermes");
+    }
+
+    #[test]
+    fn only_the_path_and_query_of_a_target_are_kept() {
+        let p = proxy(ProxyConfig::new("http://upstream:8000/prefix/"));
+        let uri: Uri = "http://elsewhere.invalid/v1/models?a=1".parse().unwrap();
+        assert_eq!(p.target(&uri), "http://upstream:8000/prefix/v1/models?a=1");
+        let uri: Uri = "//elsewhere.invalid/x"
+            .parse()
+            .unwrap_or(Uri::from_static("/x"));
+        assert!(p.target(&uri).starts_with("http://upstream:8000/prefix/"));
+    }
+
+    #[test]
+    fn bad_upstreams_are_refused() {
+        for url in [
+            "",
+            "upstream:8000",
+            "ftp://h",
+            "http://h:1/?q=1",
+            "http://h:1/#f",
+        ] {
+            assert!(
+                matches!(
+                    ProxyConfig::new(url).validate(),
+                    Err(ConfigError::Upstream { .. })
+                ),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn hop_by_hop_headers_and_host_stop_here() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_static("proxy:8080"));
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer k"));
+        h.insert(
+            header::CONNECTION,
+            HeaderValue::from_static("keep-alive, X-Hop"),
+        );
+        h.insert("x-hop", HeaderValue::from_static("1"));
+        h.insert("keep-alive", HeaderValue::from_static("timeout=5"));
+        h.insert(header::TE, HeaderValue::from_static("trailers"));
+        h.insert(
+            header::PROXY_AUTHORIZATION,
+            HeaderValue::from_static("Basic x"),
+        );
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from_static("12"));
+        h.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
+        h.append("x-many", HeaderValue::from_static("1"));
+        h.append("x-many", HeaderValue::from_static("2"));
+
+        let untouched = request_headers(&h, true);
+        let mut names: Vec<&str> = untouched.keys().map(HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "accept-encoding",
+                "authorization",
+                "content-length",
+                "x-many"
+            ]
+        );
+        assert_eq!(untouched.get_all("x-many").iter().count(), 2);
+
+        let read = request_headers(&h, false);
+        assert!(read.get(header::CONTENT_LENGTH).is_none());
+        assert_eq!(read[header::ACCEPT_ENCODING], "identity");
+        assert_eq!(read[header::AUTHORIZATION], "Bearer k");
+
+        let mut r = HeaderMap::new();
+        r.insert(header::CONTENT_LENGTH, HeaderValue::from_static("99"));
+        r.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        r.insert(
+            header::TRANSFER_ENCODING,
+            HeaderValue::from_static("chunked"),
+        );
+        let out = response_headers(&r, true);
+        assert_eq!(out.len(), 1);
+        assert_eq!(response_headers(&r, false).len(), 2);
+    }
+
+    #[test]
+    fn the_error_event_is_openai_s() {
+        let event = error_event("boom \"quoted\"");
+        let text = std::str::from_utf8(&event).unwrap();
+        let data = text
+            .strip_prefix("data: ")
+            .unwrap()
+            .strip_suffix("\n\n")
+            .unwrap();
+        let v: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(v["error"]["message"], "boom \"quoted\"");
+        assert_eq!(v["error"]["type"], "upstream_error");
+    }
+}

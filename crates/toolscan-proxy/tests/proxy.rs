@@ -1,0 +1,651 @@
+//! The proxy end to end, on loopback, with real components only: the
+//! `toolscan-replay` binary as the upstream (a process of its own), the
+//! proxy served in-process by `serve`, and reqwest as the client.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use toolscan_proxy::{serve, ProxyConfig};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/sse");
+const SECRET: &str = "sk-test-S3CRET-7f3a9";
+const QUERY_SECRET: &str = "QU3RY-S3CRET";
+
+// ---------------------------------------------------------------- harness
+
+/// Every tracing event of this test binary, formatted, in memory.
+fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let writer = Arc::clone(&buf);
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || Capture(Arc::clone(&writer)))
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
+        buf
+    })
+}
+
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Capture {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn logged() -> String {
+    String::from_utf8_lossy(&logs().lock().unwrap()).into_owned()
+}
+
+/// The replay server, a child process; killed when dropped.
+struct Upstream {
+    child: Child,
+    url: String,
+}
+
+impl Upstream {
+    fn start(args: &[&str]) -> Upstream {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolscan-replay"))
+            .args(["--dir", DATA])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("toolscan-replay starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "first line: {url:?}");
+        Upstream { child, url }
+    }
+
+    async fn stats(&self) -> Value {
+        client()
+            .get(format!("{}/stats", self.url))
+            .send()
+            .await
+            .unwrap()
+            .json_value()
+            .await
+            .unwrap()
+    }
+
+    /// Waits until `/stats` says `key` is `want` (5 s at most).
+    async fn wait_for(&self, key: &str, want: u64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let stats = self.stats().await;
+            if stats[key] == want || Instant::now() > deadline {
+                return stats;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The proxy, served in-process; shut down when dropped.
+struct Proxy {
+    url: String,
+    shutdown: Option<oneshot::Sender<()>>,
+    served: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Proxy {
+    async fn start(config: ProxyConfig) -> Proxy {
+        logs();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = oneshot::channel::<()>();
+        let served = tokio::spawn(serve(listener, config, async {
+            let _ = rx.await;
+        }));
+        Proxy {
+            url,
+            shutdown: Some(tx),
+            served: Some(served),
+        }
+    }
+
+    async fn to(upstream: &Upstream) -> Proxy {
+        Proxy::start(ProxyConfig::new(upstream.url.clone())).await
+    }
+}
+
+/// reqwest's `json` feature is off in this workspace: these stand in.
+trait JsonBody {
+    fn json_body(self, body: &Value) -> Self;
+}
+
+impl JsonBody for reqwest::RequestBuilder {
+    fn json_body(self, body: &Value) -> Self {
+        self.header("content-type", "application/json")
+            .body(body.to_string())
+    }
+}
+
+trait JsonValue {
+    async fn json_value(self) -> reqwest::Result<Value>;
+}
+
+impl JsonValue for reqwest::Response {
+    async fn json_value(self) -> reqwest::Result<Value> {
+        let bytes = self.bytes().await?;
+        Ok(serde_json::from_slice(&bytes)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&bytes))))
+    }
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+fn tools() -> Value {
+    json!([{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "country": {"type": "string"},
+                       "unit": {"type": "string"}, "date": {"type": "string"}},
+        "required": ["city"]}}}])
+}
+
+fn chat_request(model: &str, stream: bool) -> Value {
+    json!({
+        "model": model,
+        "stream": stream,
+        "messages": [{"role": "user", "content": "Weather in Zürich and 東京 tomorrow?"}],
+        "tools": tools(),
+    })
+}
+
+/// The `data:` payloads of an SSE body, in order.
+fn data_of(body: &str) -> Vec<String> {
+    body.replace("\r\n", "\n")
+        .split("\n\n")
+        .filter_map(|event| {
+            let lines: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            (!lines.is_empty()).then(|| lines.join("\n"))
+        })
+        .collect()
+}
+
+/// What a streamed answer says: text, calls by index (id, name,
+/// arguments), finish reasons.
+#[derive(Debug, Default)]
+struct Streamed {
+    content: String,
+    calls: BTreeMap<u64, (String, String, String)>,
+    finish: Vec<String>,
+}
+
+fn streamed(data: &[String]) -> Streamed {
+    let mut out = Streamed::default();
+    for d in data.iter().filter(|d| *d != "[DONE]") {
+        let v: Value = serde_json::from_str(d).unwrap_or_else(|e| panic!("{e}: {d}"));
+        for choice in v["choices"].as_array().into_iter().flatten() {
+            if let Some(c) = choice["delta"]["content"].as_str() {
+                out.content.push_str(c);
+            }
+            for tc in choice["delta"]["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                let entry = out.calls.entry(tc["index"].as_u64().unwrap()).or_default();
+                if let Some(id) = tc["id"].as_str() {
+                    entry.0.push_str(id);
+                }
+                if let Some(name) = tc["function"]["name"].as_str() {
+                    entry.1.push_str(name);
+                }
+                if let Some(args) = tc["function"]["arguments"].as_str() {
+                    entry.2.push_str(args);
+                }
+            }
+            if let Some(f) = choice["finish_reason"].as_str() {
+                out.finish.push(f.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Checks the two weather calls of the recording; returns their ids.
+fn check_weather_calls(s: &Streamed) -> Vec<String> {
+    assert_eq!(s.calls.len(), 2, "two calls: {s:?}");
+    let cities: Vec<Value> = s
+        .calls
+        .values()
+        .map(|(id, name, args)| {
+            assert!(id.starts_with("call_"), "id {id:?}");
+            assert_eq!(name, "get_weather");
+            let args: Value = serde_json::from_str(args).unwrap();
+            args["city"].clone()
+        })
+        .collect();
+    assert_eq!(cities, [json!("Zürich"), json!("東京")]);
+    assert!(!s.content.contains("<tool_call>"), "{}", s.content);
+    assert!(s.content.contains("umbrella"), "the text after the calls");
+    s.calls.values().map(|c| c.0.clone()).collect()
+}
+
+async fn post_chat(proxy: &Proxy, body: &Value) -> reqwest::Response {
+    client()
+        .post(format!("{}/v1/chat/completions", proxy.url))
+        .bearer_auth(SECRET)
+        .json_body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+// ------------------------------------------------------------------ tests
+
+/// A streaming request: SSE back, the text calls as `delta.tool_calls`
+/// (random `call_` ids, arguments that parse), `[DONE]` last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_request_gets_tool_calls_and_done_last() {
+    let upstream = Upstream::start(&["--delay-ms", "1"]);
+    let proxy = Proxy::to(&upstream).await;
+    let response = post_chat(&proxy, &chat_request("Qwen/Qwen3-8B", true)).await;
+    assert_eq!(response.status(), 200);
+    let content_type = response.headers()["content-type"].to_str().unwrap();
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    assert!(response.headers().get("content-length").is_none());
+    let body = response.text().await.unwrap();
+    let data = data_of(&body);
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"), "{body}");
+    assert_eq!(data.iter().filter(|d| *d == "[DONE]").count(), 1);
+    let s = streamed(&data);
+    check_weather_calls(&s);
+    assert_eq!(s.finish, ["tool_calls"]);
+    assert_eq!(upstream.stats().await["completed"], 1);
+}
+
+/// A whole answer: `message.tool_calls`, the markup gone from the content.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_streaming_request_gets_tool_calls() {
+    let upstream = Upstream::start(&[]);
+    let proxy = Proxy::to(&upstream).await;
+    let response = post_chat(&proxy, &chat_request("Qwen/Qwen3-8B", false)).await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/json"));
+    let body: Value = response.json_value().await.unwrap();
+    assert_eq!(body["object"], "chat.completion");
+    let message = &body["choices"][0]["message"];
+    let calls = message["tool_calls"].as_array().expect("tool_calls");
+    assert_eq!(calls.len(), 2, "{body}");
+    for (call, city) in calls.iter().zip(["Zürich", "東京"]) {
+        assert_eq!(call["type"], "function");
+        assert_eq!(call["function"]["name"], "get_weather");
+        assert!(call["id"].as_str().unwrap().starts_with("call_"));
+        let args: Value =
+            serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+        assert_eq!(args["city"], city);
+    }
+    assert!(!message["content"]
+        .as_str()
+        .unwrap_or("")
+        .contains("<tool_call>"));
+    assert_eq!(body["choices"][0]["finish_reason"], "tool_calls");
+    // Fields the rewrite does not touch are kept.
+    assert_eq!(body["usage"]["prompt_tokens"], 212);
+}
+
+/// Other routes go through untouched: status, body, the query, the
+/// method, the request body and headers; `Host` is the upstream's. An
+/// absolute-form request target cannot send the proxy elsewhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_routes_are_forwarded_untouched() {
+    let upstream = Upstream::start(&[]);
+    let proxy = Proxy::to(&upstream).await;
+    let direct = client()
+        .get(format!("{}/v1/models", upstream.url))
+        .send()
+        .await
+        .unwrap();
+    let direct_body = direct.bytes().await.unwrap();
+    let proxied = client()
+        .get(format!("{}/v1/models", proxy.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(proxied.status(), 200);
+    assert_eq!(proxied.bytes().await.unwrap(), direct_body);
+    let models: Value = serde_json::from_slice(&direct_body).unwrap();
+    assert!(models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["id"] == "proxy-qwen3-weather"));
+
+    let echo: Value = client()
+        .put(format!("{}/echo?x=1&y=%C3%BC", proxy.url))
+        .header("x-custom", "kept")
+        .header("content-type", "text/plain")
+        .body("the body, untouched: ü")
+        .send()
+        .await
+        .unwrap()
+        .json_value()
+        .await
+        .unwrap();
+    assert_eq!(echo["method"], "PUT");
+    assert_eq!(echo["target"], "/echo?x=1&y=%C3%BC");
+    assert_eq!(echo["body"], "the body, untouched: ü");
+    assert_eq!(echo["headers"]["x-custom"], "kept");
+    assert_eq!(echo["headers"]["content-type"], "text/plain");
+    let upstream_host = upstream.url.trim_start_matches("http://");
+    assert_eq!(echo["headers"]["host"], upstream_host);
+
+    // 404 of the upstream passes through as it is.
+    let missing = client()
+        .get(format!("{}/no/such/route", proxy.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+
+    // An absolute-form target naming another host: only its path is used.
+    let addr = proxy.url.trim_start_matches("http://");
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(
+        b"GET http://example.invalid/echo?via=absolute HTTP/1.1\r\n\
+          Host: example.invalid\r\nConnection: close\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let mut raw = Vec::new();
+    tcp.read_to_end(&mut raw).await.unwrap();
+    let raw = String::from_utf8_lossy(&raw);
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    assert!(raw.contains(r#""target":"/echo?via=absolute""#), "{raw}");
+    assert!(
+        raw.contains(&format!(r#""host":"{upstream_host}""#)),
+        "{raw}"
+    );
+}
+
+/// `Authorization` reaches the upstream, and neither it nor a query
+/// string ever reaches the logs (every tracing event of this process is
+/// captured, at TRACE level), while the request lines are there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authorization_passes_through_and_is_never_logged() {
+    let upstream = Upstream::start(&["--delay-ms", "1"]);
+    let proxy = Proxy::to(&upstream).await;
+    let echo: Value = client()
+        .get(format!("{}/echo-headers?api_key={QUERY_SECRET}", proxy.url))
+        .bearer_auth(SECRET)
+        .header("proxy-authorization", "Basic aG9wOmJ5aG9w")
+        .header("connection", "keep-alive, x-hop")
+        .header("x-hop", "dropped")
+        .send()
+        .await
+        .unwrap()
+        .json_value()
+        .await
+        .unwrap();
+    assert_eq!(echo["headers"]["authorization"], format!("Bearer {SECRET}"));
+    // Hop-by-hop headers stop at the proxy.
+    assert!(
+        echo["headers"].get("proxy-authorization").is_none(),
+        "{echo}"
+    );
+    assert!(echo["headers"].get("x-hop").is_none(), "{echo}");
+
+    for stream in [true, false] {
+        let response = client()
+            .post(format!(
+                "{}/v1/chat/completions?key={QUERY_SECRET}",
+                proxy.url
+            ))
+            .bearer_auth(SECRET)
+            .json_body(&chat_request("Qwen/Qwen3-8B", stream))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        response.bytes().await.unwrap();
+    }
+    let failing = post_chat(&proxy, &chat_request("fail-500", true)).await;
+    assert_eq!(failing.status(), 502);
+    // The last log lines of a stream come when its body is dropped.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let logs = logged();
+    assert!(
+        logs.contains("path=/v1/chat/completions"),
+        "request spans are logged: {logs}"
+    );
+    assert!(logs.contains("status=200"));
+    assert!(logs.contains("status=502"));
+    assert!(logs.contains("path=/echo-headers"));
+    assert!(logs.contains("stream closed"));
+    assert!(!logs.contains(SECRET), "the key is logged: {logs}");
+    assert!(!logs.contains("S3CRET"), "a secret is logged: {logs}");
+    assert!(!logs.to_ascii_lowercase().contains("authorization"));
+}
+
+/// The upstream dies mid-stream: what came before, then an
+/// `upstream_error` event, then the end of the body; no `[DONE]`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_dying_mid_stream_gives_an_error_event_and_no_done() {
+    let upstream = Upstream::start(&["--delay-ms", "1", "--die-after", "40"]);
+    let proxy = Proxy::to(&upstream).await;
+    let response = post_chat(&proxy, &chat_request("die-midway", true)).await;
+    assert_eq!(response.status(), 200);
+    let body = response.text().await.expect("a clean end of body");
+    let data = data_of(&body);
+    assert!(!data.iter().any(|d| d == "[DONE]"), "{body}");
+    let last: Value = serde_json::from_str(data.last().expect("events")).unwrap();
+    assert_eq!(last["error"]["type"], "upstream_error", "{body}");
+    assert!(last["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("mid-stream"));
+    assert!(data.len() > 2, "the events before the failure: {body}");
+    assert!(streamed(&data[..data.len() - 1]).content.contains("Zürich"));
+    assert_eq!(upstream.wait_for("died", 1).await["died"], 1);
+}
+
+/// Before the first byte, failures are a `502` with an OpenAI error
+/// object: an upstream 500, a connection refused, an upstream that breaks
+/// the connection before its body. Client errors (4xx) pass through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_before_the_first_byte_are_502() {
+    let upstream = Upstream::start(&[]);
+    let proxy = Proxy::to(&upstream).await;
+    for (model, stream, says) in [
+        ("fail-500", true, "fail-500"),
+        ("fail-500", false, "fail-500"),
+        ("die-at-start", true, "before its answer began"),
+    ] {
+        let response = post_chat(&proxy, &chat_request(model, stream)).await;
+        assert_eq!(response.status(), 502, "{model} {stream}");
+        let body: Value = response.json_value().await.unwrap();
+        assert_eq!(body["error"]["type"], "upstream_error");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{model}: {message}");
+    }
+
+    let bad = client()
+        .post(format!("{}/v1/chat/completions", proxy.url))
+        .header("content-type", "application/json")
+        .body("not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400, "the upstream's 400 passes through");
+
+    // Nothing listens there any more.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let proxy = Proxy::start(ProxyConfig::new(dead)).await;
+    for stream in [true, false] {
+        let response = post_chat(&proxy, &chat_request("Qwen/Qwen3-8B", stream)).await;
+        assert_eq!(response.status(), 502);
+        let body: Value = response.json_value().await.unwrap();
+        assert_eq!(body["error"]["type"], "upstream_error");
+        assert!(body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot reach the upstream"));
+    }
+    let other = client()
+        .get(format!("{}/v1/models", proxy.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 502);
+}
+
+/// A client that goes away mid-stream cancels the upstream request: the
+/// upstream sees its stream aborted, not played to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_disconnect_cancels_the_upstream_request() {
+    let upstream = Upstream::start(&["--delay-ms", "20"]);
+    let proxy = Proxy::to(&upstream).await;
+    let mut response = post_chat(&proxy, &chat_request("Qwen/Qwen3-8B", true)).await;
+    assert_eq!(response.status(), 200);
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        let chunk = response.chunk().await.unwrap().expect("chunks mid-stream");
+        got.push(chunk);
+    }
+    assert_eq!(upstream.stats().await["active"], 1);
+    drop(response);
+    let stats = upstream.wait_for("aborted", 1).await;
+    assert_eq!(stats["aborted"], 1, "{stats}");
+    assert_eq!(stats["completed"], 0, "{stats}");
+    assert_eq!(stats["active"], 0, "{stats}");
+}
+
+/// 200 concurrent streams through one proxy: each complete and correct,
+/// and the 400 minted ids all different (random per response).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_concurrent_streams() {
+    const N: usize = 200;
+    let upstream = Upstream::start(&["--delay-ms", "2"]);
+    let proxy = Proxy::to(&upstream).await;
+    let client = client();
+    let url = format!("{}/v1/chat/completions", proxy.url);
+    let started = Instant::now();
+    let bodies = futures::stream::iter(0..N)
+        .map(|_| {
+            let request = client
+                .post(&url)
+                .bearer_auth(SECRET)
+                .json_body(&chat_request("Qwen/Qwen3-8B", true));
+            async move {
+                let response = request.send().await.unwrap();
+                assert_eq!(response.status(), 200);
+                response.text().await.unwrap()
+            }
+        })
+        .buffer_unordered(N)
+        .collect::<Vec<String>>()
+        .await;
+    let elapsed = started.elapsed();
+    let mut ids = HashSet::new();
+    for body in &bodies {
+        let data = data_of(body);
+        assert_eq!(data.last().map(String::as_str), Some("[DONE]"));
+        for id in check_weather_calls(&streamed(&data)) {
+            assert!(ids.insert(id.clone()), "id {id} repeated");
+        }
+    }
+    assert_eq!(ids.len(), 2 * N);
+    let stats = upstream.wait_for("completed", N as u64).await;
+    assert_eq!(stats["completed"], N as u64, "{stats}");
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
+}
+
+/// After the shutdown future resolves, the stream in flight is played to
+/// its end, then `serve` returns, and nothing is accepted any more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_shutdown_lets_requests_in_flight_finish() {
+    let upstream = Upstream::start(&["--delay-ms", "4"]);
+    let mut proxy = Proxy::to(&upstream).await;
+    let mut response = post_chat(&proxy, &chat_request("Qwen/Qwen3-8B", true)).await;
+    assert_eq!(response.status(), 200);
+    let mut body = Vec::new();
+    body.extend_from_slice(&response.chunk().await.unwrap().expect("a first chunk"));
+
+    proxy.shutdown.take().unwrap().send(()).unwrap();
+    let served = proxy.served.take().unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !served.is_finished(),
+        "serve waits for the stream in flight"
+    );
+
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        body.extend_from_slice(&chunk);
+    }
+    let data = data_of(&String::from_utf8(body).unwrap());
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"));
+    check_weather_calls(&streamed(&data));
+
+    tokio::time::timeout(Duration::from_secs(5), served)
+        .await
+        .expect("serve returns once the stream is done")
+        .unwrap()
+        .unwrap();
+    let refused = client()
+        .get(format!("{}/v1/models", proxy.url))
+        .send()
+        .await;
+    assert!(refused.is_err(), "nothing listens after the shutdown");
+    assert_eq!(upstream.stats().await["completed"], 1);
+}
+
+/// A configuration that cannot run is refused before anything is served.
+#[tokio::test]
+async fn serve_refuses_a_bad_configuration() {
+    for config in [
+        ProxyConfig::new("not a url"),
+        ProxyConfig::new("ftp://127.0.0.1:21"),
+        ProxyConfig::new("http://127.0.0.1:1").with_format("no-such-format"),
+        ProxyConfig::new("http://127.0.0.1:1")
+            .with_model_map([("m".to_owned(), "nope".to_owned())].into()),
+    ] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let e = serve(listener, config, std::future::pending())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    }
+}
