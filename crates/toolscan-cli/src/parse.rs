@@ -6,30 +6,26 @@
 
 use std::io::{self, Read, Write};
 
-use toolscan_core::{Event, EventRef, Options, Parser, Registry, Response, Sink as EventSink};
+use toolscan_core::{Event, EventRef, Parser, Response, Sink as EventSink};
 
 use crate::args::{Output, ParseArgs};
 use crate::chunking::{ChunkPlan, Chunker};
 use crate::failure::Failure;
-use crate::setup::{open_input, read_tools, resolve_format, Input};
+use crate::setup::{grammar_and_options, open_input, Input};
 
 /// Size of the blocks read from the input.
 const READ_BLOCK: usize = 8 * 1024;
 
 /// Runs `toolscan parse`.
 pub fn run(args: ParseArgs) -> Result<(), Failure> {
-    let format = resolve_format(args.format.as_deref(), args.model.as_deref());
-    let grammar = Registry::builtin()
-        .grammar(&format)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
-    let tools = args.tools.as_deref().map(read_tools).transpose()?;
-    let options = Options {
-        limits: args.limits.limits(),
-        tools,
-        ids: args.ids.mint(),
-        reasoning: args.reasoning,
-        ..Options::default()
-    };
+    let (grammar, options) = grammar_and_options(
+        args.format.as_deref(),
+        args.model.as_deref(),
+        args.tools.as_deref(),
+        args.reasoning,
+        args.ids,
+        &args.limits,
+    )?;
     let input = open_input(args.input.as_deref())?;
     let mut parser = Parser::new(grammar, options);
     let mut chunker = Chunker::new(args.chunk.unwrap_or(ChunkPlan::AsRead));

@@ -5,7 +5,11 @@
 use std::fs::File;
 use std::path::Path;
 
-use toolscan_core::{format_for_model, Registry, Tools};
+use std::sync::Arc;
+
+use toolscan_core::{format_for_model, Grammar, Options, Registry, Tools};
+
+use crate::args::{Ids, LimitArgs};
 
 use crate::failure::{warn, Failure};
 
@@ -34,6 +38,30 @@ pub fn resolve_format(format: Option<&str>, model: Option<&str>) -> String {
             "auto".to_owned()
         }
     }
+}
+
+/// What `parse` and `sse` read content with: the grammar of
+/// `--format`/`--model`, and the parser options of `--tools`,
+/// `--reasoning`, `--ids` and the limits.
+pub fn grammar_and_options(
+    format: Option<&str>,
+    model: Option<&str>,
+    tools: Option<&Path>,
+    reasoning: bool,
+    ids: Ids,
+    limits: &LimitArgs,
+) -> Result<(Arc<Grammar>, Options), Failure> {
+    let grammar = Registry::builtin()
+        .grammar(&resolve_format(format, model))
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let options = Options {
+        limits: limits.limits(),
+        tools: tools.map(read_tools).transpose()?,
+        ids: ids.mint(),
+        reasoning,
+        ..Options::default()
+    };
+    Ok((grammar, options))
 }
 
 /// Reads and checks the `--tools` file.

@@ -14,27 +14,22 @@ use std::pin::{pin, Pin};
 use futures_util::StreamExt;
 use tokio::io::AsyncRead;
 use tokio_util::io::ReaderStream;
-use toolscan_core::{Options, Registry};
 use toolscan_sse::{rewrite_stream, Config, RewriteError};
 
 use crate::args::SseArgs;
 use crate::failure::Failure;
-use crate::setup::{open_input, read_tools, resolve_format, Input};
+use crate::setup::{grammar_and_options, open_input, Input};
 
 /// Runs `toolscan sse`.
 pub fn run(args: SseArgs) -> Result<(), Failure> {
-    let format = resolve_format(args.format.as_deref(), args.model.as_deref());
-    let grammar = Registry::builtin()
-        .grammar(&format)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
-    let tools = args.tools.as_deref().map(read_tools).transpose()?;
-    let options = Options {
-        limits: args.limits.limits(),
-        tools,
-        ids: args.ids.mint(),
-        reasoning: args.reasoning,
-        ..Options::default()
-    };
+    let (grammar, options) = grammar_and_options(
+        args.format.as_deref(),
+        args.model.as_deref(),
+        args.tools.as_deref(),
+        args.reasoning,
+        args.ids,
+        &args.limits,
+    )?;
     let config = Config::new(grammar).with_options(options);
     let input = open_input(args.input.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
