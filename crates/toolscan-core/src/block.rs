@@ -91,6 +91,8 @@ pub(crate) struct Env<'a> {
     pub pending: &'a mut Pending,
     pub ctx: &'a mut Ctx,
     pub out: &'a mut dyn Sink,
+    /// Reasoning separation is on.
+    pub reasoning: bool,
 }
 
 /// Runs the block from chunk byte `i`; returns where it stopped.
@@ -167,6 +169,19 @@ pub(crate) fn run(
             }
             Op::Definite => {
                 b.calls.tentative = false;
+                b.goto(b.pc + 1);
+                continue;
+            }
+            Op::Frame => {
+                let at = env.pending.pos;
+                env.pending.drop_upto(at);
+                b.goto(b.pc + 1);
+                continue;
+            }
+            Op::Reasoning(on) => {
+                if env.reasoning {
+                    env.pending.in_reasoning = *on;
+                }
                 b.goto(b.pc + 1);
                 continue;
             }
@@ -258,7 +273,13 @@ pub(crate) fn run(
                 };
                 if let Some(next) = next {
                     let word = std::mem::take(w);
-                    if let Err(stop) = captured(b, c.field, word.trimmed(), env) {
+                    let word = word.trimmed();
+                    // A keyword is markup: it sets nothing and jumps.
+                    if let Some((_, to)) = c.keywords.iter().find(|(k, _)| k.as_bytes() == word) {
+                        b.goto(*to);
+                        continue;
+                    }
+                    if let Err(stop) = captured(b, c.field, word, env) {
                         fail!(stop);
                     }
                     b.goto(next);
@@ -465,6 +486,8 @@ pub(crate) fn run(
             | Op::Goto(_)
             | Op::Unhold(_)
             | Op::Definite
+            | Op::Frame
+            | Op::Reasoning(_)
             | Op::Recover(_) => {
                 unreachable!("the steps that read nothing are handled above")
             }
@@ -508,8 +531,24 @@ fn captured(b: &mut Block, field: Field, raw: &[u8], env: &mut Env<'_>) -> Resul
             b.calls.param_type(word);
             Ok(())
         }
+        Field::NamedId => {
+            let name = named_id(word).ok_or(Stop::not_a_call(Reason::BadNamedId))?;
+            b.calls.set_name(env.ctx, env.out, at, name, false, src)?;
+            b.calls.set_id(env.ctx, env.out, at, word, false, src)
+        }
         Field::Discard => Ok(()),
     }
+}
+
+/// The tool name inside an id `NAMESPACE.NAME:INDEX` (see
+/// [`Field::NamedId`]).
+fn named_id(id: &str) -> Option<&str> {
+    let (head, index) = id.rsplit_once(':')?;
+    if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let name = head.rsplit_once('.').map_or(head, |(_, n)| n);
+    (!name.is_empty()).then_some(name)
 }
 
 /// Notes a value whose closing tag is missing (reported with its call).

@@ -125,6 +125,12 @@ pub enum Field {
     /// (the value is JSON), or a JSON type name (`number`, `boolean`,
     /// `null`, `object`, `array`).
     Type,
+    /// A call id that holds the tool name, `NAMESPACE.NAME:INDEX` (Kimi's
+    /// `functions.get_weather:0`): the whole word is the call's id, and the
+    /// name is what lies between the last `.` before the last `:` and that
+    /// `:` (without a `.`, everything before the `:`). A word without a
+    /// `:` followed by digits is not such an id: the block fails.
+    NamedId,
 }
 
 /// A run of name-like bytes, ended by a delimiter (consumed) or a stop byte
@@ -143,6 +149,11 @@ pub struct Capture {
     /// The end of the stream ends the word too, as a stop byte would (a
     /// call that runs to the end of its line, or of the stream).
     pub at_end: bool,
+    /// Words that are markup, not a value of `field`: when the captured
+    /// word is one of these, it sets nothing and the program goes on at
+    /// its label (Functionary's `all` recipient, which introduces text
+    /// rather than a call).
+    pub keywords: Vec<(String, Label)>,
 }
 
 impl Capture {
@@ -154,6 +165,7 @@ impl Capture {
             stop: Vec::new(),
             delims,
             at_end: false,
+            keywords: Vec::new(),
         }
     }
 
@@ -165,12 +177,19 @@ impl Capture {
             stop: stop.to_vec(),
             delims: Vec::new(),
             at_end: false,
+            keywords: Vec::new(),
         }
     }
 
     /// Lets the end of the stream end the word (see [`Capture::at_end`]).
     pub fn or_end(mut self) -> Capture {
         self.at_end = true;
+        self
+    }
+
+    /// Adds a word that is markup (see [`Capture::keywords`]).
+    pub fn keyword(mut self, word: &str, label: impl Into<Label>) -> Capture {
+        self.keywords.push((word.to_string(), label.into()));
         self
     }
 }
@@ -213,6 +232,10 @@ pub struct CallKeys {
     /// streams, is emitted as text; the JSON around it is framing and is
     /// dropped.
     pub text: Option<String>,
+    /// A call object is `{NAME: ARGUMENTS}`: its one key is the tool name
+    /// and its value the arguments (Apertus). `name` and `args` are not
+    /// used then; a second key fails the call.
+    pub keyed: bool,
 }
 
 impl Default for CallKeys {
@@ -231,6 +254,17 @@ impl CallKeys {
             function: None,
             other: vec!["type".into()],
             text: None,
+            keyed: false,
+        }
+    }
+
+    /// Call objects of the form `{NAME: ARGUMENTS}` (see
+    /// [`CallKeys::keyed`]).
+    pub fn keyed() -> CallKeys {
+        CallKeys {
+            keyed: true,
+            other: Vec::new(),
+            ..CallKeys::new(&[], &[])
         }
     }
 
@@ -495,6 +529,14 @@ pub enum Step {
     /// label; anything else fails the block. The first literal to be
     /// complete wins, so none should be a prefix of another.
     OneOf(Vec<(Lit, Label)>),
+    /// The bytes the block read so far are framing markup — a message
+    /// header, a recipient line — that is neither text nor part of a call:
+    /// they are dropped. (Reading a call after it, its span starts here.)
+    Frame,
+    /// From here on, text is reasoning (`true`) or not (`false`), when
+    /// reasoning separation is on; without it, nothing changes. (Harmony's
+    /// `analysis` channel is reasoning up to the message's end.)
+    Reasoning(bool),
     /// Makes the block *definite* from here on (see [`Trust`]): the markup
     /// read so far is dedicated tool-call markup even though the opener was
     /// tentative (`<tool_call>` inside a code fence), so a failure is
@@ -626,6 +668,11 @@ pub struct Opener {
     pub marker: Lit,
     /// The marker only counts at the start of a line (or of the stream).
     pub line_start: bool,
+    /// There is no marker: the program runs at the start of the stream
+    /// (a completion that begins inside the format's markup, such as
+    /// Functionary's first recipient line). `marker` is empty then. A
+    /// grammar has at most one; `auto` leaves it out.
+    pub stream_start: bool,
     /// How much the marker says.
     pub trust: Trust,
     /// The marker's bytes are also the start of the body (a bare `{`), so
@@ -641,6 +688,7 @@ impl Opener {
         Opener {
             marker: Lit::new(marker),
             line_start: false,
+            stream_start: false,
             trust: Trust::Definite,
             replay: false,
             program,
@@ -661,6 +709,17 @@ impl Opener {
             trust: Trust::Bare,
             replay: true,
             ..Opener::definite(marker, program)
+        }
+    }
+
+    /// A program that runs at the start of the stream, before any byte
+    /// (see [`Opener::stream_start`]); tentative: until a call shows, what
+    /// it read is text, silently.
+    pub fn stream_start(program: Vec<Step>) -> Opener {
+        Opener {
+            stream_start: true,
+            trust: Trust::Tentative,
+            ..Opener::definite("", program)
         }
     }
 

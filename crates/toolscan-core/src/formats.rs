@@ -1,20 +1,21 @@
 //! The built-in formats, as data: each is a list of openers (a marker and
 //! a program of steps) over the same machinery.
 
+use crate::families;
 use crate::format::{
     ByteSet, CallKeys, Capture, Close, Field, Format, JsonStep, Label, Lit, Opener, Shape, Step,
     Trim, Trust, ValueStep,
 };
 
-fn lit(s: &str) -> Step {
+pub(crate) fn lit(s: &str) -> Step {
     Step::Lit(Lit::new(s))
 }
 
-fn opt(s: &str) -> Step {
+pub(crate) fn opt(s: &str) -> Step {
     Step::OptLit(Lit::new(s))
 }
 
-fn json(shape: Shape, keys: CallKeys, lenient: bool) -> Step {
+pub(crate) fn json(shape: Shape, keys: CallKeys, lenient: bool) -> Step {
     Step::Json(JsonStep {
         shape,
         keys,
@@ -22,7 +23,7 @@ fn json(shape: Shape, keys: CallKeys, lenient: bool) -> Step {
     })
 }
 
-fn capture(field: Field, delims: &[(&str, Option<&'static str>)]) -> Step {
+pub(crate) fn capture(field: Field, delims: &[(&str, Option<&'static str>)]) -> Step {
     Step::Capture(Capture::until(
         field,
         delims
@@ -32,11 +33,11 @@ fn capture(field: Field, delims: &[(&str, Option<&'static str>)]) -> Step {
     ))
 }
 
-fn label(name: &'static str) -> Step {
+pub(crate) fn label(name: &'static str) -> Step {
     Step::label(name)
 }
 
-fn fork(alts: &[(&[u8], &'static str)]) -> Step {
+pub(crate) fn fork(alts: &[(&[u8], &'static str)]) -> Step {
     Step::Fork(
         alts.iter()
             .map(|&(set, l)| {
@@ -63,7 +64,7 @@ fn args_closed_by(close: &str) -> Vec<Step> {
     ]
 }
 
-fn then(opts: &[(&str, &'static str)]) -> Step {
+pub(crate) fn then(opts: &[(&str, &'static str)]) -> Step {
     Step::Then(
         opts.iter()
             .map(|&(l, j)| (Lit::new(l), Label::from(j)))
@@ -72,13 +73,14 @@ fn then(opts: &[(&str, &'static str)]) -> Step {
 }
 
 /// `OPEN` json-call `CLOSE`.
-fn wrapped(open: &str, close: Lit, keys: &CallKeys, trust: Trust) -> Opener {
+pub(crate) fn wrapped(open: &str, close: Lit, keys: &CallKeys, trust: Trust) -> Opener {
     Opener {
         marker: Lit {
             bytes: open.as_bytes().to_vec(),
             case_insensitive: close.case_insensitive,
         },
         line_start: false,
+        stream_start: false,
         trust,
         replay: false,
         program: vec![
@@ -94,10 +96,11 @@ fn wrapped(open: &str, close: Lit, keys: &CallKeys, trust: Trust) -> Opener {
 
 /// ` ``` ` info-word, a JSON value of `shape`, closing fence (or the end of
 /// the stream).
-fn fence(shape: Shape, keys: &CallKeys, trust: Trust) -> Opener {
+pub(crate) fn fence(shape: Shape, keys: &CallKeys, trust: Trust) -> Opener {
     Opener {
         marker: Lit::new("```"),
         line_start: false,
+        stream_start: false,
         trust,
         replay: false,
         program: vec![
@@ -1150,5 +1153,19 @@ pub(crate) fn builtin() -> Vec<Format> {
         autobyteus_xml(),
         use_tag(),
         key_value(),
+        families::granite(),
+        families::phi4_mini(),
+        families::internlm(),
+        families::jamba(),
+        families::minimax_m1(),
+        families::command_r(),
+        families::command_r7b(),
+        families::xlam(),
+        families::apertus(),
+        families::nemotron(),
+        families::gigachat3(),
+        families::functionary_v32(),
+        families::harmony(),
+        families::kimi_k2(),
     ]
 }

@@ -44,6 +44,9 @@ pub struct Grammar {
     pub(crate) openers: Vec<Compiled>,
     /// Openers only; openers + reasoning openers; openers + reasoning closers.
     pub(crate) sets: [TextSet; 3],
+    /// The program that runs at the start of the stream, if a format has
+    /// one (an index into `openers`, with no marker in `sets`).
+    pub(crate) start: Option<usize>,
 }
 
 impl Grammar {
@@ -55,12 +58,26 @@ impl Grammar {
             reason,
         };
         let mut groups: Vec<(Lit, bool, Vec<Merged>)> = Vec::new();
+        let mut start: Option<Compiled> = None;
         for f in formats {
             for o in &f.openers {
                 let ops = check_opener(o).map_err(|r| Error::InvalidFormat {
                     format: f.name.clone(),
                     reason: r,
                 })?;
+                if o.stream_start {
+                    if start.is_some() {
+                        return Err(invalid(
+                            "two programs run at the start of the stream".into(),
+                        ));
+                    }
+                    start = Some(Compiled {
+                        trust: o.trust,
+                        replay: false,
+                        program: ops,
+                    });
+                    continue;
+                }
                 let key = |l: &Lit| l.bytes.to_ascii_lowercase();
                 match groups
                     .iter_mut()
@@ -99,6 +116,10 @@ impl Grammar {
         if patterns.is_empty() {
             return Err(invalid("no opening marker".into()));
         }
+        let start = start.map(|c| {
+            openers.push(c);
+            openers.len() - 1
+        });
         split_outer_markers(&mut patterns, &mut openers);
         check_substrings(&patterns).map_err(invalid)?;
         let build = |extra: &[(&str, PatKind)]| -> Result<TextSet, Error> {
@@ -134,6 +155,7 @@ impl Grammar {
             name: name.to_string(),
             openers,
             sets,
+            start,
         })
     }
 
@@ -154,8 +176,12 @@ type Merged = (Opener, Vec<Op>);
 
 /// Checks an opener's marker and compiles its program.
 fn check_opener(o: &Opener) -> Result<Vec<Op>, String> {
-    if o.marker.bytes.is_empty() {
-        return Err("empty marker".into());
+    if o.marker.bytes.is_empty() != o.stream_start {
+        return Err(if o.stream_start {
+            "a program at the start of the stream has no marker".into()
+        } else {
+            "empty marker".into()
+        });
     }
     let mut ops = program::compile(&o.program)
         .map_err(|e| format!("marker `{}`: {e}", o.marker.display()))?;

@@ -46,7 +46,7 @@ pub(crate) trait Sink {
 }
 
 /// Longest key the scanner keeps for [`Sink::key`].
-pub(crate) const KEY_CAP: usize = 32;
+pub(crate) const KEY_CAP: usize = 64;
 
 /// Why scanning stopped early. The byte at `at` was not consumed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -52,6 +52,7 @@ mod block;
 mod call;
 mod error;
 mod event;
+mod families;
 pub mod format;
 mod formats;
 mod grammar;

@@ -107,11 +107,18 @@ impl Parser {
             finished: false,
             truncated: false,
         };
-        let text = shared.text_state(&grammar);
+        let mode = match grammar.start {
+            // The completion begins inside the format's markup.
+            Some(k) => Mode::Block(Box::new(Block::new(
+                k,
+                grammar.openers[k].trust != Trust::Definite,
+            ))),
+            None => Mode::Text(shared.text_state(&grammar)),
+        };
         Parser {
             g: grammar,
             shared,
-            mode: Mode::Text(text),
+            mode,
         }
     }
 
@@ -421,6 +428,7 @@ impl Shared {
             pending: &mut self.pending,
             ctx: &mut self.ctx,
             out,
+            reasoning: self.reasoning,
         }
     }
 

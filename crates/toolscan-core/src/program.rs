@@ -26,6 +26,8 @@ pub(crate) enum Op {
     Then(ThenOp),
     OneOf(Vec<ThenOpt>),
     Definite,
+    Frame,
+    Reasoning(bool),
     /// Arms recovery: a failure continues at this op, a seeking
     /// [`ThenOp`] (appended after the program's own steps).
     Recover(usize),
@@ -89,6 +91,8 @@ pub(crate) struct CaptureOp {
     pub delim_bytes: [bool; 256],
     /// The end of the stream ends the word.
     pub at_end: bool,
+    /// Words that are markup, and the step each one continues with.
+    pub keywords: Vec<(String, usize)>,
 }
 
 /// One continuation of a [`Step::Then`].
@@ -103,7 +107,12 @@ pub(crate) struct ThenOpt {
 impl Op {
     fn targets_mut(&mut self) -> Vec<&mut usize> {
         match self {
-            Op::Capture(c) => c.delims.iter_mut().map(|(_, j)| j).collect(),
+            Op::Capture(c) => c
+                .delims
+                .iter_mut()
+                .map(|(_, j)| j)
+                .chain(c.keywords.iter_mut().map(|(_, j)| j))
+                .collect(),
             Op::Fork(alts) => alts.iter_mut().map(|(_, j)| j).collect(),
             Op::Then(t) => t.opts.iter_mut().map(|o| &mut o.to).collect(),
             Op::OneOf(opts) => opts.iter_mut().map(|o| &mut o.to).collect(),
@@ -222,6 +231,8 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                 Op::OneOf(options(opts)?)
             }
             Step::Definite => Op::Definite,
+            Step::Frame => Op::Frame,
+            Step::Reasoning(on) => Op::Reasoning(*on),
             Step::Recover(opts) => {
                 if opts.is_empty() {
                     return Err("`Recover` without a literal".into());
@@ -279,6 +290,11 @@ fn capture(
         delims,
         delim_bytes,
         at_end: c.at_end,
+        keywords: c
+            .keywords
+            .iter()
+            .map(|(w, l)| Ok((w.clone(), target(l)?)))
+            .collect::<Result<_, String>>()?,
     })
 }
 
@@ -314,7 +330,7 @@ fn first_at(ops: &[Op], pc: usize, depth: usize) -> ByteSet {
         }
     };
     match ops.get(pc) {
-        Some(Op::Ws | Op::Blank | Op::Definite | Op::Recover(_)) => {
+        Some(Op::Ws | Op::Blank | Op::Definite | Op::Recover(_) | Op::Frame | Op::Reasoning(_)) => {
             first_at(ops, pc + 1, depth + 1)
         }
         Some(Op::OneOf(opts)) => {

@@ -23,6 +23,7 @@ pub(crate) enum Reason {
     NotATool,
     TwoNames,
     NoName,
+    BadNamedId,
     // Arguments.
     TwoArgs,
     ArgsNotObject,
@@ -98,6 +99,7 @@ impl Reason {
             NotATool => "the name is not one of the tools".into(),
             TwoNames => "the call has two names".into(),
             NoName => "the call has no tool name".into(),
+            BadNamedId => "the call id is not `NAMESPACE.NAME:INDEX`".into(),
             TwoArgs => "the call has two arguments values".into(),
             ArgsNotObject => "the arguments are not a JSON object".into(),
             EncodedArgsNotObject => "the arguments string does not hold a JSON object".into(),

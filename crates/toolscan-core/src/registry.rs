@@ -89,7 +89,8 @@ impl Registry {
                 .iter()
                 .map(|f| {
                     let mut f = f.clone();
-                    f.openers.retain(|o| o.trust != Trust::Bare);
+                    f.openers
+                        .retain(|o| o.trust != Trust::Bare && !o.stream_start);
                     f
                 })
                 .collect();

@@ -7,7 +7,7 @@ use crate::call::unescape::Unescaper;
 use crate::call::word::check_word;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::format::{JsonStep, Shape};
-use crate::json::{is_one_object, Flow, Kind, Sink};
+use crate::json::{is_one_object, Flow, Kind, Sink, KEY_CAP};
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink as EventSink;
 use crate::utf8::complete_prefix_len;
@@ -365,11 +365,14 @@ impl Sink for Builder<'_> {
         Flow::Go
     }
 
-    fn key(&mut self, _at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow {
+    fn key(&mut self, at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow {
         if self.json.skip || self.recording() {
             return Flow::Go;
         }
         let parent = self.json.roles.get(depth).copied().unwrap_or(Role::Ignore);
+        if self.step.keys.keyed && matches!(parent, Role::Call | Role::ListCall) {
+            return self.keyed_name(at, key, overflow);
+        }
         match self.key_role(parent, key, overflow) {
             Some(role) => {
                 if parent == Role::Root
@@ -432,6 +435,32 @@ impl Sink for Builder<'_> {
 }
 
 impl Builder<'_> {
+    /// The key of a `{NAME: ARGUMENTS}` call object: the tool name; its
+    /// value is the arguments.
+    fn keyed_name(&mut self, at: u64, key: &[u8], overflow: bool) -> Flow {
+        if self.calls.call.as_ref().is_some_and(|c| c.name.is_some()) {
+            return self.stop(Stop::not_a_call(Reason::TwoNames));
+        }
+        if overflow {
+            return self.stop(Stop::not_a_call(Reason::NameTooLong { limit: KEY_CAP }));
+        }
+        let mut quoted = Vec::with_capacity(key.len() + 2);
+        quoted.push(b'"');
+        quoted.extend_from_slice(key);
+        quoted.push(b'"');
+        let Ok(word) = serde_json::from_slice::<String>(&quoted) else {
+            return self.stop(Stop::fail(Reason::BadNameString));
+        };
+        let r = match check_word(word.as_bytes(), &self.ctx.limits) {
+            Err(e) => Err(Stop::not_a_call(e)),
+            Ok(w) => self
+                .calls
+                .set_name(self.ctx, self.out, at, w, true, self.src),
+        };
+        self.json.member = Role::Args;
+        self.check(r)
+    }
+
     fn recording(&self) -> bool {
         self.calls
             .call
