@@ -614,6 +614,20 @@ pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut Env<'_>) -> AtEnd {
     }
     let fresh = !matches!(&b.st, StepState::Lit(m) if m.at > 0);
     match prog.get(b.pc) {
+        // Steps that read nothing run as they would with bytes (a block
+        // whose marker came last has not run yet).
+        Some(
+            Op::Frame
+            | Op::Reasoning(_)
+            | Op::Dispatch
+            | Op::Definite
+            | Op::Recover(_)
+            | Op::Goto(_)
+            | Op::End
+            | Op::Open(_)
+            | Op::CloseOpen
+            | Op::Unhold(_),
+        ) => {}
         Some(Op::Ws | Op::Blank | Op::Word) => b.goto(b.pc + 1),
         Some(Op::OptLit(_) | Op::LitOrEof(_)) if fresh => b.goto(b.pc + 1),
         Some(Op::Fork(alts)) => match alts.iter().find(|(set, _)| *set == ByteSet::End) {

@@ -9,8 +9,19 @@ use crate::format::{ByteSet, Format, Lit, Opener, Trust};
 use crate::marker::{MarkerSet, Pattern};
 use crate::program::{self, first_set, Op};
 
-/// Reasoning block markers (used with reasoning separation on).
-const THINK: [(&str, &str); 2] = [("<think>", "</think>"), ("[THINK]", "[/THINK]")];
+/// Reasoning block markers (used with reasoning separation on), every
+/// family's: Qwen, DeepSeek R1, GLM, MiniMax, Kimi K2 (`<think>`), Mistral
+/// (`[THINK]`), Seed-OSS, Cohere Command R7B / A, Gemma 4's thought
+/// channel, Kimi K3. (Harmony's `analysis` channel is reasoning by its
+/// format's own program.)
+const THINK: [(&str, &str); 6] = [
+    ("<think>", "</think>"),
+    ("[THINK]", "[/THINK]"),
+    ("<seed:think>", "</seed:think>"),
+    ("<|START_THINKING|>", "<|END_THINKING|>"),
+    ("<|channel>thought", "<channel|>"),
+    ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+];
 
 /// What a marker of a text-mode automaton means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

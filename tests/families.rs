@@ -1,0 +1,269 @@
+//! The model families added as declarations — JSON in their own markers,
+//! Harmony's message headers, Kimi K2's ids, Functionary's recipient lines —
+//! and the pieces of the format language they brought: framing markup,
+//! reasoning switched by a program, markup keywords, ids that hold the
+//! name, `{NAME: ARGS}` objects, programs that run at the start of the
+//! stream. Every input is checked under every chunking.
+
+use serde_json::json;
+use toolscan_core::format::{Capture, Field, Format, Lit, Opener, Step};
+use toolscan_core::{DiagnosticKind, Event, Options, Parser, Registry, Response};
+use toolscan_testkit::check::{calls_of, check_events, diagnostics_of, text_of};
+use toolscan_testkit::chunk::{self, invariant};
+
+/// Events of `input` under `format`, the same under every chunking.
+fn run_with(format: &str, options: Options, input: &str) -> Vec<Event> {
+    let g = Registry::builtin().grammar(format).unwrap();
+    let make = || {
+        Parser::new(
+            g.clone(),
+            options.clone().with_ids(chunk::seeded_options().ids),
+        )
+    };
+    let ev = invariant(make, input.as_bytes()).unwrap_or_else(|e| panic!("{format}: {e}"));
+    check_events(&ev).unwrap();
+    ev
+}
+
+fn run(format: &str, input: &str) -> Vec<Event> {
+    run_with(format, Options::new(), input)
+}
+
+fn ids(ev: &[Event]) -> Vec<String> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn harmony_headers_are_markup_and_analysis_is_reasoning_when_asked() {
+    let input = "<|channel|>analysis<|message|>Need the weather.<|end|>\
+        <|start|>assistant<|channel|>commentary<|message|>Checking.<|end|>\
+        <|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>";
+    // Off: the contents are text, the headers never are.
+    let ev = run("harmony", input);
+    assert_eq!(text_of(&ev), "Need the weather.Checking.");
+    assert_eq!(
+        calls_of(&ev),
+        vec![("get_weather".into(), json!({"city": "Paris"}))]
+    );
+    assert!(diagnostics_of(&ev).is_empty());
+    // On: the analysis channel is reasoning, up to its message's end.
+    let ev = run_with("harmony", Options::new().with_reasoning(true), input);
+    let r = Response::from_events(&ev);
+    assert_eq!(r.reasoning.as_deref(), Some("Need the weather."));
+    assert_eq!(r.text, "Checking.");
+    assert_eq!(r.tool_calls.len(), 1);
+}
+
+#[test]
+fn harmony_final_channel_and_the_hf_template_header() {
+    let ev = run(
+        "harmony",
+        "<|channel|>commentary to=functions.f json<|message|>{}<|call|>\
+         <|start|>assistant<|channel|>final<|message|>Done.<|return|>",
+    );
+    assert_eq!(text_of(&ev), "Done.");
+    assert_eq!(calls_of(&ev), vec![("f".into(), json!({}))]);
+    // The call is dispatched when its JSON closes: `<|call|>` is a stop
+    // token servers strip.
+    let mut p = Parser::new(
+        Registry::builtin().grammar("harmony").unwrap(),
+        Options::new(),
+    );
+    let ev = p.feed(b"<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}");
+    assert_eq!(calls_of(&ev), vec![("f".into(), json!({"a": 1}))]);
+}
+
+#[test]
+fn harmony_header_that_is_no_header_is_text_with_a_diagnostic() {
+    let ev = run("harmony", "Use <|channel|>weather please");
+    assert_eq!(text_of(&ev), "Use <|channel|>weather please");
+    assert_eq!(diagnostics_of(&ev).len(), 1);
+}
+
+#[test]
+fn kimi_k2_ids_name_the_tool_and_a_bad_call_does_not_end_the_section() {
+    let input = "<|tool_calls_section_begin|>\
+        <|tool_call_begin|> functions.search:7 <|tool_call_argument_begin|>{\"q\": 1}<|tool_call_end|>\
+        <|tool_call_begin|>functions.oops<|tool_call_argument_begin|>{}<|tool_call_end|>\
+        <|tool_call_begin|>get_time:8<|tool_call_argument_begin|>{}<|tool_call_end|>\
+        <|tool_calls_section_end|>";
+    let ev = run("kimi-k2", input);
+    assert_eq!(
+        calls_of(&ev),
+        vec![
+            ("search".into(), json!({"q": 1})),
+            ("get_time".into(), json!({}))
+        ]
+    );
+    assert_eq!(ids(&ev), ["functions.search:7", "get_time:8"]);
+    // The call whose id has no index is text, with one diagnostic.
+    assert_eq!(
+        text_of(&ev),
+        "<|tool_call_begin|>functions.oops<|tool_call_argument_begin|>{}<|tool_call_end|>"
+    );
+    assert_eq!(diagnostics_of(&ev).len(), 1);
+}
+
+#[test]
+fn functionary_recipients_start_the_stream_and_follow_markers() {
+    // `all` is a recipient, not a tool: what follows it is text.
+    let ev = run(
+        "functionary-v3.2",
+        "all\nSure.>>>f\n{\"a\": 1}\n>>>all\nDone.",
+    );
+    assert_eq!(text_of(&ev), "Sure.\nDone.");
+    assert_eq!(calls_of(&ev), vec![("f".into(), json!({"a": 1}))]);
+    // A completion that does not start with a recipient line is text,
+    // silently.
+    let ev = run("functionary-v3.2", "Hello there.\nBye.");
+    assert_eq!(text_of(&ev), "Hello there.\nBye.");
+    assert!(diagnostics_of(&ev).is_empty());
+    // A name that begins like the keyword is a name.
+    let ev = run("functionary-v3.2", "allow\n{}");
+    assert_eq!(calls_of(&ev), vec![("allow".into(), json!({}))]);
+    // `>>>` in prose (a Python prompt) is text.
+    let ev = run("functionary-v3.2", "all\nType >>> print(1) to see it.");
+    assert_eq!(text_of(&ev), "Type >>> print(1) to see it.");
+    assert!(diagnostics_of(&ev).is_empty());
+}
+
+#[test]
+fn apertus_objects_are_keyed_by_the_tool_name() {
+    let ev = run(
+        "apertus",
+        "<|tools_prefix|>[{\"a\": {\"x\": 1}}, {\"b\\u0021\": {}}]<|tools_suffix|>",
+    );
+    assert_eq!(
+        calls_of(&ev),
+        vec![("a".into(), json!({"x": 1})), ("b!".into(), json!({}))]
+    );
+    // Two names in one object: not a call.
+    let bad = "<|tools_prefix|>[{\"a\": {}, \"b\": {}}]<|tools_suffix|>";
+    let ev = run("apertus", bad);
+    assert!(calls_of(&ev).is_empty());
+    assert_eq!(text_of(&ev), bad);
+    assert_eq!(diagnostics_of(&ev).len(), 1);
+}
+
+#[test]
+fn json_families_read_their_wrappers() {
+    let cases: &[(&str, &str, usize)] = &[
+        ("granite", "<|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", 1),
+        (
+            "granite",
+            "<function_call> {\"name\": \"f\", \"arguments\": {}}<function_call> {\"name\": \"g\", \"arguments\": {}}",
+            2,
+        ),
+        ("phi4-mini", "functools[{\"name\": \"f\", \"arguments\": {}}]", 1),
+        (
+            "minimax-m1",
+            "<tool_calls>\n{\"name\": \"f\", \"arguments\": {}}\n{\"name\": \"g\", \"arguments\": {}}\n</tool_calls>",
+            2,
+        ),
+        ("jamba", "<tool_calls>[{\"name\": \"f\", \"arguments\": {}}]</tool_calls>", 1),
+        (
+            "command-r7b",
+            "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {}}]<|END_ACTION|>",
+            1,
+        ),
+        ("nemotron", "<TOOLCALL>{\"name\": \"f\", \"arguments\": {}}</TOOLCALL>", 1),
+        ("gigachat3", "<|function_call|>{\"name\": \"f\", \"arguments\": {}}", 1),
+    ];
+    for &(format, input, n) in cases {
+        let ev = run(format, input);
+        assert_eq!(calls_of(&ev).len(), n, "{format}: {input}");
+        assert_eq!(text_of(&ev), "", "{format}: {input}");
+    }
+    // Prose that names the marker word is text, silently.
+    for (format, prose) in [
+        ("phi4-mini", "See functools.partial and functools[0] docs."),
+        ("command-r", "Action: ```bash\nls\n```"),
+        ("gigachat3", "a<|message_sep|>b"),
+    ] {
+        let ev = run(format, prose);
+        assert_eq!(text_of(&ev), prose, "{format}");
+        assert!(diagnostics_of(&ev).is_empty(), "{format}: {prose}");
+    }
+}
+
+#[test]
+fn every_family_reasoning_marker_separates_reasoning() {
+    for (open, close) in [
+        ("<think>", "</think>"),
+        ("[THINK]", "[/THINK]"),
+        ("<seed:think>", "</seed:think>"),
+        ("<|START_THINKING|>", "<|END_THINKING|>"),
+        ("<|channel>thought", "<channel|>"),
+        ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+    ] {
+        let input = format!("{open}Plan it.{close}Answer.");
+        let ev = run_with("auto", Options::new().with_reasoning(true), &input);
+        let r = Response::from_events(&ev);
+        assert_eq!(r.reasoning.as_deref(), Some("Plan it."), "{open}");
+        assert_eq!(r.text, "Answer.", "{open}");
+        // Off: the markers are text.
+        assert_eq!(text_of(&run("auto", &input)), input);
+    }
+}
+
+#[test]
+fn an_unterminated_reasoning_block_keeps_its_calls() {
+    // The call inside reasoning that never closes is still a call (the
+    // policy for Qwen3.5 dropping `</think>`); the rest is reasoning.
+    let input = "<think>Need the weather.\n<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>\nwaiting";
+    let ev = run_with("hermes", Options::new().with_reasoning(true), input);
+    let r = Response::from_events(&ev);
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.reasoning.as_deref(), Some("Need the weather.\n\nwaiting"));
+    assert_eq!(r.text, "");
+}
+
+#[test]
+fn format_language_pieces() {
+    // `[[NAME]]` calls where the name `none` is a keyword that opens a
+    // plain-text reply, and whose header is framing.
+    let program = vec![
+        Step::Capture(
+            Capture::until(Field::Name, vec![(Lit::new("]]"), None)]).keyword("none", "text"),
+        ),
+        Step::args(),
+        Step::Dispatch,
+        Step::End,
+        Step::label("text"),
+        Step::Frame,
+        Step::Reasoning(true),
+        Step::End,
+    ];
+    let f = Format::new("brackets", "custom", "[[NAME]]{json}")
+        .opener(Opener::definite("[[", program.clone()))
+        .opener(Opener::stream_start(program.clone()));
+    let mut reg = Registry::builtin();
+    reg.register(f).unwrap();
+    let g = reg.grammar("brackets").unwrap();
+    let r = toolscan_core::parse(
+        g.clone(),
+        Options::new().with_reasoning(true),
+        b"f]]{}[[none]]thinking",
+    );
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.reasoning.as_deref(), Some("thinking"));
+    assert_eq!(r.text, "");
+    // Two programs at the start of the stream are refused.
+    let two = Format::new("two", "custom", "")
+        .opener(Opener::stream_start(program.clone()))
+        .opener(Opener::stream_start(program.clone()))
+        .opener(Opener::definite("[[", program));
+    let e = Registry::builtin().register(two).unwrap_err();
+    assert!(e.to_string().contains("start of the stream"), "{e}");
+    // `auto` leaves start-of-stream programs out.
+    let ev = run("auto", "get_weather\n{}");
+    assert!(calls_of(&ev).is_empty());
+    assert!(diagnostics_of(&ev)
+        .iter()
+        .all(|(k, _)| *k != DiagnosticKind::Malformed));
+}
