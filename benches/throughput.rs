@@ -47,6 +47,12 @@
 //!   cut at character boundaries (4–7 bytes, or 64 KiB) so all three see
 //!   the same pieces. The per-chunk cost of the text path, and what owned
 //!   events cost on top of it.
+//! - `auto_vs_single/{hermes,auto}/{4B,64KiB}`: 1 MB of the prose of
+//!   `text_only` through a `hermes` parser and through `auto` (every
+//!   built-in format's markers at once), by the sink API on bytes, in
+//!   4-byte (token-sized) and 64 KiB chunks. `auto` stays one pass over the
+//!   bytes whatever the number of formats: the ratio auto ÷ hermes is what
+//!   format detection costs (target: at most 1.5).
 //! - `qwen_xml_string/{16K,64K,256K}`: one `qwen3-coder` call
 //!   (`<tool_call><function=write_file><parameter=content>…</parameter>…`)
 //!   whose `content` parameter — a string by the tools schema — holds 16, 64
@@ -613,10 +619,44 @@ fn qwen_xml_string(c: &mut Criterion) {
     group.finish();
 }
 
+/// `auto` (every built-in format's markers at once) against one format on
+/// the same 1 MB of prose, by the sink API on bytes: what detecting the
+/// format costs on the path every response takes.
+fn auto_vs_single(c: &mut Criterion) {
+    let text = prose(1 << 20);
+    let mut group = c.benchmark_group("auto_vs_single");
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    for (label, size) in [("4B", 4), ("64KiB", 64 << 10)] {
+        let pieces = str_pieces(&text, size);
+        for format in ["hermes", "auto"] {
+            let g = Registry::builtin().grammar(format).expect("grammar");
+            group.bench_function(format!("{format}/{label}"), |b| {
+                b.iter(|| {
+                    let mut p = Parser::new(Arc::clone(&g), Options::default());
+                    let mut n = 0usize;
+                    let mut s = toolscan::sink::from_fn(|e: EventRef<'_>| {
+                        if let EventRef::Text(t) = e {
+                            n += t.len();
+                        }
+                    });
+                    for piece in &pieces {
+                        p.feed_with(piece.as_bytes(), &mut s);
+                    }
+                    p.finish_with(&mut s);
+                    let _ = s;
+                    assert_eq!(n, text.len(), "{format}: the prose comes back as text");
+                    n
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
     targets = text_only, arg_64k, arg_scaling, deepseek_10_calls, baseline_requery, sink_api,
-        qwen_xml_string
+        qwen_xml_string, auto_vs_single
 }
 criterion_main!(benches);

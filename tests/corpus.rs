@@ -46,3 +46,68 @@ fn corpus_cases_pass_under_every_chunking() {
         failures.join("\n")
     );
 }
+
+/// Formats whose cases may be read otherwise by `auto`: their form is a
+/// bare `{` or `[`, or a recipient at the start of the stream, which `auto`
+/// does not read (prose is full of braces; any first line looks like a
+/// recipient).
+const BARE_FORMS: &[(&str, &str)] = &[
+    ("json", "a bare or fenced JSON value"),
+    ("xlam", "a bare or fenced JSON list"),
+    (
+        "llama3-json",
+        "a bare call object (its <|python_tag|> form is in auto)",
+    ),
+    (
+        "end-tool-request",
+        "a bare call object before [END_TOOL_REQUEST]",
+    ),
+    (
+        "functionary-v3.2",
+        "a recipient line at the start of the stream",
+    ),
+];
+
+/// Cases whose input another format reads otherwise under `auto`, by the
+/// documented precedence.
+const AUTO_READS_OTHERWISE: &[(&str, &str)] = &[
+    (
+        "granite-20b-fc",
+        "`<function_call>{…}` is hermes' wrapper, which needs `</function_call>`",
+    ),
+    (
+        "p23-qwen35-served-as-hermes",
+        "the case pins hermes failing on Qwen XML, which auto reads as qwen3-coder",
+    ),
+    (
+        "p9-partial-marker-is-text",
+        "under auto `[TOOL_CALL` also holds tool-call-json's `TOOL_CALL`, a definite marker",
+    ),
+];
+
+#[test]
+fn auto_reads_every_unambiguous_case_as_its_format_does() {
+    use toolscan_core::{parse, Registry};
+    use toolscan_testkit::corpus::{check_expect, options_for, Outcome};
+    let auto = Registry::builtin().grammar("auto").unwrap();
+    let (mut agreed, mut failures) = (0, Vec::new());
+    for case in load_corpus(&corpus_dir()) {
+        if case.format == "auto" || !implemented(&case) {
+            continue;
+        }
+        let r = parse(auto.clone(), options_for(&case), case.input.as_bytes());
+        match check_expect(&case.expect, &Outcome::from_response(&r)) {
+            Ok(()) => agreed += 1,
+            Err(_) if BARE_FORMS.iter().any(|(f, _)| *f == case.format) => {}
+            Err(_) if AUTO_READS_OTHERWISE.iter().any(|(id, _)| *id == case.id) => {}
+            Err(e) => failures.push(format!("{} ({}): {e}", case.id, case.format)),
+        }
+    }
+    assert!(agreed >= 400, "only {agreed} cases agree");
+    assert!(
+        failures.is_empty(),
+        "auto reads {} cases otherwise:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

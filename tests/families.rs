@@ -267,3 +267,38 @@ fn format_language_pieces() {
         .iter()
         .all(|(k, _)| *k != DiagnosticKind::Malformed));
 }
+
+#[test]
+fn functionary_raw_code_is_the_python_tools_string_parameter() {
+    let input = "all\nRunning it.>>>python\nprint(\"a>b\")\nx = 1 >> 2\n>>>get_time\n{}";
+    // Without tools: the parameter is `code`.
+    let ev = run("functionary-v3.2", input);
+    assert_eq!(
+        calls_of(&ev),
+        vec![
+            (
+                "python".into(),
+                json!({"code": "print(\"a>b\")\nx = 1 >> 2"})
+            ),
+            ("get_time".into(), json!({})),
+        ]
+    );
+    assert_eq!(text_of(&ev), "Running it.");
+    // With a schema: the tool's one string property.
+    let tools = toolscan_core::Tools::from_json(&json!([{"type": "function", "function": {
+        "name": "python", "parameters": {"type": "object",
+            "properties": {"source": {"type": "string"}, "timeout": {"type": "integer"}}}}}]))
+    .unwrap();
+    let ev = run_with(
+        "functionary-v3.2",
+        Options::new().with_tools(tools),
+        "python\nimport os\nos.getcwd()>",
+    );
+    assert_eq!(
+        calls_of(&ev),
+        vec![(
+            "python".into(),
+            json!({"source": "import os\nos.getcwd()>"})
+        )]
+    );
+}

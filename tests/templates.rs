@@ -149,6 +149,21 @@ const IN_SCOPE: &[&str] = &[
     "minimax-m2",
     "kimi-k3",
     "deepseek-v3.2",
+    // JSON model families and framed formats.
+    "granite",
+    "phi4-mini",
+    "internlm",
+    "jamba",
+    "minimax-m1",
+    "command-r",
+    "command-r7b",
+    "xlam",
+    "apertus",
+    "nemotron",
+    "gigachat3",
+    "functionary-v3.2",
+    "harmony",
+    "kimi-k2",
 ];
 
 /// Templates SOURCES.md leaves out (`—`) as duplicates although they render
@@ -994,15 +1009,15 @@ fn check(r: &Response, conv: &Conv, text_gap: bool) -> Result<(), String> {
 }
 
 /// Whether `auto` is expected to see the calls of this turn: it leaves out
-/// bare openers (a plain `{`), so a turn needs one of the format's other
-/// markers.
+/// bare openers (a plain `{`) and programs at the start of the stream, so
+/// a turn needs one of the format's other markers.
 fn auto_sees(format: &str, turn: &str) -> bool {
     let reg = Registry::builtin();
     let Some(f) = reg.get(format) else {
         return false;
     };
     f.openers().iter().any(|o| {
-        if o.trust == Trust::Bare {
+        if o.trust == Trust::Bare || o.stream_start {
             return false;
         }
         let m = &o.marker.bytes;

@@ -172,6 +172,17 @@ pub(crate) fn run(
                 b.goto(b.pc + 1);
                 continue;
             }
+            Op::StringParam(key) => {
+                let name = b.calls.call.as_ref().and_then(|c| c.name.as_deref());
+                let sole = match (name, env.ctx.tools.as_ref()) {
+                    (Some(n), Some(t)) => t.sole_string_param(n),
+                    _ => None,
+                };
+                let key = sole.unwrap_or(key).to_owned();
+                b.calls.param_key(&key);
+                b.goto(b.pc + 1);
+                continue;
+            }
             Op::Frame => {
                 let at = env.pending.pos;
                 env.pending.drop_upto(at);
@@ -488,6 +499,7 @@ pub(crate) fn run(
             | Op::Definite
             | Op::Frame
             | Op::Reasoning(_)
+            | Op::StringParam(_)
             | Op::Recover(_) => {
                 unreachable!("the steps that read nothing are handled above")
             }
@@ -619,6 +631,7 @@ pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut Env<'_>) -> AtEnd {
         Some(
             Op::Frame
             | Op::Reasoning(_)
+            | Op::StringParam(_)
             | Op::Dispatch
             | Op::Definite
             | Op::Recover(_)
@@ -652,6 +665,7 @@ pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut Env<'_>) -> AtEnd {
             if !vr.ends_at_eof(pos) {
                 return AtEnd::Stuck;
             }
+            vr.end_at_eof();
             vr.hand(env.pending.src(), pos, true, &mut b.calls);
             if let Err(stop) = b.calls.value_end(pos) {
                 return failed_at_end(b, prog, env, stop);

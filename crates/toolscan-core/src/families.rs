@@ -4,7 +4,10 @@
 //! headers or recipient lines (Harmony, Functionary v3.2, Kimi K2) — data
 //! over the same machinery as every other format.
 
-use crate::format::{CallKeys, Capture, Field, Format, Label, Lit, Opener, Shape, Step, Trust};
+use crate::format::{
+    ByteSet, CallKeys, Capture, Field, Format, Label, Lit, Opener, Shape, Step, Trim, Trust,
+    ValueStep,
+};
 use crate::formats::{capture, fence, fork, json, label, lit, opt, then, wrapped};
 
 /// `{"name", "arguments"}` (or `parameters`).
@@ -242,13 +245,30 @@ pub(crate) fn functionary_v32() -> Format {
     // The prompt ends with `>>>`: the completion begins with a recipient,
     // a function name (a call: `NAME\n{json}`) or `all` (text follows);
     // later recipients come after `>>>`. Recipient lines are markup.
+    //
+    // A call's arguments are a JSON object, or, for a tool such as
+    // `python`, raw code up to the next recipient: the value of the tool's
+    // one string parameter.
     let program = vec![
+        label("recipient"),
         Step::Capture(
             Capture::until(Field::Name, vec![(Lit::new("\n"), None)]).keyword("all", "text"),
         ),
         Step::Ws,
+        fork(&[(b"{", "json"), (b"", "code")]),
+        label("json"),
         Step::args(),
         Step::Dispatch,
+        Step::End,
+        label("code"),
+        Step::StringParam("code".into()),
+        Step::Value(ValueStep::until(">>>").trim(Trim::All).or_end()),
+        Step::Dispatch,
+        Step::Fork(vec![
+            (ByteSet::End, Label::from("end")),
+            (ByteSet::Any, Label::from("recipient")),
+        ]),
+        label("end"),
         Step::End,
         label("text"),
         Step::Frame,

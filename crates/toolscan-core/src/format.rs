@@ -386,6 +386,9 @@ pub struct ValueStep {
     pub trim: Trim,
     /// The value is XML text: `&lt;`, `&amp;`, `&#233;`… are decoded.
     pub entities: bool,
+    /// The end of the stream ends the value too, a closer it may have
+    /// begun included (raw code that runs to the end of the completion).
+    pub or_end: bool,
 }
 
 impl ValueStep {
@@ -406,6 +409,7 @@ impl ValueStep {
             guard: None,
             trim: Trim::None,
             entities: false,
+            or_end: false,
         }
     }
 
@@ -431,6 +435,12 @@ impl ValueStep {
     /// Decodes XML entities.
     pub fn entities(mut self) -> ValueStep {
         self.entities = true;
+        self
+    }
+
+    /// Lets the end of the stream end the value (see [`ValueStep::or_end`]).
+    pub fn or_end(mut self) -> ValueStep {
+        self.or_end = true;
         self
     }
 
@@ -512,6 +522,10 @@ pub enum Step {
     /// parameters (`true`: a list of values) — after a [`ValueStep::nest`]
     /// literal.
     Open(bool),
+    /// The next [`Step::Value`] is the arguments' one parameter: the
+    /// called tool's only string property in the tools schema, else this
+    /// key. (Raw code sent to a `python` tool is its `code` argument.)
+    StringParam(String),
     /// Closes the innermost object or list that [`Step::Open`] opened; the
     /// block fails if none is open.
     CloseOpen,

@@ -38,6 +38,13 @@ struct RareBytes {
     /// The largest offset of a rare byte in its marker: a marker prefix
     /// without its rare byte is at most this long.
     max_back: usize,
+    /// Invariant: `begins_at[b]` holds `true` iff some marker holds byte
+    /// `b` at its offset 0 (as written; either case if case-insensitive).
+    begins_at: Box<[bool; 256]>,
+    /// Invariant: `within[b]` lists `(j, pattern)` for every `j > 0` at
+    /// which `pattern` holds byte `b` at or before its own rare byte: the
+    /// markers that may cover a rare byte `b` while beginning before it.
+    within: Vec<Vec<(usize, usize)>>,
     search: Search,
 }
 
@@ -73,7 +80,9 @@ impl RareBytes {
                 }
             }
         }
-        for p in patterns {
+        let mut begins_at = Box::new([false; 256]);
+        let mut within: Vec<Vec<(usize, usize)>> = vec![Vec::new(); 256];
+        for (pid, p) in patterns.iter().enumerate() {
             // The rarest byte; the most shared, then the earliest, of
             // equally rare ones.
             let (k, &b) = p
@@ -86,6 +95,23 @@ impl RareBytes {
                     (r, shared[usize::from(key)], std::cmp::Reverse(k))
                 })
                 .unwrap_or((0, &0));
+            for (j, &c) in p.bytes.iter().enumerate().take(k + 1) {
+                let cases = if p.case_insensitive {
+                    [c.to_ascii_lowercase(), c.to_ascii_uppercase()]
+                } else {
+                    [c, c]
+                };
+                for (n, c) in cases.into_iter().enumerate() {
+                    if n == 1 && c == cases[0] {
+                        break;
+                    }
+                    if j == 0 {
+                        begins_at[usize::from(c)] = true;
+                    } else {
+                        within[usize::from(c)].push((j, pid));
+                    }
+                }
+            }
             let k = u8::try_from(k).unwrap_or(u8::MAX);
             // A case-sensitive marker holds its rare byte as written, even
             // when the automaton ignores case for the sake of another one.
@@ -119,8 +145,41 @@ impl RareBytes {
         RareBytes {
             back,
             max_back,
+            begins_at,
+            within,
             search,
         }
+    }
+
+    /// Where a marker that covers the rare byte at `hay[p]` may begin, the
+    /// automaton being at its start state at `i` (so no marker begins
+    /// before `i` and covers it): the earliest `s` in `i..=p` such that
+    /// some marker holds `hay[s..=p]` as its first bytes, up to its own
+    /// rare byte. `None`: no marker covers `p`. Stepping the automaton from
+    /// there (rather than from the farthest a rare byte may sit in its
+    /// marker) costs a comparison, not an automaton step per byte.
+    #[inline]
+    fn start_before(&self, hay: &[u8], i: usize, p: usize, patterns: &[Pattern]) -> Option<usize> {
+        let b = usize::from(hay[p]);
+        let mut s = self.begins_at[b].then_some(p);
+        for &(j, pid) in &self.within[b] {
+            let Some(from) = p.checked_sub(j) else {
+                continue;
+            };
+            if from < i || s.is_some_and(|s| s <= from) {
+                continue;
+            }
+            let (pat, got) = (&patterns[pid].bytes[..j], &hay[from..p]);
+            let same = if patterns[pid].case_insensitive {
+                pat.eq_ignore_ascii_case(got)
+            } else {
+                pat == got
+            };
+            if same {
+                s = Some(from);
+            }
+        }
+        s
     }
 
     /// The first position at or after `i` in `hay` holding a rare byte.
@@ -186,6 +245,10 @@ pub(crate) struct MarkerSet {
     /// marker begins with it as written (either case for a
     /// case-insensitive marker).
     class: Box<[u8; 256]>,
+    /// Invariant: bit `b` of `pairs[a]` is set iff some marker begins with
+    /// the bytes `a`, `b` (either case for a case-insensitive marker), or
+    /// is one byte long and is `a`.
+    pairs: Box<[[u64; 4]; 256]>,
     any_ci: bool,
 }
 
@@ -262,6 +325,27 @@ impl MarkerSet {
                 *c |= RARE;
             }
         }
+        let mut pairs = Box::new([[0u64; 4]; 256]);
+        for p in &patterns {
+            let variants = |b: u8| {
+                if p.case_insensitive {
+                    [b.to_ascii_lowercase(), b.to_ascii_uppercase()]
+                } else {
+                    [b, b]
+                }
+            };
+            for a in variants(p.bytes[0]) {
+                let row = &mut pairs[usize::from(a)];
+                match p.bytes.get(1) {
+                    Some(&b) => {
+                        for b in variants(b) {
+                            row[usize::from(b >> 6)] |= 1 << (b & 63);
+                        }
+                    }
+                    None => *row = [u64::MAX; 4],
+                }
+            }
+        }
         for p in &patterns {
             let b = p.bytes[0];
             class[usize::from(b)] |= BEGINS;
@@ -272,6 +356,7 @@ impl MarkerSet {
         }
         Ok(MarkerSet {
             class,
+            pairs,
             dfa,
             start,
             depth,
@@ -282,53 +367,53 @@ impl MarkerSet {
         })
     }
 
-    /// Whether `hay`, read from the start state, is plain text: no byte of
-    /// it can be part of a marker yet (no rare byte, and no suffix that may
-    /// begin a marker before its rare byte).
+    /// Whether `hay`, read from the start state, is plain text: no marker
+    /// is in it, and no suffix of it may begin one.
     #[inline]
     pub(crate) fn is_plain(&self, hay: &[u8]) -> bool {
+        if hay.len() < SHORT {
+            // A marker in `hay`, or begun at its end, begins in it (the
+            // automaton is at its start before it): at a byte that begins
+            // a marker, followed by a byte that may be its second.
+            return match (0..hay.len())
+                .find(|&t| self.class[usize::from(hay[t])] & BEGINS != 0 && self.may_begin(hay, t))
+            {
+                None => true,
+                Some(t) => self.plain_from(&hay[t..]),
+            };
+        }
+        if self.rare.find(hay, 0).is_some() {
+            return false;
+        }
+        // No marker ends in `hay` (none has its rare byte there); one may
+        // begin among its last `max_back` bytes.
         let tail_from = hay.len().saturating_sub(self.rare.max_back);
-        let mut begins = false;
-        if hay.len() < SHORT && tail_from == hay.len() {
-            // Every marker begins with its rare byte: that is all to look for.
-            return !hay.iter().any(|&b| self.class[usize::from(b)] & RARE != 0);
-        } else if hay.len() < SHORT {
-            // One pass over the table: a rare byte anywhere, or the first
-            // byte of a marker among the last `max_back`.
-            for (i, &b) in hay.iter().enumerate() {
-                let class = self.class[usize::from(b)];
-                if class & RARE != 0 {
-                    return false;
-                }
-                begins |= i >= tail_from && class & BEGINS != 0;
-            }
-        } else {
-            if self.rare.find(hay, 0).is_some() {
+        match (tail_from..hay.len())
+            .find(|&t| self.class[usize::from(hay[t])] & BEGINS != 0 && self.may_begin(hay, t))
+        {
+            None => true,
+            Some(t) => self.plain_from(&hay[t..]),
+        }
+    }
+
+    /// Whether `hay`, read by the automaton from its start state, holds no
+    /// marker and ends back at the start state — or in a state only a
+    /// marker of the wrong case could have led to (the automaton may ignore
+    /// case for another marker's sake; a marker of the wrong case is never
+    /// taken, so it need not be held).
+    fn plain_from(&self, hay: &[u8]) -> bool {
+        let mut sid = self.start;
+        for &b in hay {
+            sid = self.dfa.next_state(Anchored::No, sid, b);
+            if self.dfa.is_special(sid) && self.dfa.is_match(sid) {
                 return false;
             }
-            begins = hay[tail_from..]
-                .iter()
-                .any(|&b| self.class[usize::from(b)] & BEGINS != 0);
-        }
-        if !begins {
-            return true;
-        }
-        let tail = &hay[tail_from..];
-        // A marker might be in progress at the end ("The" after the `T` of
-        // `TOOL`, whose rare byte comes later): it is not if the automaton
-        // run over the last bytes is back at its start.
-        let mut sid = self.start;
-        for &b in tail {
-            sid = self.dfa.next_state(Anchored::No, sid, b);
         }
         if sid == self.start {
             return true;
         }
-        // No suffix of the tail is the start of a marker as written (the
-        // automaton may ignore case for another marker's sake; a marker of
-        // the wrong case is never taken, so it need not be held).
-        !(1..=tail.len()).any(|k| {
-            let suffix = &tail[tail.len() - k..];
+        !(1..=hay.len()).any(|k| {
+            let suffix = &hay[hay.len() - k..];
             self.patterns.iter().any(|p| {
                 p.bytes.len() > k
                     && if p.case_insensitive {
@@ -338,6 +423,16 @@ impl MarkerSet {
                     }
             })
         })
+    }
+
+    /// Whether a marker may begin at `hay[i]` as far as its first two
+    /// bytes tell (one, at the end of `hay`).
+    #[inline]
+    fn may_begin(&self, hay: &[u8], i: usize) -> bool {
+        match hay.get(i + 1) {
+            Some(&b) => self.pairs[usize::from(hay[i])][usize::from(b >> 6)] & (1 << (b & 63)) != 0,
+            None => true,
+        }
     }
 
     /// Whether some marker counts only at a line start.
@@ -388,10 +483,14 @@ impl MarkerSet {
                     self.rare.find(hay, i)
                 };
                 match next {
-                    Some(p) => {
-                        let back = self.rare.back[usize::from(hay[p])].unwrap_or(0);
-                        i = p.saturating_sub(usize::from(back)).max(i);
-                    }
+                    Some(p) => match self.rare.start_before(hay, i, p, &self.patterns) {
+                        Some(s) => i = s,
+                        None => {
+                            // No marker covers this byte.
+                            i = p + 1;
+                            continue;
+                        }
+                    },
                     None => {
                         // No marker can end in `hay[i..]` (none has its
                         // rare byte there); the state at the end is that of

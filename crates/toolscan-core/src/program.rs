@@ -20,6 +20,7 @@ pub(crate) enum Op {
     Json(JsonStep),
     Value(ValueOp),
     Open(bool),
+    StringParam(String),
     CloseOpen,
     Dispatch,
     Fork(Vec<(ByteSet, usize)>),
@@ -64,6 +65,8 @@ pub(crate) struct ValueOp {
     pub guard: Option<(Lit, Lit)>,
     pub trim: Trim,
     pub entities: bool,
+    /// The end of the stream ends the value.
+    pub or_end: bool,
 }
 
 /// What ends a raw value (see [`Close`]).
@@ -211,8 +214,10 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                 },
                 trim: v.trim,
                 entities: v.entities,
+                or_end: v.or_end,
             }),
             Step::Open(array) => Op::Open(*array),
+            Step::StringParam(key) => Op::StringParam(key.clone()),
             Step::CloseOpen => Op::CloseOpen,
             Step::Dispatch => Op::Dispatch,
             Step::Fork(alts) => Op::Fork(

@@ -77,6 +77,17 @@ impl Tools {
         Some(self.properties(tool)?.contains_key(param))
     }
 
+    /// The one property of a tool's parameters schema whose type is
+    /// `string`, if there is exactly one.
+    pub(crate) fn sole_string_param(&self, tool: &str) -> Option<&str> {
+        let mut strings = self
+            .properties(tool)?
+            .iter()
+            .filter(|(_, s)| s.get("type").and_then(Value::as_str) == Some("string"));
+        let (key, _) = strings.next()?;
+        strings.next().is_none().then_some(key.as_str())
+    }
+
     /// The `properties` object of a tool's parameters schema, if it has one.
     fn properties(&self, tool: &str) -> Option<&serde_json::Map<String, Value>> {
         self.by_name.get(tool)?.get("properties")?.as_object()

@@ -166,6 +166,9 @@ pub(crate) struct ValueRead {
     lead_done: bool,
     trim: Trim,
     entities: bool,
+    /// The end of the stream ends the value (a closer it may have begun
+    /// included).
+    or_end: bool,
     /// Entity decoding's output, reused.
     scratch: Vec<u8>,
 }
@@ -220,6 +223,7 @@ impl ValueRead {
             lead_done: false,
             trim: op.trim,
             entities: op.entities,
+            or_end: op.or_end,
             scratch: Vec::new(),
         }
     }
@@ -426,7 +430,15 @@ impl ValueRead {
     /// Whether the end of the stream, with the pending buffer ending at
     /// `pos`, ends the value: a word value with at least one byte.
     pub(crate) fn ends_at_eof(&self, pos: u64) -> bool {
-        self.scan == Scan::Space && pos > self.start
+        (self.scan == Scan::Space && pos > self.start) || self.or_end
+    }
+
+    /// The stream ended inside a value that it may end: the bytes that may
+    /// have begun its closer are value.
+    pub(crate) fn end_at_eof(&mut self) {
+        if self.or_end {
+            self.m.held.clear();
+        }
     }
 }
 
