@@ -302,3 +302,18 @@ fn functionary_raw_code_is_the_python_tools_string_parameter() {
         )]
     );
 }
+
+#[test]
+fn harmony_completion_may_begin_with_the_role_recipient() {
+    // The prompt ended with `<|start|>assistant`.
+    let ev = run(
+        "harmony",
+        " to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>",
+    );
+    assert_eq!(calls_of(&ev), vec![("get_weather".into(), json!({"city": "Paris"}))]);
+    assert_eq!(text_of(&ev), "");
+    // Text at the start is text.
+    let ev = run("harmony", " to be or not");
+    assert_eq!(text_of(&ev), " to be or not");
+    assert!(diagnostics_of(&ev).is_empty());
+}

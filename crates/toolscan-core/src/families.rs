@@ -327,20 +327,29 @@ pub(crate) fn harmony() -> Format {
     ];
     // `<|start|>assistant`, the recipient maybe in the role part, then the
     // channel.
+    let role_to = || {
+        vec![
+            label("role-to"),
+            lit(" to="),
+            opt("functions."),
+            Step::Capture(Capture::before(Field::Name, b" <")),
+            lit("<|channel|>"),
+            Step::Capture(Capture::before(Field::Discard, b" <")),
+            Step::goto("content-type"),
+        ]
+    };
     let mut start = vec![
         lit("assistant"),
         fork(&[(b"<", "to-channel"), (b" ", "role-to")]),
-        label("role-to"),
-        lit(" to="),
-        opt("functions."),
-        Step::Capture(Capture::before(Field::Name, b" <")),
-        lit("<|channel|>"),
-        Step::Capture(Capture::before(Field::Discard, b" <")),
-        Step::goto("content-type"),
-        label("to-channel"),
-        lit("<|channel|>"),
     ];
+    start.extend(role_to());
+    start.extend([label("to-channel"), lit("<|channel|>")]);
     start.extend(channel.clone());
+    // The prompt ends with `<|start|>assistant`: the completion may begin
+    // with the recipient of the role part (` to=functions.NAME<|channel|>…`).
+    let mut stream_start = vec![fork(&[(b" ", "role-to")])];
+    stream_start.extend(role_to());
+    stream_start.extend(channel.clone());
     let end_of_message = vec![Step::Frame, Step::Reasoning(false), Step::End];
     Format::new(
         "harmony",
@@ -351,6 +360,7 @@ pub(crate) fn harmony() -> Format {
     )
     .opener(Opener::definite("<|channel|>", channel))
     .opener(Opener::definite("<|start|>", start))
+    .opener(Opener::stream_start(stream_start))
     .opener(Opener::definite("<|end|>", end_of_message.clone()))
     .opener(Opener::definite("<|return|>", end_of_message.clone()))
     .opener(Opener::definite("<|call|>", end_of_message))
