@@ -310,7 +310,10 @@ fn harmony_completion_may_begin_with_the_role_recipient() {
         "harmony",
         " to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>",
     );
-    assert_eq!(calls_of(&ev), vec![("get_weather".into(), json!({"city": "Paris"}))]);
+    assert_eq!(
+        calls_of(&ev),
+        vec![("get_weather".into(), json!({"city": "Paris"}))]
+    );
     assert_eq!(text_of(&ev), "");
     // Text at the start is text.
     let ev = run("harmony", " to be or not");

@@ -386,11 +386,3 @@ mod tests {
         assert!(Grammar::new("x", &[&f]).is_err());
     }
 }
-#[cfg(test)]
-mod dbg_rare {
-    #[test]
-    fn dbg_auto_rare() {
-        let g = crate::Registry::builtin().grammar("auto").unwrap();
-        eprintln!("{:?}", g.sets[0].set);
-    }
-}

@@ -159,9 +159,16 @@ impl RareBytes {
     /// there (rather than from the farthest a rare byte may sit in its
     /// marker) costs a comparison, not an automaton step per byte.
     #[inline]
-    fn start_before(&self, hay: &[u8], i: usize, p: usize, patterns: &[Pattern]) -> Option<usize> {
+    fn start_before(
+        &self,
+        hay: &[u8],
+        i: usize,
+        p: usize,
+        patterns: &[Pattern],
+        pairs: &[[u64; 4]; 256],
+    ) -> Option<usize> {
         let b = usize::from(hay[p]);
-        let mut s = self.begins_at[b].then_some(p);
+        let mut s = (self.begins_at[b] && may_begin(pairs, hay, p)).then_some(p);
         for &(j, pid) in &self.within[b] {
             let Some(from) = p.checked_sub(j) else {
                 continue;
@@ -169,11 +176,12 @@ impl RareBytes {
             if from < i || s.is_some_and(|s| s <= from) {
                 continue;
             }
+            // (Short slices: compared in place, not by a call to memcmp.)
             let (pat, got) = (&patterns[pid].bytes[..j], &hay[from..p]);
             let same = if patterns[pid].case_insensitive {
-                pat.eq_ignore_ascii_case(got)
+                pat.iter().zip(got).all(|(a, b)| a.eq_ignore_ascii_case(b))
             } else {
-                pat == got
+                pat.iter().zip(got).all(|(a, b)| a == b)
             };
             if same {
                 s = Some(from);
@@ -412,15 +420,22 @@ impl MarkerSet {
         if sid == self.start {
             return true;
         }
-        !(1..=hay.len()).any(|k| {
+        // The automaton holds the last `depth` bytes as a marker's first
+        // bytes, ignoring case if any marker does: without letters among
+        // them, case changes nothing.
+        let d = self.depth(sid).min(hay.len());
+        if !self.any_ci || !hay[hay.len() - d..].iter().any(u8::is_ascii_alphabetic) {
+            return false;
+        }
+        // (Compared in place: these are a few bytes.)
+        !(1..=d).any(|k| {
             let suffix = &hay[hay.len() - k..];
             self.patterns.iter().any(|p| {
                 p.bytes.len() > k
-                    && if p.case_insensitive {
-                        p.bytes[..k].eq_ignore_ascii_case(suffix)
-                    } else {
-                        &p.bytes[..k] == suffix
-                    }
+                    && p.bytes
+                        .iter()
+                        .zip(suffix)
+                        .all(|(a, b)| a == b || (p.case_insensitive && a.eq_ignore_ascii_case(b)))
             })
         })
     }
@@ -429,10 +444,7 @@ impl MarkerSet {
     /// bytes tell (one, at the end of `hay`).
     #[inline]
     fn may_begin(&self, hay: &[u8], i: usize) -> bool {
-        match hay.get(i + 1) {
-            Some(&b) => self.pairs[usize::from(hay[i])][usize::from(b >> 6)] & (1 << (b & 63)) != 0,
-            None => true,
-        }
+        may_begin(&self.pairs, hay, i)
     }
 
     /// Whether some marker counts only at a line start.
@@ -483,7 +495,10 @@ impl MarkerSet {
                     self.rare.find(hay, i)
                 };
                 match next {
-                    Some(p) => match self.rare.start_before(hay, i, p, &self.patterns) {
+                    Some(p) => match self
+                        .rare
+                        .start_before(hay, i, p, &self.patterns, &self.pairs)
+                    {
                         Some(s) => i = s,
                         None => {
                             // No marker covers this byte.
@@ -532,6 +547,16 @@ impl MarkerSet {
     fn case_matches(&self, pid: usize, upto: &[u8], recent: &[u8]) -> bool {
         let p = &self.patterns[pid];
         p.case_insensitive || ends_with(recent, upto, &p.bytes)
+    }
+}
+
+/// Whether a marker may begin at `hay[i]` as far as its first two bytes
+/// tell (`pairs`: [`MarkerSet::pairs`]); at the end of `hay`, it may.
+#[inline]
+fn may_begin(pairs: &[[u64; 4]; 256], hay: &[u8], i: usize) -> bool {
+    match hay.get(i + 1) {
+        Some(&b) => pairs[usize::from(hay[i])][usize::from(b >> 6)] & (1 << (b & 63)) != 0,
+        None => true,
     }
 }
 
@@ -727,14 +752,95 @@ mod tests {
             }
         }
     }
-}
-#[cfg(test)]
-mod tmp_probe {
+
+    /// The markers the scan finds, and whether a short piece is plain,
+    /// against the automaton stepped over every byte: on random text made
+    /// of pieces of every marker of `auto` (prefixes, whole markers, the
+    /// bytes around their rare bytes) and prose, split at random.
     #[test]
-    fn probe() {
+    fn skipping_finds_what_stepping_every_byte_finds() {
         let g = crate::Registry::builtin().grammar("auto").unwrap();
-        for s in &g.sets {
-            eprintln!("{:?}", s.set.rare.search);
+        let mut seed = 0x5eed_u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n.max(1)
+        };
+        for ts in &g.sets {
+            let m = &ts.set;
+            let pats: Vec<&[u8]> = m.patterns.iter().map(|p| p.bytes.as_slice()).collect();
+            let reference = |input: &[u8]| -> Vec<(usize, usize)> {
+                let mut out = vec![];
+                let mut sid = m.start();
+                for (i, &b) in input.iter().enumerate() {
+                    sid = m.dfa.next_state(Anchored::No, sid, b);
+                    if m.dfa.is_special(sid) && m.dfa.is_match(sid) {
+                        let pid = (0..m.dfa.match_len(sid))
+                            .map(|k| m.dfa.match_pattern(sid, k).as_usize())
+                            .find(|&pid| !m.any_ci || m.case_matches(pid, &input[..=i], &[]));
+                        if let Some(pid) = pid {
+                            out.push((pid, i + 1));
+                            sid = m.start();
+                        }
+                    }
+                }
+                out
+            };
+            for _ in 0..300 {
+                let mut input = Vec::new();
+                for _ in 0..1 + next(12) {
+                    let p = pats[next(pats.len())];
+                    match next(5) {
+                        0 => input.extend_from_slice(p),
+                        1 => input.extend_from_slice(&p[..next(p.len())]),
+                        2 => input.extend_from_slice(&p[next(p.len())..]),
+                        3 => {
+                            input.extend_from_slice(b"of functions call Action: a < b [1] x >> y ")
+                        }
+                        _ => input.push(b" <[>`|fLTA:"[next(11)]),
+                    }
+                }
+                let want = reference(&input);
+                let cut = next(input.len() + 1);
+                let mut sid = m.start();
+                let mut got = vec![];
+                let mut base = 0;
+                for part in [&input[..cut], &input[cut..]] {
+                    let mut i = 0;
+                    while let Found::Marker { pattern, end } =
+                        m.scan(&mut sid, &part[i..], &input[..base + i], &mut |_, _| true)
+                    {
+                        got.push((pattern, base + i + end));
+                        i += end;
+                    }
+                    base += part.len();
+                }
+                assert_eq!(
+                    got,
+                    want,
+                    "{:?} cut at {cut}",
+                    String::from_utf8_lossy(&input)
+                );
+                // A piece found plain holds no marker and leaves nothing held.
+                let a = next(input.len() + 1);
+                let piece = &input[a..(a + next(SHORT + 8)).min(input.len())];
+                if m.is_plain(piece) {
+                    let mut sid = m.start();
+                    let found = m.scan(&mut sid, piece, &[], &mut |_, _| true);
+                    assert_eq!(
+                        found,
+                        Found::Nothing,
+                        "{:?}",
+                        String::from_utf8_lossy(piece)
+                    );
+                    assert!(
+                        sid == m.start() || m.any_ci,
+                        "{:?} is plain but leaves a marker prefix",
+                        String::from_utf8_lossy(piece)
+                    );
+                }
+            }
         }
     }
 }
