@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 
-use crate::format::{ByteSet, Capture, Close, Field, JsonStep, Label, Lit, Shape, Step, Trim};
+use crate::format::{
+    ByteSet, Capture, Close, Field, JsonStep, Label, Lit, PyStep, PyStrings, Shape, Step, Trim,
+};
 
 /// One compiled step. Every jump target is an index into the same program
 /// (checked by [`compile`]).
@@ -19,6 +21,7 @@ pub(crate) enum Op {
     Capture(CaptureOp),
     Json(JsonStep),
     Value(ValueOp),
+    Py(PyStep),
     Open(bool),
     CloseOpen,
     Dispatch,
@@ -203,6 +206,12 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                 trim: v.trim,
                 entities: v.entities,
             }),
+            Step::Py(p) => {
+                if let PyStrings::Delimited(d) = &p.strings {
+                    nonempty(d)?;
+                }
+                Op::Py(p.clone())
+            }
             Step::Open(array) => Op::Open(*array),
             Step::CloseOpen => Op::CloseOpen,
             Step::Dispatch => Op::Dispatch,

@@ -49,6 +49,13 @@ pub(crate) enum Reason {
     ControlChar { found: u8 },
     BadNumber { found: u8 },
     TooDeep { limit: usize },
+    // Python-like notation.
+    PositionalArg,
+    NestedCall,
+    NotALiteral,
+    StringPrefix,
+    DictKey { found: u8 },
+    Parenthesised,
 }
 
 /// A byte as a reader would want to see it in a message.
@@ -128,6 +135,19 @@ impl Reason {
             }
             BadNumber { found } => format!("invalid number at {}", describe(found)),
             TooDeep { limit } => format!("nesting deeper than the limit of {limit}"),
+            PositionalArg => "a positional argument: only keyword arguments (`name=value`) \
+                              can be named in the arguments object"
+                .into(),
+            NestedCall => "a call inside the arguments: only literal values can be read".into(),
+            NotALiteral => "a name where a value must be: only literal values can be read".into(),
+            StringPrefix => "a string prefix other than `r` or `u`".into(),
+            DictKey { found } => format!(
+                "a dictionary key must be a string or a number, found {}",
+                describe(found)
+            ),
+            Parenthesised => {
+                "a parenthesised value that is not a tuple (a tuple of one needs a `,`)".into()
+            }
         }
     }
 }
