@@ -351,22 +351,17 @@ fn llama3_json() -> Format {
     .opener(Opener::definite(
         "<|python_tag|>",
         vec![
+            // A call object, or a built-in tool: `brave_search.call(query="…")`.
             label("call"),
             Step::Ws,
+            fork(&[(b"{", "object"), (b"", "builtin")]),
+            label("object"),
             json(Shape::Call, keys.clone(), false),
-            Step::Dispatch,
-            then(&[(";", "call"), ("<|eom_id|>", "end"), ("<|eot_id|>", "end")]),
-            label("end"),
-            Step::End,
-        ],
-    ))
-    .opener(Opener::definite(
-        "<|python_tag|>",
-        vec![
-            label("call"),
-            Step::Ws,
+            Step::goto("complete"),
+            label("builtin"),
             capture(Field::Name, &[(".call(", None)]),
             Step::Py(PyStep::keywords()),
+            label("complete"),
             Step::Dispatch,
             then(&[(";", "call"), ("<|eom_id|>", "end"), ("<|eot_id|>", "end")]),
             label("end"),

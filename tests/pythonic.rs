@@ -1,0 +1,418 @@
+//! Calls written in Python-like notation (`pythonic`, `olmo3`, `lfm2`,
+//! `gemma-tool-code`, `functiongemma`, `gemma4`, and Llama 3.1's built-in
+//! tools under `llama3-json`): argument deltas are prefixes of the final
+//! arguments and strings stream while they arrive, what is not a literal
+//! (a nested call, a positional argument) turns the block back into text
+//! with one diagnostic, non-ASCII text and every string quoting, and the
+//! limits trip at the byte that exceeds them.
+//!
+//! Every input runs under every chunking of the test kit
+//! (`chunk::invariant`: whole, fixed sizes, seeded random sizes, each
+//! through every feeding API, which must agree and keep the event
+//! contract), and the one-shot `parse` must give what the events collect to.
+
+use serde_json::{json, Value};
+use toolscan::{parse, DiagnosticKind, Event, Limits, Options, Registry, Response};
+use toolscan_testkit::check::{calls_of as calls, diagnostics_of, text_of};
+use toolscan_testkit::chunk::{self, Plan};
+
+/// The coalesced events of `input` under every chunking and API.
+fn run(format: &str, opts: &Options, input: &str) -> Vec<Event> {
+    let events = chunk::invariant(|| chunk::parser(format, opts.clone()), input.as_bytes())
+        .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"));
+    let g = Registry::builtin().grammar(format).expect("format");
+    assert_eq!(
+        parse(g, opts.clone(), input.as_bytes()),
+        Response::from_events(&events),
+        "{format}: parse differs from the streamed events\ninput: {input:?}"
+    );
+    events
+}
+
+fn seeded() -> Options {
+    chunk::seeded_options()
+}
+
+fn limited(limits: Limits) -> Options {
+    seeded().with_limits(limits)
+}
+
+/// The events of `input` fed one byte at a time, not coalesced.
+fn bytewise(format: &str, input: &str) -> Vec<Event> {
+    let plan = Plan::fixed(input.len(), 1);
+    chunk::feed(
+        chunk::parser(format, seeded()),
+        chunk::Api::Feed,
+        input.as_bytes(),
+        &plan,
+    )
+}
+
+/// One call of each notation, with strings, numbers, nesting and non-ASCII
+/// text; the arguments every one of them must give.
+fn samples() -> Vec<(&'static str, String, Value)> {
+    let args = json!({"city": "東京", "n": -3, "r": 1.5e-05, "ok": true,
+                      "tags": ["a", "b"], "meta": {"k": null}});
+    vec![
+        (
+            "pythonic",
+            "[f(city='東京', n=-3, r=1.5e-05, ok=True, tags=['a', \"b\"], meta={'k': None})]"
+                .into(),
+            args.clone(),
+        ),
+        (
+            "olmo3",
+            "<function_calls>f(city=\"東京\", n=-3, r=1.5e-05, ok=true, tags=('a', 'b'), \
+             meta={\"k\": null})</function_calls>"
+                .into(),
+            args.clone(),
+        ),
+        (
+            "lfm2",
+            "<|tool_call_start|>[f(city='''東京''', n=-3, r=1.5e-05, ok=True, tags=['a','b'], \
+             meta={'k': None})]<|tool_call_end|>"
+                .into(),
+            args.clone(),
+        ),
+        (
+            "gemma-tool-code",
+            "```tool_code\nf(city=\"\\u6771\\u4eac\", n=-3, r=1.5e-05, ok=True, tags=['a', 'b'], \
+             meta={'k': None})\n```"
+                .into(),
+            args.clone(),
+        ),
+        (
+            "functiongemma",
+            "<start_function_call>call:f{city:<escape>東京<escape>,n:-3,r:1.5e-05,ok:true,\
+             tags:[<escape>a<escape>,<escape>b<escape>],meta:{k:null}}<end_function_call>"
+                .into(),
+            args.clone(),
+        ),
+        (
+            "gemma4",
+            "<|tool_call>call:f{city:<|\"|>東京<|\"|>,meta:{k:null},n:-3,ok:true,r:1.5e-05,\
+             tags:[<|\"|>a<|\"|>,<|\"|>b<|\"|>]}<tool_call|>"
+                .into(),
+            args,
+        ),
+    ]
+}
+
+#[test]
+fn every_notation_gives_the_same_arguments_under_every_chunking_and_auto() {
+    for (format, input, args) in samples() {
+        // (a bare opener and the tool_code fence are not in auto)
+        let in_auto = !matches!(format, "pythonic" | "gemma-tool-code");
+        for grammar in [format, "auto"] {
+            if grammar == "auto" && !in_auto {
+                continue;
+            }
+            let ev = run(grammar, &seeded(), &input);
+            assert_eq!(
+                calls(&ev),
+                vec![("f".to_string(), args.clone())],
+                "{grammar}: {input}"
+            );
+            assert_eq!(text_of(&ev), "", "{grammar}");
+            assert!(diagnostics_of(&ev).is_empty(), "{grammar}: {ev:?}");
+        }
+    }
+}
+
+#[test]
+fn argument_deltas_are_prefixes_of_the_final_arguments() {
+    for (format, input, _) in samples() {
+        let ev = bytewise(format, &input);
+        let mut sent = String::new();
+        let mut deltas = 0;
+        let mut ended = false;
+        for e in &ev {
+            match e {
+                Event::ToolCallArgs { delta, .. } => {
+                    sent.push_str(delta);
+                    deltas += 1;
+                }
+                Event::ToolCallEnd { arguments, .. } => {
+                    assert_eq!(sent, arguments.to_string(), "{format}");
+                    ended = true;
+                }
+                _ => {}
+            }
+        }
+        assert!(ended, "{format}");
+        // keys and values go out as they are read, not at the end
+        assert!(deltas > 10, "{format}: {deltas} deltas");
+    }
+}
+
+#[test]
+fn a_string_value_streams_before_it_ends() {
+    let long = "x".repeat(40);
+    for (format, input) in [
+        ("pythonic", format!("[f(s='{long}')]")),
+        (
+            "gemma4",
+            format!("<|tool_call>call:f{{s:<|\"|>{long}<|\"|>}}<tool_call|>"),
+        ),
+        (
+            "olmo3",
+            format!("<function_calls>f(s=\"\"\"{long}\"\"\")</function_calls>"),
+        ),
+    ] {
+        let ev = bytewise(format, &input);
+        let end = ev
+            .iter()
+            .position(|e| matches!(e, Event::ToolCallEnd { .. }))
+            .expect("a call");
+        // the string's bytes arrive as deltas while it is being read
+        let partial: Vec<&Event> = ev[..end]
+            .iter()
+            .filter(|e| matches!(e, Event::ToolCallArgs { delta, .. } if delta == "x"))
+            .collect();
+        assert_eq!(partial.len(), 40, "{format}");
+    }
+}
+
+#[test]
+fn a_nested_call_turns_the_block_into_text_with_one_diagnostic() {
+    for (format, input) in [
+        ("pythonic", "[f(x=g(1))]"),
+        ("pythonic", "<|python_start|>[f(x=g(y=1))]<|python_end|>"),
+        (
+            "olmo3",
+            "<function_calls>f(x=os.system('ls'))</function_calls>",
+        ),
+        (
+            "lfm2",
+            "<|tool_call_start|>[f(a=1, x=g())]<|tool_call_end|>",
+        ),
+        ("gemma-tool-code", "```tool_code\nf(x=g(1))\n```"),
+    ] {
+        let ev = run(format, &seeded(), input);
+        assert!(calls(&ev).is_empty(), "{format}: {input}");
+        assert_eq!(text_of(&ev), input, "{format}");
+        let d = diagnostics_of(&ev);
+        assert_eq!(d.len(), 1, "{format}: {d:?}");
+        assert_eq!(d[0].0, DiagnosticKind::Malformed, "{format}");
+        let message = ev
+            .iter()
+            .find_map(|e| match e {
+                Event::Diagnostic(d) => Some(d.message.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        assert!(message.contains("call inside the arguments"), "{message}");
+    }
+}
+
+#[test]
+fn a_positional_argument_or_a_name_is_not_read() {
+    for (format, input, words) in [
+        (
+            "olmo3",
+            "<function_calls>f('Paris')</function_calls>",
+            "positional",
+        ),
+        (
+            "olmo3",
+            "<function_calls>f(city=paris)</function_calls>",
+            "a name",
+        ),
+        (
+            "gemma4",
+            "<|tool_call>call:f{city:Paris}<tool_call|>",
+            "a name",
+        ),
+        (
+            "lfm2",
+            "<|tool_call_start|>[f(x=(1))]<|tool_call_end|>",
+            "tuple",
+        ),
+    ] {
+        let ev = run(format, &seeded(), input);
+        assert!(calls(&ev).is_empty(), "{input}");
+        assert_eq!(text_of(&ev), input);
+        let messages: Vec<String> = ev
+            .iter()
+            .filter_map(|e| match e {
+                Event::Diagnostic(d) => Some(d.message.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(messages.len(), 1, "{input}: {messages:?}");
+        assert!(messages[0].contains(words), "{input}: {messages:?}");
+    }
+    // in prose, a bracket that does not lead to keyword arguments is text,
+    // silently
+    let prose = "See [f(x)] and [1, 2] or [note(s)]. [a b(c=1)]";
+    let ev = run("pythonic", &seeded(), prose);
+    assert_eq!(text_of(&ev), prose);
+    assert!(diagnostics_of(&ev).is_empty(), "{ev:?}");
+}
+
+#[test]
+fn non_ascii_text_is_kept_byte_for_byte() {
+    let ev = run(
+        "pythonic",
+        &seeded(),
+        "東京は? [weather(city='東京', note=\"naïve — 🎉\", 名前='値')] 晴れ",
+    );
+    assert_eq!(
+        calls(&ev),
+        vec![(
+            "weather".to_string(),
+            json!({"city": "東京", "note": "naïve — 🎉", "名前": "値"})
+        )]
+    );
+    assert_eq!(text_of(&ev), "東京は?  晴れ");
+    let ev = run(
+        "gemma4",
+        &seeded(),
+        "<|tool_call>call:weather{都市:<|\"|>東京<|\"|>,表示 名:<|\"|>Zoë<|\"|>}<tool_call|>",
+    );
+    assert_eq!(
+        calls(&ev),
+        vec![(
+            "weather".to_string(),
+            json!({"都市": "東京", "表示 名": "Zoë"})
+        )]
+    );
+}
+
+#[test]
+fn triple_quoted_strings_hold_quotes_and_lines() {
+    let input =
+        "<function_calls>write(path='a.py', body=\"\"\"def f():\n    return \"x\" + 'y'\n\"\"\", \
+                 note='''it's ''fine''')</function_calls>";
+    let ev = run("olmo3", &seeded(), input);
+    assert_eq!(
+        calls(&ev),
+        vec![(
+            "write".to_string(),
+            json!({"path": "a.py", "body": "def f():\n    return \"x\" + 'y'\n",
+                   "note": "it's ''fine"})
+        )]
+    );
+}
+
+#[test]
+fn llama_built_in_tools_are_read_after_the_python_tag() {
+    for grammar in ["llama3-json", "auto"] {
+        let ev = run(
+            grammar,
+            &seeded(),
+            "<|python_tag|>brave_search.call(query=\"latest price of 1oz gold\")<|eom_id|>",
+        );
+        assert_eq!(
+            calls(&ev),
+            vec![(
+                "brave_search".to_string(),
+                json!({"query": "latest price of 1oz gold"})
+            )],
+            "{grammar}"
+        );
+        assert_eq!(text_of(&ev), "");
+        let ev = run(
+            grammar,
+            &seeded(),
+            "Let me compute.\n<|python_tag|>wolfram_alpha.call(query='integral of x^2'); \
+             {\"name\": \"get_time\", \"parameters\": {}}",
+        );
+        assert_eq!(
+            calls(&ev),
+            vec![
+                (
+                    "wolfram_alpha".to_string(),
+                    json!({"query": "integral of x^2"})
+                ),
+                ("get_time".to_string(), json!({})),
+            ],
+            "{grammar}"
+        );
+        assert_eq!(text_of(&ev), "Let me compute.\n");
+    }
+}
+
+#[test]
+fn the_call_limit_trips_at_the_byte_that_exceeds_it() {
+    let input = "<|tool_call>call:write{body:<|\"|>0123456789abcdef<|\"|>}<tool_call|>";
+    let n = input.len();
+    for max in [30, 40, n - 1, n] {
+        let ev = run(
+            "gemma4",
+            &limited(Limits {
+                max_call_bytes: max,
+                ..Limits::default()
+            }),
+            input,
+        );
+        if max >= n {
+            assert_eq!(calls(&ev).len(), 1);
+        } else {
+            assert!(calls(&ev).is_empty());
+            assert_eq!(
+                diagnostics_of(&ev),
+                vec![(DiagnosticKind::Limit, max as u64)]
+            );
+            assert_eq!(text_of(&ev), input);
+        }
+    }
+}
+
+#[test]
+fn the_depth_limit_trips_at_the_bracket_that_exceeds_it() {
+    for (format, input) in [
+        ("pythonic", "[f(a=[[{'k': [1]}]])]"),
+        ("gemma4", "<|tool_call>call:f{a:[[{k:[1]}]]}<tool_call|>"),
+    ] {
+        // the arguments object and four containers in it
+        for max in [2, 3, 4, 5] {
+            let ev = run(
+                format,
+                &limited(Limits {
+                    max_depth: max,
+                    ..Limits::default()
+                }),
+                input,
+            );
+            if max >= 5 {
+                assert_eq!(calls(&ev).len(), 1, "{format}");
+            } else {
+                // the opening bracket of container number `max` inside the
+                // arguments
+                let at = input
+                    .char_indices()
+                    .filter(|&(k, c)| {
+                        (c == '[' || c == '{') && k > input.find(['(', '{']).unwrap_or(0)
+                    })
+                    .nth(max - 1)
+                    .map(|(k, _)| k as u64)
+                    .expect("bracket");
+                assert_eq!(
+                    diagnostics_of(&ev),
+                    vec![(DiagnosticKind::Limit, at)],
+                    "{format} {max}"
+                );
+                assert_eq!(text_of(&ev), input);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_truncated_call_comes_back_as_text() {
+    for (format, input) in [
+        ("pythonic", "[f(s='''abc"),
+        ("olmo3", "<function_calls>f(a=1, b=[2,"),
+        (
+            "functiongemma",
+            "<start_function_call>call:f{s:<escape>ab<esc",
+        ),
+        ("gemma4", "<|tool_call>call:f{s:<|\"|>ab<|\"|>}"),
+    ] {
+        let ev = run(format, &seeded(), input);
+        assert!(calls(&ev).is_empty(), "{format}");
+        assert_eq!(text_of(&ev), input, "{format}");
+        assert_eq!(diagnostics_of(&ev).len(), 1, "{format}: {ev:?}");
+    }
+}
