@@ -416,3 +416,215 @@ fn a_truncated_call_comes_back_as_text() {
         assert_eq!(diagnostics_of(&ev).len(), 1, "{format}: {ev:?}");
     }
 }
+
+// ------------------------------------------------------------ random calls
+
+use toolscan_testkit::rng::Rng;
+
+/// Characters strings are drawn from: quotes, backslashes, the bytes of
+/// the delimiters, brackets, whitespace and control characters, non-ASCII.
+const CHARS: &[char] = &[
+    'a', 'Z', '0', ' ', '\'', '"', '\\', '<', '|', '>', '{', '}', '[', ']', '(', ')', ',', ':',
+    '=', '\n', '\t', '\r', '\u{1}', 'é', '東', '京', '😀', 'e', 'x', 'u', 'N',
+];
+
+fn random_string(rng: &mut Rng) -> String {
+    (0..rng.below(8))
+        .map(|_| CHARS[rng.below(CHARS.len())])
+        .collect()
+}
+
+/// A bare key: letters, digits and inner spaces.
+fn random_key(rng: &mut Rng) -> String {
+    let mut k: String = (0..1 + rng.below(6))
+        .map(|_| ['k', 'Q', '7', '_', ' ', 'é'][rng.below(6)])
+        .collect();
+    k = k.trim().to_string();
+    if k.is_empty() {
+        k.push('k');
+    }
+    k
+}
+
+fn random_value(rng: &mut Rng, depth: usize) -> Value {
+    match rng.below(if depth > 2 { 5 } else { 7 }) {
+        0 => Value::String(random_string(rng)),
+        1 => json!(rng.below(2000) as i64 - 1000),
+        2 => json!((rng.below(4000) as f64 - 2000.0) / 64.0),
+        3 => json!([true, false][rng.below(2)]),
+        4 => Value::Null,
+        5 => Value::Array(
+            (0..rng.below(4))
+                .map(|_| random_value(rng, depth + 1))
+                .collect(),
+        ),
+        _ => Value::Object(
+            (0..rng.below(4))
+                .map(|_| (random_key(rng), random_value(rng, depth + 1)))
+                .collect(),
+        ),
+    }
+}
+
+/// A Python string literal of `s` in a random quoting, escaped as needed.
+fn py_string(rng: &mut Rng, s: &str) -> String {
+    let q = ['\'', '"'][rng.below(2)];
+    let triple = rng.below(3) == 0;
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' if !triple => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' if rng.below(2) == 0 => out.push_str("\\t"),
+            '\u{1}' => out.push_str("\\x01"),
+            c if c == q => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if !c.is_ascii() && rng.below(3) == 0 => {
+                let n = c as u32;
+                if n > 0xFFFF {
+                    out.push_str(&format!("\\U{n:08x}"));
+                } else {
+                    out.push_str(&format!("\\u{n:04X}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    let quotes: String = std::iter::repeat_n(q, if triple { 3 } else { 1 }).collect();
+    format!("{quotes}{out}{quotes}")
+}
+
+/// `v` in Python's notation (JSON's literals too where `json_literals`).
+fn py_value(rng: &mut Rng, v: &Value, json_literals: bool) -> String {
+    let sep = [",", ", ", " ,\n "][rng.below(3)];
+    match v {
+        Value::String(s) => py_string(rng, s),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => match (json_literals && rng.below(2) == 0, b) {
+            (true, b) => b.to_string(),
+            (false, true) => "True".into(),
+            (false, false) => "False".into(),
+        },
+        Value::Null if json_literals && rng.below(2) == 0 => "null".into(),
+        Value::Null => "None".into(),
+        Value::Array(items) => {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|x| py_value(rng, x, json_literals))
+                .collect();
+            if rng.below(3) == 0 {
+                // a tuple: one item needs its comma
+                let comma = if parts.len() == 1 { "," } else { "" };
+                format!("({}{comma})", parts.join(sep))
+            } else {
+                format!("[{}]", parts.join(sep))
+            }
+        }
+        Value::Object(m) => {
+            let parts: Vec<String> = m
+                .iter()
+                .map(|(k, x)| format!("{}: {}", py_string(rng, k), py_value(rng, x, json_literals)))
+                .collect();
+            format!("{{{}}}", parts.join(sep))
+        }
+    }
+}
+
+/// `v` in the brace notation, strings between `delim`s.
+fn brace_value(v: &Value, delim: &str) -> String {
+    match v {
+        Value::String(s) => format!("{delim}{s}{delim}"),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".into(),
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(|x| brace_value(x, delim)).collect();
+            format!("[{}]", parts.join(","))
+        }
+        Value::Object(m) => {
+            let parts: Vec<String> = m
+                .iter()
+                .map(|(k, x)| format!("{k}:{}", brace_value(x, delim)))
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+    }
+}
+
+/// Random arguments: identifiers as keys (they are keyword names too).
+fn random_args(rng: &mut Rng) -> serde_json::Map<String, Value> {
+    (0..rng.below(4))
+        .map(|i| (format!("k{i}"), random_value(rng, 0)))
+        .collect()
+}
+
+#[test]
+fn random_calls_in_every_notation_give_their_arguments() {
+    for seed in 0..150 {
+        let mut rng = Rng::new(seed);
+        let args = random_args(&mut rng);
+        let expect = vec![("f".to_string(), Value::Object(args.clone()))];
+        let kwargs = |rng: &mut Rng, json_literals: bool| {
+            let parts: Vec<String> = args
+                .iter()
+                .map(|(k, v)| format!("{k}={}", py_value(rng, v, json_literals)))
+                .collect();
+            parts.join(", ")
+        };
+        let brace = |delim: &str| {
+            let parts: Vec<String> = args
+                .iter()
+                .map(|(k, v)| format!("{k}:{}", brace_value(v, delim)))
+                .collect();
+            parts.join(",")
+        };
+        let no_delims = |delim: &str| !args.values().any(|v| v.to_string().contains(delim));
+        let mut inputs = vec![
+            (
+                "pythonic",
+                format!("Sure. [f({})] Done.", kwargs(&mut rng, false)),
+            ),
+            (
+                "olmo3",
+                format!(
+                    "<function_calls>f({})</function_calls>",
+                    kwargs(&mut rng, true)
+                ),
+            ),
+            (
+                "lfm2",
+                format!(
+                    "<|tool_call_start|>[f({})]<|tool_call_end|>",
+                    kwargs(&mut rng, false)
+                ),
+            ),
+        ];
+        // (a string holding the delimiter cannot be written in that notation)
+        if no_delims("<escape>") {
+            inputs.push((
+                "functiongemma",
+                format!(
+                    "<start_function_call>call:f{{{}}}<end_function_call>",
+                    brace("<escape>")
+                ),
+            ));
+        }
+        if no_delims("<|\\\"|>") {
+            inputs.push((
+                "gemma4",
+                format!("<|tool_call>call:f{{{}}}<tool_call|>", brace("<|\"|>")),
+            ));
+        }
+        for (format, input) in inputs {
+            if std::env::var_os("PRINT_INPUTS").is_some() {
+                eprintln!("{format}: {input}");
+            }
+            let ev = run(format, &seeded(), &input);
+            assert_eq!(calls(&ev), expect, "{format} (seed {seed}): {input:?}");
+            assert!(diagnostics_of(&ev).is_empty(), "{format}: {input:?}");
+        }
+    }
+}
