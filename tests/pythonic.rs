@@ -660,3 +660,29 @@ fn damaged_calls_keep_the_contract_under_every_chunking() {
         }
     }
 }
+
+/// Under `auto`, markers that look alike are told apart: Gemma 4's
+/// `<|tool_call>` and Hermes' `<tool_call>`, Olmo 3's and Claude's
+/// `<function_calls>` (by the body's first byte), and Llama's
+/// `<|python_tag|>` with a call object or a built-in tool.
+#[test]
+fn auto_tells_look_alike_markers_apart() {
+    let input = "<|tool_call>call:a{x:1}<tool_call|>\n\
+                 <tool_call>{\"name\": \"b\", \"arguments\": {\"x\": 2}}</tool_call>\n\
+                 <function_calls>c(x=3)</function_calls>\n\
+                 <function_calls><invoke name=\"d\"><parameter name=\"x\">4</parameter></invoke></function_calls>\n\
+                 <|python_tag|>e.call(x=5)\n\
+                 <|tool_call_start|>[f(x=6)]<|tool_call_end|>\n\
+                 <start_function_call>call:g{x:7}<end_function_call>\n\
+                 <|python_start|>[h(x=8)]<|python_end|>";
+    let ev = run("auto", &seeded(), input);
+    let got: Vec<(String, Value)> = calls(&ev);
+    let want: Vec<(String, Value)> = ["a", "b", "c", "d", "e", "f", "g", "h"]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.to_string(), json!({"x": i + 1})))
+        .collect();
+    assert_eq!(got, want);
+    assert!(diagnostics_of(&ev).is_empty(), "{ev:?}");
+    assert_eq!(text_of(&ev).trim(), "");
+}

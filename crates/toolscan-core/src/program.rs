@@ -407,6 +407,16 @@ mod tests {
     }
 
     #[test]
+    fn a_python_step_needs_a_string_delimiter() {
+        use crate::format::PyStep;
+        assert!(compile(&[Step::Py(PyStep::keywords()), Step::End]).is_ok());
+        assert!(compile(&[Step::Py(PyStep::bare_keys("<escape>")), Step::End]).is_ok());
+        assert!(compile(&[Step::Py(PyStep::bare_keys("")), Step::End])
+            .unwrap_err()
+            .contains("empty literal"));
+    }
+
+    #[test]
     fn label_errors() {
         assert!(compile(&[Step::goto("x"), Step::End])
             .unwrap_err()
