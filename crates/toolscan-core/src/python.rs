@@ -45,6 +45,7 @@ enum Kind {
 /// An open container.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Frame {
+    /// What the container is; fixed when it opens.
     kind: Kind,
     /// Items begun so far (key–value pairs of objects); a `,` is written
     /// before every item but the first.
@@ -84,7 +85,7 @@ enum Esc {
 /// A Python string being read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Str {
-    /// The quote byte.
+    /// The quote byte, `'` or `"`.
     q: u8,
     /// Triple-quoted: three quotes in a row end it.
     triple: bool,
@@ -94,6 +95,7 @@ struct Str {
     /// (Triple-quoted) quotes read in a row, fewer than three, not yet
     /// written as content.
     run: u8,
+    /// The escape sequence being read (raw strings: only `Backslash`).
     esc: Esc,
     /// A high surrogate from a `\u` escape, waiting for its low half (the
     /// very next escape).
@@ -861,7 +863,7 @@ fn begin_item(f: &mut Frame, out: &mut Vec<u8>) {
     if f.items > 0 {
         out.push(b',');
     }
-    f.items += 1;
+    f.items = f.items.saturating_add(1);
     f.comma = false;
 }
 
