@@ -80,6 +80,9 @@ enum Esc {
     Hex { kind: u8, left: u8, acc: u32 },
     /// An octal escape: `n` digits (1 to 3) read, the value so far in `acc`.
     Octal { n: u8, acc: u32 },
+    /// A backslash and a carriage return: a line continuation, which takes
+    /// the line feed that may follow too.
+    Cr,
 }
 
 /// A Python string being read.
@@ -732,6 +735,10 @@ impl PyReader {
                 }
                 let short = match b {
                     b'\n' => return Ok(()), // a line continuation
+                    b'\r' => {
+                        s.esc = Esc::Cr;
+                        return Ok(());
+                    }
                     b'\\' | b'\'' | b'"' => b,
                     b'a' => 0x07,
                     b'b' => 0x08,
@@ -771,6 +778,15 @@ impl PyReader {
                     }
                 };
                 push_json_str_content(&[short], out);
+                return Ok(());
+            }
+            Esc::Cr => {
+                s.esc = Esc::No;
+                if b == b'\n' {
+                    *i += 1;
+                    return Ok(());
+                }
+                // Any other byte is read again.
                 return Ok(());
             }
             Esc::Octal { n, acc } => {
@@ -1020,6 +1036,8 @@ b')"#,
             r#"{"s":"\n\t\\'\"Aé😀A\u0000\u0007\u000b","t":"\\d","u":"ab"}"#,
         );
         ok(&py, r"s='\ud83d\ude00')", r#"{"s":"😀"}"#);
+        // line continuations, Unix and Windows
+        ok(&py, "s='a\\\nb\\\r\nc\\\rd')", r#"{"s":"abcd"}"#);
         ok(
             &py,
             r"s=r'\n\'', t=u'x', v=R'\\')",
