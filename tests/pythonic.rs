@@ -686,3 +686,26 @@ fn auto_tells_look_alike_markers_apart() {
     assert!(diagnostics_of(&ev).is_empty(), "{ev:?}");
     assert_eq!(text_of(&ev).trim(), "");
 }
+
+/// LFM2 asked for JSON writes a list of call objects between its tokens.
+#[test]
+fn lfm2_reads_a_list_of_json_call_objects_too() {
+    for grammar in ["lfm2", "auto"] {
+        let ev = run(
+            grammar,
+            &seeded(),
+            "<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"東京\"}}, \
+             {\"name\": \"get_time\", \"arguments\": {}}]<|tool_call_end|>Checking.",
+        );
+        assert_eq!(
+            calls(&ev),
+            vec![
+                ("get_weather".to_string(), json!({"city": "東京"})),
+                ("get_time".to_string(), json!({})),
+            ],
+            "{grammar}"
+        );
+        assert_eq!(text_of(&ev), "Checking.");
+        assert!(diagnostics_of(&ev).is_empty());
+    }
+}

@@ -1182,11 +1182,38 @@ fn olmo3() -> Format {
 }
 
 /// LFM2: a Python list of calls between `<|tool_call_start|>` and
-/// `<|tool_call_end|>`.
+/// `<|tool_call_end|>`; a list of JSON call objects (`[{"name": …,
+/// "arguments": {…}}]`, what LFM2 writes when its prompt asks for JSON) is
+/// read too.
 fn lfm2() -> Format {
-    let mut program = vec![Step::Ws];
-    program.extend(py_list());
+    let keys = CallKeys::new(&["name"], &["arguments", "parameters"]);
+    let mut program = vec![
+        Step::Ws,
+        lit("["),
+        Step::Ws,
+        fork(&[(b"{", "object"), (b"", "call")]),
+        label("object"),
+        json(Shape::Call, keys, false),
+        Step::Dispatch,
+        Step::Ws,
+        Step::OneOf(vec![
+            (Lit::new(","), Label::from("next-object")),
+            (Lit::new("]"), Label::from("listed")),
+        ]),
+        label("next-object"),
+        Step::Ws,
+        Step::goto("object"),
+        label("call"),
+        Step::Ws,
+    ];
+    program.extend(py_call(PyStep::keywords()));
     program.extend([
+        Step::Ws,
+        Step::OneOf(vec![
+            (Lit::new(","), Label::from("call")),
+            (Lit::new("]"), Label::from("listed")),
+        ]),
+        label("listed"),
         then(&[("<|tool_call_end|>", "end")]),
         label("end"),
         Step::End,
@@ -1194,7 +1221,8 @@ fn lfm2() -> Format {
     Format::new(
         "lfm2",
         "LFM2, LFM2.5",
-        "<|tool_call_start|>[NAME(key=value, …), …]<|tool_call_end|>",
+        "<|tool_call_start|>[NAME(key=value, …), …]<|tool_call_end|>; also a list of JSON \
+         call objects",
     )
     .opener(Opener::definite("<|tool_call_start|>", program))
 }
