@@ -709,3 +709,63 @@ fn lfm2_reads_a_list_of_json_call_objects_too() {
         assert!(diagnostics_of(&ev).is_empty());
     }
 }
+
+/// Every prefix of a call, cut after its opening marker and before the
+/// byte that completes it, is a truncated call: no call, its bytes back as
+/// text, one `truncated` diagnostic, `finish_reason: length`. From that
+/// byte on, the call is there. (The byte is where byte-by-byte feeding
+/// emits `tool_call_end`.)
+#[test]
+fn every_cut_inside_a_call_is_a_truncated_call() {
+    use toolscan::FinishReason;
+    let markers = [
+        ("olmo3", "<function_calls>"),
+        ("lfm2", "<|tool_call_start|>"),
+        ("gemma-tool-code", "```tool_code"),
+        ("functiongemma", "<start_function_call>"),
+        ("gemma4", "<|tool_call>"),
+    ];
+    for (format, input, _) in samples() {
+        let Some((_, marker)) = markers.iter().find(|(f, _)| *f == format) else {
+            continue; // (a bare `[` is silent until a key shows)
+        };
+        let bytes = input.as_bytes();
+        let mut checked = 0;
+        let mut p = chunk::parser(format, seeded());
+        let complete = (0..bytes.len())
+            .find(|&k| {
+                p.feed(&bytes[k..k + 1])
+                    .iter()
+                    .any(|e| matches!(e, Event::ToolCallEnd { .. }))
+            })
+            .map(|k| k + 1)
+            .expect("the call completes");
+        for cut in marker.len() + 1..bytes.len() {
+            let Ok(prefix) = std::str::from_utf8(&bytes[..cut]) else {
+                continue;
+            };
+            let mut p = chunk::parser(format, seeded());
+            let mut ev = p.feed(prefix.as_bytes());
+            ev.extend(p.finish());
+            let finish = ev.iter().find_map(|e| match e {
+                Event::Done { finish_reason } => Some(*finish_reason),
+                _ => None,
+            });
+            checked += 1;
+            if cut < complete {
+                assert!(calls(&ev).is_empty(), "{format} cut {cut}");
+                assert_eq!(text_of(&ev), prefix, "{format} cut {cut}");
+                assert_eq!(
+                    diagnostics_of(&ev),
+                    vec![(DiagnosticKind::Truncated, cut as u64)],
+                    "{format} cut {cut}: {prefix:?}"
+                );
+                assert_eq!(finish, Some(FinishReason::Length), "{format} cut {cut}");
+            } else {
+                assert_eq!(calls(&ev).len(), 1, "{format} cut {cut}: {prefix:?}");
+                assert_eq!(finish, Some(FinishReason::ToolCalls), "{format} cut {cut}");
+            }
+        }
+        assert!(checked > 50, "{format}: {checked} cuts");
+    }
+}
