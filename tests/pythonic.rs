@@ -769,3 +769,28 @@ fn every_cut_inside_a_call_is_a_truncated_call() {
         assert!(checked > 50, "{format}: {checked} cuts");
     }
 }
+
+/// A bracket in prose before a long word (a link, say) is text, without
+/// a diagnostic: a word too long to be a name there is not a limit hit.
+#[test]
+fn a_long_word_in_brackets_is_prose() {
+    for n in [300, 400, 5000] {
+        let input = format!(
+            "See [https://example.com/{}] and [{}(x=1)] ok",
+            "a".repeat(n),
+            "b".repeat(n)
+        );
+        let ev = run("pythonic", &seeded(), &input);
+        assert_eq!(text_of(&ev), input);
+        assert!(
+            diagnostics_of(&ev).is_empty(),
+            "{n}: {:?}",
+            diagnostics_of(&ev)
+        );
+    }
+    // a definite opener still reports the limit
+    let input = format!("<function_calls>{}(x=1)</function_calls>", "b".repeat(400));
+    let ev = run("olmo3", &seeded(), &input);
+    assert_eq!(diagnostics_of(&ev).len(), 1);
+    assert_eq!(diagnostics_of(&ev)[0].0, DiagnosticKind::Limit);
+}

@@ -266,6 +266,7 @@ pub(crate) fn run(
                     }
                     b.goto(next);
                 } else if let Progress::Fail(_, r) = p {
+                    let r = prose_word(r, &b.calls);
                     fail!(Stop {
                         reason: r,
                         not_a_call: !r.is_limit(),
@@ -538,7 +539,8 @@ fn consumed(p: Progress) -> usize {
 /// may still be replaced (DeepSeek V3 writes a type word first) or followed
 /// by an id: the call starts when its arguments do.
 fn captured(b: &mut Block, field: Field, raw: &[u8], env: &mut Env<'_>) -> Result<(), Stop> {
-    let word = check_word(raw, &env.ctx.limits).map_err(Stop::not_a_call)?;
+    let word =
+        check_word(raw, &env.ctx.limits).map_err(|r| Stop::not_a_call(prose_word(r, &b.calls)))?;
     let at = env.pending.pos;
     let src = env.pending.src();
     match field {
@@ -553,6 +555,15 @@ fn captured(b: &mut Block, field: Field, raw: &[u8], env: &mut Env<'_>) -> Resul
             Ok(())
         }
         Field::Discard => Ok(()),
+    }
+}
+
+/// In a block not yet known to be a call (a bracket in prose), a word too
+/// long to be a name is prose, not a limit that was hit.
+fn prose_word(r: Reason, calls: &Calls) -> Reason {
+    match r {
+        Reason::NameTooLong { .. } if calls.silent() => Reason::LongWord,
+        r => r,
     }
 }
 

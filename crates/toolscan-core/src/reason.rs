@@ -15,6 +15,7 @@ pub(crate) enum Reason {
     // Names and ids.
     EmptyName,
     NameTooLong { limit: usize },
+    LongWord,
     NameByte { found: u8 },
     NameSpace,
     NameNotUtf8,
@@ -97,6 +98,7 @@ impl Reason {
             ),
             EmptyName => "empty tool name".into(),
             NameTooLong { limit } => format!("name longer than the limit of {limit} bytes"),
+            LongWord => "a word too long to be a tool name".into(),
             NameByte { found } => format!("{} is not allowed in a tool name", describe(found)),
             NameSpace => "whitespace inside a tool name".into(),
             NameNotUtf8 => "tool name is not UTF-8".into(),
