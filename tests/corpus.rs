@@ -66,6 +66,11 @@ const BARE_FORMS: &[(&str, &str)] = &[
         "functionary-v3.2",
         "a recipient line at the start of the stream",
     ),
+    ("pythonic", "a bare `[` list of calls"),
+    (
+        "gemma-tool-code",
+        "a ```tool_code fence: auto reads code fences as hermes' (the same marker)",
+    ),
 ];
 
 /// Cases whose input another format reads otherwise under `auto`, by the

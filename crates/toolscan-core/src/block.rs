@@ -3,12 +3,14 @@
 //! until the block's fate is known, and what each outcome means — a call
 //! dispatched, a block that ends, a block that fails and becomes text.
 
+use crate::call::calls::Args;
 use crate::call::{check_word, Builder, Calls, Ctx, JsonCalls};
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::format::{ByteSet, Field, Lit};
 use crate::json::JsonScanner;
 use crate::pending::{Chunk, Pending};
 use crate::program::{Op, ThenOp};
+use crate::python::PyReader;
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink;
 use crate::steps::{self, CaptureWord, Captured, LitMatch, Progress, ThenEnd, ThenMatch};
@@ -55,6 +57,7 @@ pub(crate) enum StepState {
     Json(Box<JsonState>),
     Then(ThenMatch),
     Value(Box<ValueRead>),
+    Py(Box<PyReader>),
 }
 
 /// A JSON value being read and mapped onto calls.
@@ -295,6 +298,7 @@ pub(crate) fn run(
                     }
                     b.goto(next);
                 } else if let Progress::Fail(_, r) = p {
+                    let r = prose_word(r, &b.calls);
                     fail!(Stop {
                         reason: r,
                         not_a_call: !r.is_limit(),
@@ -427,6 +431,47 @@ pub(crate) fn run(
                 b.calls.sync(env.out, env.pending.src());
                 continue;
             }
+            Op::Py(py) => {
+                if !matches!(b.st, StepState::Py(_)) {
+                    let c = b.calls.cur();
+                    if c.span.is_some() || !matches!(c.args_state, Args::Missing) {
+                        fail!(Stop::fail(Reason::TwoArgs));
+                    }
+                    c.args.clear();
+                    b.st = StepState::Py(Box::new(PyReader::new(&mut c.args)));
+                }
+                let StepState::Py(r) = &mut b.st else {
+                    unreachable!("set just above")
+                };
+                let c = b.calls.cur();
+                let p = r.feed(py, env.ctx.limits.max_depth, input, &mut c.args);
+                let n = consumed(p);
+                if over(n) {
+                    fail!(too_long);
+                }
+                env.pending.take_n(ch, n);
+                i += n;
+                if r.shown() && matches!(c.args_state, Args::Missing) {
+                    // A key (or the end of the arguments) shows a call.
+                    c.args_state = Args::Written;
+                    let at = env.pending.pos;
+                    if let Err(stop) = b.calls.try_start(env.ctx, env.out, at, env.pending.src()) {
+                        fail!(stop);
+                    }
+                }
+                // What was written for the bytes read goes out before a
+                // failure too, as it would have with a chunk boundary there.
+                b.calls.sync(env.out, env.pending.src());
+                match p {
+                    Progress::Partial(_) => {}
+                    Progress::Done(_) => {
+                        b.calls.args_complete();
+                        b.goto(b.pc + 1);
+                    }
+                    Progress::Fail(_, r) => fail!(Stop::fail(r)),
+                }
+                continue;
+            }
             Op::Json(j) => {
                 if room == 0 {
                     fail!(too_long);
@@ -529,7 +574,8 @@ fn consumed(p: Progress) -> usize {
 /// may still be replaced (DeepSeek V3 writes a type word first) or followed
 /// by an id: the call starts when its arguments do.
 fn captured(b: &mut Block, field: Field, raw: &[u8], env: &mut Env<'_>) -> Result<(), Stop> {
-    let word = check_word(raw, &env.ctx.limits).map_err(Stop::not_a_call)?;
+    let word =
+        check_word(raw, &env.ctx.limits).map_err(|r| Stop::not_a_call(prose_word(r, &b.calls)))?;
     let at = env.pending.pos;
     let src = env.pending.src();
     match field {
@@ -561,6 +607,15 @@ fn named_id(id: &str) -> Option<&str> {
     }
     let name = head.rsplit_once('.').map_or(head, |(_, n)| n);
     (!name.is_empty()).then_some(name)
+}
+
+/// In a block not yet known to be a call (a bracket in prose), a word too
+/// long to be a name is prose, not a limit that was hit.
+fn prose_word(r: Reason, calls: &Calls) -> Reason {
+    match r {
+        Reason::NameTooLong { .. } if calls.silent() => Reason::LongWord,
+        r => r,
+    }
 }
 
 /// Notes a value whose closing tag is missing (reported with its call).

@@ -458,6 +458,110 @@ impl ValueStep {
     }
 }
 
+/// How the arguments of a call in Python-like notation are keyed, and what
+/// closes them (see [`PyStep`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PyArgs {
+    /// Python keyword arguments, `name=value, …`, up to the `)` that
+    /// closes the call. Names are identifiers; a positional argument fails
+    /// the call. Dictionary keys are literals (`{'k': 1}`: strings, or
+    /// numbers, which become their text), and parentheses make tuples.
+    Keywords,
+    /// Bare keys, `key:value, …`, up to the `}` that closes the call, and
+    /// in nested objects too: a key is the text before its `:` (spaces
+    /// inside it are kept, around it trimmed).
+    BareKeys,
+}
+
+/// How strings are written in Python-like notation (see [`PyStep`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PyStrings {
+    /// Python string literals: `'…'`, `"…"`, `'''…'''`, `"""…"""`, with
+    /// Python's escapes, and the `r` (raw) and `u` prefixes.
+    Quoted,
+    /// Verbatim text between two copies of a delimiter
+    /// (`<escape>…<escape>`): nothing inside is escaped.
+    Delimited(Lit),
+}
+
+/// The arguments of a call written in Python-like notation, read after the
+/// bracket that opens them (`(` or `{`, usually the delimiter of the name
+/// before it) up to and including the one that closes them. They become a
+/// JSON object: strings, numbers, the literals the step allows, lists,
+/// tuples (as arrays) and dictionaries (as objects). A name that is not a
+/// literal — a variable, a nested call `f(x=g(1))` — fails the call.
+///
+/// The arguments text is written as the notation is read: each key as
+/// soon as it ends, string values while they arrive, other values when
+/// they end, so every argument delta is a prefix of the final arguments.
+///
+/// ```
+/// use toolscan_core::format::{Format, Opener, PyStep, Step};
+/// use toolscan_core::{Event, Options, Parser, Registry};
+///
+/// // <<get_weather(city='Paris', days=[1, 2])>>
+/// let fmt = Format::new("py-angle", "custom", "<<NAME(k=v, …)>>")
+///     .opener(Opener::definite("<<", vec![
+///         Step::name_until("("),
+///         Step::Py(PyStep::keywords()),
+///         Step::lit(">>"),
+///         Step::Dispatch,
+///         Step::End,
+///     ]));
+/// let mut reg = Registry::builtin();
+/// reg.register(fmt).unwrap();
+/// let mut p = Parser::new(reg.grammar("py-angle").unwrap(), Options::default());
+/// let mut ev = p.feed(b"<<get_weather(city='Paris', days=[1, 2])>>");
+/// ev.extend(p.finish());
+/// assert!(ev.iter().any(|e| matches!(e,
+///     Event::ToolCallEnd { arguments, .. }
+///         if arguments.to_string() == r#"{"city":"Paris","days":[1,2]}"#)));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct PyStep {
+    /// How arguments (and dictionary keys) are written, and what closes
+    /// the arguments.
+    pub args: PyArgs,
+    /// How strings are written.
+    pub strings: PyStrings,
+    /// `True`, `False` and `None` are literals.
+    pub python_literals: bool,
+    /// `true`, `false` and `null` are literals.
+    pub json_literals: bool,
+}
+
+impl PyStep {
+    /// Python keyword arguments with Python literals (`True`, `None`).
+    pub fn keywords() -> PyStep {
+        PyStep {
+            args: PyArgs::Keywords,
+            strings: PyStrings::Quoted,
+            python_literals: true,
+            json_literals: false,
+        }
+    }
+
+    /// Bare keys, strings between two copies of `delimiter`, and JSON's
+    /// literals (`true`, `null`).
+    pub fn bare_keys(delimiter: &str) -> PyStep {
+        PyStep {
+            args: PyArgs::BareKeys,
+            strings: PyStrings::Delimited(Lit::new(delimiter)),
+            python_literals: false,
+            json_literals: true,
+        }
+    }
+
+    /// Allows JSON's literals `true`, `false` and `null` too.
+    pub fn json_literals(mut self) -> PyStep {
+        self.json_literals = true;
+        self
+    }
+}
+
 /// A set of bytes for [`Step::Fork`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -518,6 +622,8 @@ pub enum Step {
     /// A raw parameter value, after its key was captured
     /// ([`Field::Key`]).
     Value(ValueStep),
+    /// The arguments of a call in Python-like notation (see [`PyStep`]).
+    Py(PyStep),
     /// The parameter whose key was captured last holds an object of
     /// parameters (`true`: a list of values) — after a [`ValueStep::nest`]
     /// literal.

@@ -3,8 +3,8 @@
 
 use crate::families;
 use crate::format::{
-    ByteSet, CallKeys, Capture, Close, Field, Format, JsonStep, Label, Lit, Opener, Shape, Step,
-    Trim, Trust, ValueStep,
+    ByteSet, CallKeys, Capture, Close, Field, Format, JsonStep, Label, Lit, Opener, PyStep, Shape,
+    Step, Trim, Trust, ValueStep,
 };
 
 pub(crate) fn lit(s: &str) -> Step {
@@ -349,14 +349,22 @@ fn llama3_json() -> Format {
         "llama3-json",
         "Llama 3.1, 3.2, 3.3",
         "{\"name\", \"parameters\"}, optionally after <|python_tag|>, `;`-separated, \
-         optional <|eom_id|>",
+         optional <|eom_id|>; built-in tools as <|python_tag|>NAME.call(key=value, …)",
     )
     .opener(Opener::definite(
         "<|python_tag|>",
         vec![
+            // A call object, or a built-in tool: `brave_search.call(query="…")`.
             label("call"),
             Step::Ws,
+            fork(&[(b"{", "object"), (b"", "builtin")]),
+            label("object"),
             json(Shape::Call, keys.clone(), false),
+            Step::goto("complete"),
+            label("builtin"),
+            capture(Field::Name, &[(".call(", None)]),
+            Step::Py(PyStep::keywords()),
+            label("complete"),
             Step::Dispatch,
             then(&[(";", "call"), ("<|eom_id|>", "end"), ("<|eot_id|>", "end")]),
             label("end"),
@@ -1108,6 +1116,186 @@ fn autobyteus_xml() -> Format {
     .opener(Opener::definite("<tool name=", program))
 }
 
+/// A call in Python keyword notation after its name: `NAME(k=v, …)`.
+fn py_call(step: PyStep) -> Vec<Step> {
+    vec![
+        capture(Field::Name, &[("(", None)]),
+        Step::Py(step),
+        Step::Dispatch,
+    ]
+}
+
+/// A bracketed list of Python calls, `[f(a=1), g(b='x')]`, from its `[`:
+/// each call is dispatched as soon as its `)` is read.
+fn py_list() -> Vec<Step> {
+    [
+        vec![lit("["), label("call"), Step::Ws],
+        py_call(PyStep::keywords()),
+        vec![
+            Step::Ws,
+            Step::OneOf(vec![
+                (Lit::new(","), Label::from("call")),
+                (Lit::new("]"), Label::from("listed")),
+            ]),
+            label("listed"),
+        ],
+    ]
+    .concat()
+}
+
+/// Llama 3.2 / Llama 4 and ToolACE: a Python list of calls, bare or
+/// between Llama 4's `<|python_start|>` and `<|python_end|>`.
+fn pythonic() -> Format {
+    let mut wrapped = vec![Step::Ws];
+    wrapped.extend(py_list());
+    wrapped.extend([then(&[("<|python_end|>", "end")]), label("end"), Step::End]);
+    let mut bare = py_list();
+    bare.push(Step::End);
+    Format::new(
+        "pythonic",
+        "Llama 3.2, Llama 4, ToolACE",
+        "[NAME(key=value, …), …] with Python literals; also between <|python_start|> and \
+         <|python_end|>",
+    )
+    .opener(Opener::definite("<|python_start|>", wrapped))
+    .opener(Opener::bare("[", bare))
+}
+
+/// Olmo 3: calls one per line between `<function_calls>` and
+/// `</function_calls>`; JSON's literals are allowed besides Python's.
+fn olmo3() -> Format {
+    let mut program = vec![label("call"), Step::Ws];
+    program.extend(py_call(PyStep::keywords().json_literals()));
+    program.extend([
+        Step::Ws,
+        Step::Fork(vec![
+            (ByteSet::Bytes(b"<".to_vec()), Label::from("close")),
+            (ByteSet::Any, Label::from("call")),
+        ]),
+        label("close"),
+        lit("</function_calls>"),
+        Step::End,
+    ]);
+    Format::new(
+        "olmo3",
+        "Olmo 3",
+        "<function_calls>NAME(key=value, …)\\nNAME(…)</function_calls>; Python or JSON literals",
+    )
+    .opener(Opener::definite("<function_calls>", program))
+}
+
+/// LFM2: a Python list of calls between `<|tool_call_start|>` and
+/// `<|tool_call_end|>`; a list of JSON call objects (`[{"name": …,
+/// "arguments": {…}}]`, what LFM2 writes when its prompt asks for JSON) is
+/// read too.
+fn lfm2() -> Format {
+    let keys = CallKeys::new(&["name"], &["arguments", "parameters"]);
+    let mut program = vec![
+        Step::Ws,
+        lit("["),
+        Step::Ws,
+        fork(&[(b"{", "object"), (b"", "call")]),
+        label("object"),
+        json(Shape::Call, keys, false),
+        Step::Dispatch,
+        Step::Ws,
+        Step::OneOf(vec![
+            (Lit::new(","), Label::from("next-object")),
+            (Lit::new("]"), Label::from("listed")),
+        ]),
+        label("next-object"),
+        Step::Ws,
+        Step::goto("object"),
+        label("call"),
+        Step::Ws,
+    ];
+    program.extend(py_call(PyStep::keywords()));
+    program.extend([
+        Step::Ws,
+        Step::OneOf(vec![
+            (Lit::new(","), Label::from("call")),
+            (Lit::new("]"), Label::from("listed")),
+        ]),
+        label("listed"),
+        then(&[("<|tool_call_end|>", "end")]),
+        label("end"),
+        Step::End,
+    ]);
+    Format::new(
+        "lfm2",
+        "LFM2, LFM2.5",
+        "<|tool_call_start|>[NAME(key=value, …), …]<|tool_call_end|>; also a list of JSON \
+         call objects",
+    )
+    .opener(Opener::definite("<|tool_call_start|>", program))
+}
+
+/// Gemma 3's community convention: calls one per line in a ` ```tool_code `
+/// fence. Other fences are text. `auto` leaves it out: its marker, a code
+/// fence, is Hermes' too, and sharing it would change how Hermes' fences
+/// read.
+fn gemma_tool_code() -> Format {
+    let mut program = vec![lit("tool_code"), Step::Definite, label("call"), Step::Ws];
+    program.extend(py_call(PyStep::keywords()));
+    program.extend([
+        Step::Ws,
+        Step::Fork(vec![
+            (ByteSet::Bytes(b"`".to_vec()), Label::from("close")),
+            (ByteSet::End, Label::from("end")),
+            (ByteSet::Any, Label::from("call")),
+        ]),
+        label("close"),
+        Step::LitOrEof(Lit::new("```")),
+        label("end"),
+        Step::End,
+    ]);
+    Format::new(
+        "gemma-tool-code",
+        "Gemma 3 (community template)",
+        "```tool_code\\nNAME(key=value, …)\\n``` — one call per line",
+    )
+    .opener(Opener::tentative("```", program).with_trust(Trust::Bare))
+}
+
+/// `OPEN call:NAME{key:value,…} CLOSE`, strings between two `delimiter`s
+/// (FunctionGemma, Gemma 4).
+fn gemma_call(open: &str, close: &str, delimiter: &str) -> Opener {
+    Opener::definite(
+        open,
+        vec![
+            lit("call:"),
+            capture(Field::Name, &[("{", None)]),
+            Step::Py(PyStep::bare_keys(delimiter)),
+            Step::Ws,
+            lit(close),
+            Step::Dispatch,
+            Step::End,
+        ],
+    )
+}
+
+fn functiongemma() -> Format {
+    Format::new(
+        "functiongemma",
+        "FunctionGemma",
+        "<start_function_call>call:NAME{key:<escape>text<escape>,key:1}<end_function_call>",
+    )
+    .opener(gemma_call(
+        "<start_function_call>",
+        "<end_function_call>",
+        "<escape>",
+    ))
+}
+
+fn gemma4() -> Format {
+    Format::new(
+        "gemma4",
+        "Gemma 4",
+        "<|tool_call>call:NAME{key:<|\"|>text<|\"|>,key:1}<tool_call|>",
+    )
+    .opener(gemma_call("<|tool_call>", "<tool_call|>", "<|\"|>"))
+}
+
 /// Every built-in format, in `auto` precedence order.
 pub(crate) fn builtin() -> Vec<Format> {
     vec![
@@ -1167,5 +1355,11 @@ pub(crate) fn builtin() -> Vec<Format> {
         families::functionary_v32(),
         families::harmony(),
         families::kimi_k2(),
+        pythonic(),
+        olmo3(),
+        lfm2(),
+        gemma_tool_code(),
+        functiongemma(),
+        gemma4(),
     ]
 }

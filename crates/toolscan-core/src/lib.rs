@@ -63,6 +63,7 @@ mod options;
 mod parser;
 mod pending;
 mod program;
+mod python;
 mod reason;
 mod registry;
 mod response;

@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 
-use crate::format::{ByteSet, Capture, Close, Field, JsonStep, Label, Lit, Shape, Step, Trim};
+use crate::format::{
+    ByteSet, Capture, Close, Field, JsonStep, Label, Lit, PyStep, PyStrings, Shape, Step, Trim,
+};
 
 /// One compiled step. Every jump target is an index into the same program
 /// (checked by [`compile`]).
@@ -19,6 +21,7 @@ pub(crate) enum Op {
     Capture(CaptureOp),
     Json(JsonStep),
     Value(ValueOp),
+    Py(PyStep),
     Open(bool),
     StringParam(String),
     CloseOpen,
@@ -216,6 +219,12 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                 entities: v.entities,
                 or_end: v.or_end,
             }),
+            Step::Py(p) => {
+                if let PyStrings::Delimited(d) = &p.strings {
+                    nonempty(d)?;
+                }
+                Op::Py(p.clone())
+            }
             Step::Open(array) => Op::Open(*array),
             Step::StringParam(key) => Op::StringParam(key.clone()),
             Step::CloseOpen => Op::CloseOpen,
@@ -416,6 +425,16 @@ mod tests {
         assert_eq!((t.opts[1].to, t.opts[1].begins_call), (2, false));
         assert!(compile(&[Step::Recover(Vec::new()), Step::End]).is_err());
         assert!(compile(&[Step::OneOf(Vec::new()), Step::End]).is_err());
+    }
+
+    #[test]
+    fn a_python_step_needs_a_string_delimiter() {
+        use crate::format::PyStep;
+        assert!(compile(&[Step::Py(PyStep::keywords()), Step::End]).is_ok());
+        assert!(compile(&[Step::Py(PyStep::bare_keys("<escape>")), Step::End]).is_ok());
+        assert!(compile(&[Step::Py(PyStep::bare_keys("")), Step::End])
+            .unwrap_err()
+            .contains("empty literal"));
     }
 
     #[test]

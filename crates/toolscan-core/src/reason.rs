@@ -15,6 +15,7 @@ pub(crate) enum Reason {
     // Names and ids.
     EmptyName,
     NameTooLong { limit: usize },
+    LongWord,
     NameByte { found: u8 },
     NameSpace,
     NameNotUtf8,
@@ -50,6 +51,13 @@ pub(crate) enum Reason {
     ControlChar { found: u8 },
     BadNumber { found: u8 },
     TooDeep { limit: usize },
+    // Python-like notation.
+    PositionalArg,
+    NestedCall,
+    NotALiteral,
+    StringPrefix,
+    DictKey { found: u8 },
+    Parenthesised,
 }
 
 /// A byte as a reader would want to see it in a message.
@@ -91,6 +99,7 @@ impl Reason {
             ),
             EmptyName => "empty tool name".into(),
             NameTooLong { limit } => format!("name longer than the limit of {limit} bytes"),
+            LongWord => "a word too long to be a tool name".into(),
             NameByte { found } => format!("{} is not allowed in a tool name", describe(found)),
             NameSpace => "whitespace inside a tool name".into(),
             NameNotUtf8 => "tool name is not UTF-8".into(),
@@ -130,6 +139,19 @@ impl Reason {
             }
             BadNumber { found } => format!("invalid number at {}", describe(found)),
             TooDeep { limit } => format!("nesting deeper than the limit of {limit}"),
+            PositionalArg => "a positional argument: only keyword arguments (`name=value`) \
+                              can be named in the arguments object"
+                .into(),
+            NestedCall => "a call inside the arguments: only literal values can be read".into(),
+            NotALiteral => "a name where a value must be: only literal values can be read".into(),
+            StringPrefix => "a string prefix other than `r` or `u`".into(),
+            DictKey { found } => format!(
+                "a dictionary key must be a string or a number, found {}",
+                describe(found)
+            ),
+            Parenthesised => {
+                "a parenthesised value that is not a tuple (a tuple of one needs a `,`)".into()
+            }
         }
     }
 }

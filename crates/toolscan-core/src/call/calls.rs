@@ -92,6 +92,9 @@ pub(crate) enum Args {
     Literal,
     /// An object being built from parameters (`{` written, `}` not yet).
     Params,
+    /// An object being written by a reader of another notation (Python
+    /// keyword arguments), which writes its closing bracket itself.
+    Written,
     /// `null`.
     Null,
     /// Complete.
@@ -326,7 +329,7 @@ impl Calls {
                 && match c.args_state {
                     Args::Done | Args::Missing | Args::Null => true,
                     Args::Params => !c.param.frames_open(),
-                    Args::Object(_) | Args::Encoded(_) | Args::Literal => false,
+                    Args::Object(_) | Args::Encoded(_) | Args::Literal | Args::Written => false,
                 }
         })
     }
@@ -369,7 +372,7 @@ impl Calls {
                 c.args.extend_from_slice(b"{}");
                 c.emitted = 0;
             }
-            Args::Object(_) | Args::Encoded(_) | Args::Literal | Args::Params => {
+            Args::Object(_) | Args::Encoded(_) | Args::Literal | Args::Params | Args::Written => {
                 return Err(Stop::fail(Reason::ArgsUnfinished));
             }
         }
