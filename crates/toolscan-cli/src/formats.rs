@@ -1,19 +1,21 @@
-//! `toolscan formats`: the built-in formats with their opening markers and
-//! a one-line description, as a table or as JSON Lines (`--json`).
+//! `toolscan formats`: the built-in formats (and the one `--format-file`
+//! describes, last) with their opening markers and a one-line description,
+//! as a table or as JSON Lines (`--json`).
 //!
 //! A marker written `^MARKER` only counts at the start of a line.
 //! `docs/formats.md` describes each format in full.
 
 use std::io::{self, Write};
 
-use toolscan_core::{Format, Registry};
+use toolscan_core::Format;
 
 use crate::args::FormatsArgs;
 use crate::failure::Failure;
+use crate::setup::registry_with;
 
 /// Runs `toolscan formats`.
 pub fn run(args: FormatsArgs) -> Result<(), Failure> {
-    let registry = Registry::builtin();
+    let (registry, _) = registry_with(args.format_file.as_deref())?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     if args.json {
@@ -105,6 +107,7 @@ fn display_width(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toolscan_core::Registry;
 
     #[test]
     fn json_lines_have_the_three_fields() {
