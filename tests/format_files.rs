@@ -247,3 +247,43 @@ fn registering_names_the_file_and_refuses_a_taken_name() {
     // Nothing was registered by the failures.
     assert_eq!(reg.formats().len(), Registry::builtin().formats().len());
 }
+
+#[test]
+fn the_descriptions_in_the_documentation_are_valid() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/format-files.md"))
+            .expect("docs/format-files.md");
+    let mut n = 0;
+    for block in doc.split("```json\n").skip(1) {
+        let json = block.split("```").next().expect("a closed block");
+        let f = Format::from_json(json).unwrap_or_else(|e| panic!("{e}\n{json}"));
+        // Each one registers beside the built-ins.
+        Registry::builtin()
+            .register(f)
+            .unwrap_or_else(|e| panic!("{e}\n{json}"));
+        n += 1;
+    }
+    assert!(n >= 4, "{n} examples");
+}
+
+#[test]
+fn the_documented_first_example_reads_its_call() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/format-files.md"))
+            .expect("docs/format-files.md");
+    let json = doc
+        .split("```json\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a first example");
+    let mut reg = Registry::builtin();
+    let name = reg.register_json(json).expect("valid").name().to_owned();
+    let r = toolscan::parse(
+        reg.grammar(&name).expect("grammar"),
+        chunk::seeded_options(),
+        b"Sure. <<call get_weather>>{\"city\": \"Paris\"}<</call>>\n",
+    );
+    assert_eq!(r.text, "Sure. \n");
+    assert_eq!(r.tool_calls[0].name, "get_weather");
+    assert_eq!(r.tool_calls[0].arguments.as_str(), r#"{"city": "Paris"}"#);
+}
