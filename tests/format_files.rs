@@ -146,10 +146,18 @@ fn with(field: &str, value: serde_json::Value) -> String {
     v.to_string()
 }
 
+/// A one-opener description in the program form.
+fn program(steps: serde_json::Value) -> String {
+    serde_json::json!({"name": "t", "open": "<c>", "program": steps}).to_string()
+}
+
 #[test]
 fn mistakes_name_the_field_and_why() {
     use serde_json::json;
     assert!(Format::from_json(&with("close", json!("</c>"))).is_ok());
+    assert!(
+        Format::from_json(&program(json!(["ws", {"json": "call"}, "dispatch", "end"]))).is_ok()
+    );
     let params = |p: serde_json::Value| with("arguments", json!({ "params": p }));
     let table: Vec<(String, &str, &str)> = vec![
         ("{".into(), "", "not JSON"),
@@ -209,6 +217,25 @@ fn mistakes_name_the_field_and_why() {
             ]}).to_string(),
             "/openers",
             "occurs inside",
+        ),
+        // The program form.
+        (program(json!(["ws", "jump"])), "/program/1", "unknown step \"jump\""),
+        (program(json!([{"litt": "x"}])), "/program/0", "unknown step kind \"litt\""),
+        (program(json!([{"lit": "x", "goto": "y"}])), "/program/0/lit", "one kind"),
+        (program(json!([{"lit": ""}])), "/program/0/lit", "must be a literal"),
+        (program(json!([{"goto": "nowhere"}])), "/program", "undefined label `nowhere`"),
+        (program(json!([{"label": "a"}, {"label": "a"}, "end"])), "/program", "defined twice"),
+        (program(json!([{"capture": "name"}, "end"])), "/program/0", "needs `until`"),
+        (program(json!([{"capture": "tool", "until": [">"]}, "end"])), "/program/0/capture", "unknown value"),
+        (program(json!([{"fork": [{"on": "some", "goto": "a"}]}])), "/program/0/fork/0/on", "must be"),
+        (program(json!([{"json": "call", "lenient": 1}])), "/program/0/lenient", "true or false"),
+        (program(json!([{"value": {"special": "eol"}}])), "/program/0/value/special", "unknown value"),
+        (program(json!([{"value": "</p>", "guard": ["a"]}])), "/program/0/guard", "must be [opening"),
+        (program(json!([])), "/program", "non-empty array of steps"),
+        (
+            json!({"name": "t", "open": "<c>", "close": "</c>", "program": ["end"]}).to_string(),
+            "/close",
+            "not allowed beside `program`",
         ),
     ];
     for (text, pointer, why) in table {
@@ -286,4 +313,21 @@ fn the_documented_first_example_reads_its_call() {
     assert_eq!(r.text, "Sure. \n");
     assert_eq!(r.tool_calls[0].name, "get_weather");
     assert_eq!(r.tool_calls[0].arguments.as_str(), r#"{"city": "Paris"}"#);
+}
+
+#[test]
+fn every_builtin_can_be_written_in_the_program_form_and_read_back() {
+    for f in Registry::builtin().formats() {
+        let text = f.to_json().unwrap_or_else(|e| panic!("{}: {e}", f.name()));
+        // Under a new name, it registers beside the built-in.
+        let mut v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        v["name"] = format!("copy-of-{}", f.name()).into();
+        let mut reg = Registry::builtin();
+        let copy = reg
+            .register_json(&v.to_string())
+            .unwrap_or_else(|e| panic!("{}: {e}", f.name()));
+        assert_eq!(copy.openers(), f.openers(), "{}", f.name());
+        assert_eq!(copy.description(), f.description());
+        assert_eq!(Format::from_json(&text).expect("reads back"), *f);
+    }
 }

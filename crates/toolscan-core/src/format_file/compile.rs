@@ -17,14 +17,22 @@
 
 use crate::format::{Capture, Field, Format, JsonStep, Label, Lit, Opener, Shape, Step, ValueStep};
 
-use super::description::{ArgumentsDesc, Description, NameAt, OpenerDesc, ParamsDesc};
+use super::description::{ArgumentsDesc, Description, NameAt, OpenerDesc, OpenerSpec, ParamsDesc};
 
 /// The format a description describes.
 pub(crate) fn format(d: &Description) -> Format {
     d.openers.iter().fold(
         Format::new(&d.name, &d.models, &d.description),
-        |f, (_, o)| f.opener(opener(o)),
+        |f, (_, o)| f.opener(compile_opener(o)),
     )
+}
+
+/// One opener: compiled from its parts, or its program as written.
+pub(crate) fn compile_opener(o: &OpenerSpec) -> Opener {
+    match o {
+        OpenerSpec::Parts(parts) => opener(parts),
+        OpenerSpec::Program(opener) => opener.clone(),
+    }
 }
 
 /// A literal, ASCII-case-insensitive if `ci`.

@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use super::error::{child, FormatFileError};
 use super::fields::Obj;
-use crate::format::{CallKeys, Trim, Trust};
+use super::program;
+use crate::format::{CallKeys, Lit, Opener, Trim, Trust};
 
 /// The keys of one opener (at the top level when there is one opener).
 const OPENER_KEYS: &[&str] = &[
@@ -22,6 +23,16 @@ const OPENER_KEYS: &[&str] = &[
     "terminators",
 ];
 
+/// The keys of an opener written as a program.
+const PROGRAM_KEYS: &[&str] = &[
+    "open",
+    "case_insensitive",
+    "line_start",
+    "trust",
+    "replay",
+    "program",
+];
+
 /// The keys of the description itself.
 const FORMAT_KEYS: &[&str] = &["name", "models", "description", "openers"];
 
@@ -36,7 +47,16 @@ pub(crate) struct Description {
     pub description: String,
     /// At least one opener, each with the pointer of its object (empty for
     /// the one-opener form, where the opener's keys are at the top level).
-    pub openers: Vec<(String, OpenerDesc)>,
+    pub openers: Vec<(String, OpenerSpec)>,
+}
+
+/// An opener as a description gives it.
+#[derive(Debug)]
+pub(crate) enum OpenerSpec {
+    /// By its parts (compiled into a program).
+    Parts(Box<OpenerDesc>),
+    /// As a program, step by step (already the opener).
+    Program(Opener),
 }
 
 /// How the tool name is written before the arguments.
@@ -137,7 +157,7 @@ impl Description {
         }
         let openers = match root.get("openers") {
             Some(list) => {
-                if let Some(k) = OPENER_KEYS.iter().find(|k| root.has(k)) {
+                if let Some(k) = OPENER_KEYS.iter().chain(PROGRAM_KEYS).find(|k| root.has(k)) {
                     return Err(
                         root.err(k, "not allowed beside `openers`: it belongs in each opener")
                     );
@@ -153,17 +173,11 @@ impl Description {
                     .enumerate()
                     .map(|(i, item)| {
                         let o = Obj::new(item, child(&at, &i.to_string()))?;
-                        o.only(OPENER_KEYS)?;
-                        Ok((child(&at, &i.to_string()), OpenerDesc::read(&o)?))
+                        Ok((child(&at, &i.to_string()), OpenerSpec::read(&o, &[])?))
                     })
                     .collect::<Result<Vec<_>, FormatFileError>>()?
             }
-            None => {
-                let mut allowed = FORMAT_KEYS.to_vec();
-                allowed.extend_from_slice(OPENER_KEYS);
-                root.only(&allowed)?;
-                vec![(String::new(), OpenerDesc::read(&root)?)]
-            }
+            None => vec![(String::new(), OpenerSpec::read(&root, FORMAT_KEYS)?)],
         };
         Ok(Description {
             name: name.to_owned(),
@@ -174,15 +188,66 @@ impl Description {
     }
 }
 
-impl OpenerDesc {
-    /// Reads one opener (its keys were checked by the caller).
-    fn read(o: &Obj<'_>) -> Result<OpenerDesc, FormatFileError> {
-        let open = o.need_lit("open")?;
-        let trust = match o.choice("trust", &["definite", "tentative", "bare"])? {
+impl OpenerSpec {
+    /// Reads one opener, by its parts or as a program; `also` are keys
+    /// allowed beside its own (the format's, in the one-opener form).
+    fn read(o: &Obj<'_>, also: &[&str]) -> Result<OpenerSpec, FormatFileError> {
+        let own = if o.has("program") {
+            PROGRAM_KEYS
+        } else {
+            OPENER_KEYS
+        };
+        let mut allowed = also.to_vec();
+        allowed.extend_from_slice(own);
+        if o.has("program") {
+            if let Some(k) = OPENER_KEYS
+                .iter()
+                .find(|k| o.has(k) && !PROGRAM_KEYS.contains(k))
+            {
+                return Err(o.err(
+                    k,
+                    "not allowed beside `program`: the program says everything after the marker",
+                ));
+            }
+        }
+        o.only(&allowed)?;
+        if let Some(program) = o.get("program") {
+            let steps = program::read_program(program, &o.at("program"))?;
+            let marker = program::lit(o.get("open").unwrap_or(&Value::Null), &o.at("open"))?;
+            let trust = read_trust(o)?;
+            let replay = match o.get("replay") {
+                None => trust == Trust::Bare,
+                Some(_) => o.flag("replay")?,
+            };
+            let mut opener = Opener::definite("-", steps).with_trust(trust);
+            opener.marker = Lit {
+                case_insensitive: marker.case_insensitive || o.flag("case_insensitive")?,
+                ..marker
+            };
+            opener.replay = replay;
+            opener.line_start = o.flag("line_start")?;
+            return Ok(OpenerSpec::Program(opener));
+        }
+        OpenerDesc::read(o).map(|d| OpenerSpec::Parts(Box::new(d)))
+    }
+}
+
+/// The `trust` key.
+fn read_trust(o: &Obj<'_>) -> Result<Trust, FormatFileError> {
+    Ok(
+        match o.choice("trust", &["definite", "tentative", "bare"])? {
             None | Some("definite") => Trust::Definite,
             Some("tentative") => Trust::Tentative,
             Some(_) => Trust::Bare,
-        };
+        },
+    )
+}
+
+impl OpenerDesc {
+    /// Reads one opener by its parts (its keys were checked by the caller).
+    fn read(o: &Obj<'_>) -> Result<OpenerDesc, FormatFileError> {
+        let open = o.need_lit("open")?;
+        let trust = read_trust(o)?;
         let arguments = match o.obj("arguments")? {
             Some(a) => ArgumentsDesc::read(&a)?,
             None => {
@@ -302,25 +367,7 @@ impl ArgumentsDesc {
                     "other_keys",
                     "lenient",
                 ])?;
-                let mut keys = CallKeys::default();
-                if let Some(k) = o.lits("name_keys")? {
-                    keys.name = k;
-                }
-                if let Some(k) = o.lits("argument_keys")? {
-                    keys.args = k;
-                }
-                if let Some(k) = o.lit("id_key")? {
-                    keys = keys.with_id(k);
-                }
-                if let Some(k) = o.lit("function_key")? {
-                    keys = keys.with_function(k);
-                }
-                if let Some(k) = o.get("other_keys") {
-                    keys.other = match k {
-                        Value::Array(a) if a.is_empty() => Vec::new(),
-                        _ => o.lits("other_keys")?.unwrap_or_default(),
-                    };
-                }
+                let keys = program::call_keys(o)?;
                 Ok(ArgumentsDesc::Call {
                     keys,
                     lenient: o.flag("lenient")?,

@@ -6,7 +6,8 @@
 //! format compiles to that format's very program (`examples/formats/`
 //! holds several, and a test proves each one equal to its built-in).
 //!
-//! [`Format::from_json`] reads a description;
+//! [`Format::from_json`] reads a description, [`Format::to_json`] writes
+//! one;
 //! [`Registry::register_json`](crate::Registry::register_json) and
 //! [`Registry::register_file`](crate::Registry::register_file) read and
 //! register one; `toolscan parse --format-file FILE` uses one.
@@ -122,15 +123,35 @@
 //! and markers that cannot live together in one grammar (one inside
 //! another).
 //!
-//! # Why a description, and not the program
+//! # The program form
 //!
-//! The parts above are what formats differ by; the program that reads
-//! them — where whitespace may go, how a missing closing tag is
-//! recovered, how calls repeat — is the same for all of them, and is
-//! generated as the built-in formats write it (see `compile.rs`). Formats
-//! that need more (a fork between two bodies, recovery points, nested
-//! parameters) are declared in Rust with [`Step`]s and
-//! [`Registry::register`](crate::Registry::register).
+//! The parts above are what most formats differ by; the program that reads
+//! them — where whitespace may go, how a missing closing tag is recovered,
+//! how calls repeat — is generated as the built-in formats write theirs
+//! (see `compile.rs`). A format that needs more (a fork between two
+//! bodies, recovery points, nested parameters, attributes) gives an
+//! opener's program itself, step by step: `"program": [...]` beside `open`,
+//! `case_insensitive`, `line_start`, `trust` and `replay` (whether the
+//! marker's bytes are read again as the body's first; default: when `trust`
+//! is `bare`). Each step mirrors one [`Step`]; jumps name labels:
+//!
+//! | step | [`Step`] |
+//! |---|---|
+//! | `"ws"`, `"blank"`, `"word"`, `"dispatch"`, `"definite"`, `"close_open"`, `"end"` | `Ws`, `Blank`, `Word`, `Dispatch`, `Definite`, `CloseOpen`, `End` |
+//! | `{"label": L}`, `{"goto": L}` | `Label`, `Goto` |
+//! | `{"lit": LIT}`, `{"opt_lit": LIT}`, `{"lit_or_end": LIT}` | `Lit`, `OptLit`, `LitOrEof` |
+//! | `{"capture": "name"\|"id"\|"discard"\|"key"\|"type", "until": [LIT \| {"lit": LIT, "goto": L}], "before": CHARS, "at_end": true}` | `Capture` |
+//! | `{"json": "args"\|"call"\|"call_list"\|"root", …call keys, "text_key": K, "lenient": true}` | `Json` |
+//! | `{"value": LIT \| {"special": "key_tag"\|"space"\|"balanced"}, "recover": JUMPS, "recover_at_end": JUMPS, "nest": JUMPS, "guard": [LIT, LIT], "trim": T, "entities": true}` | `Value` |
+//! | `{"container": "object"\|"list"}` | `Open` |
+//! | `{"fork": [{"on": "any"\|"end"\|{"bytes": CHARS}\|{"any_but": CHARS}, "goto": L}]}` | `Fork` |
+//! | `{"then": JUMPS}`, `{"one_of": JUMPS}`, `{"recover": JUMPS}` | `Then`, `OneOf`, `Recover` |
+//!
+//! A literal (LIT) is a non-empty string, or `{"text": …,
+//! "case_insensitive": true}`; JUMPS is an array of `{"lit": LIT, "goto":
+//! L}`. [`Format::to_json`] writes any format in this form (`toolscan
+//! formats --describe NAME`), so a built-in format can be copied out,
+//! changed and loaded; every built-in reads back identical.
 //!
 //! [`Step`]: crate::format::Step
 
@@ -138,7 +159,9 @@ mod compile;
 mod description;
 mod error;
 mod fields;
+mod program;
 mod register;
+mod write;
 
 pub use error::FormatFileError;
 
@@ -146,7 +169,7 @@ use crate::error::Error;
 use crate::format::Format;
 use crate::grammar::Grammar;
 
-use description::Description;
+use description::{Description, OpenerSpec};
 
 impl Format {
     /// The format a JSON description gives (see [`format_file`](crate::format_file)
@@ -166,22 +189,27 @@ impl Format {
     /// ```
     pub fn from_json(text: &str) -> Result<Format, FormatFileError> {
         let d = Description::from_json(text)?;
+        let reason = |e: Error| match e {
+            Error::InvalidFormat { reason, .. } => reason,
+            other => other.to_string(),
+        };
+        // Each opener on its own first, so that an error names it: a
+        // program's labels and jumps, or a marker.
+        for (at, spec) in &d.openers {
+            let alone = Format::new(&d.name, "", "").opener(compile::compile_opener(spec));
+            if let Err(e) = Grammar::new(&d.name, &[&alone]) {
+                let field = match spec {
+                    OpenerSpec::Program(_) => "program",
+                    OpenerSpec::Parts(_) => "open",
+                };
+                return Err(FormatFileError::new(format!("{at}/{field}"), reason(e)));
+            }
+        }
+        // Then together: markers that clash.
         let format = compile::format(&d);
         match Grammar::new(&d.name, &[&format]) {
             Ok(_) => Ok(format),
-            Err(e) => {
-                let reason = match e {
-                    Error::InvalidFormat { reason, .. } => reason,
-                    other => other.to_string(),
-                };
-                // The markers are what can clash: with one opener, its
-                // `open`; with several, the list.
-                let pointer = match d.openers.as_slice() {
-                    [(at, _)] => format!("{at}/open"),
-                    _ => "/openers".to_owned(),
-                };
-                Err(FormatFileError::new(pointer, reason))
-            }
+            Err(e) => Err(FormatFileError::new("/openers", reason(e))),
         }
     }
 }
