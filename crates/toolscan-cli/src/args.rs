@@ -249,6 +249,12 @@ pub struct FormatsArgs {
     /// docs/format-files.md), after the built-in ones.
     #[arg(long, value_name = "FORMAT.json")]
     pub format_file: Option<PathBuf>,
+
+    /// Print the format NAME as a JSON description, each opener as its
+    /// program of steps: a format file to start from (see
+    /// docs/format-files.md).
+    #[arg(long, value_name = "NAME", conflicts_with = "json")]
+    pub describe: Option<String>,
 }
 
 /// What `toolscan parse` writes.

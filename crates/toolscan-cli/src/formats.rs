@@ -3,6 +3,7 @@
 //! as a table or as JSON Lines (`--json`).
 //!
 //! A marker written `^MARKER` only counts at the start of a line.
+//! `--describe NAME` prints one format as a JSON description instead.
 //! `docs/formats.md` describes each format in full.
 
 use std::io::{self, Write};
@@ -18,6 +19,19 @@ pub fn run(args: FormatsArgs) -> Result<(), Failure> {
     let (registry, _) = registry_with(args.format_file.as_deref())?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
+    if let Some(name) = &args.describe {
+        let format = registry.get(name).ok_or_else(|| {
+            Failure::Usage(format!(
+                "unknown format `{name}` (`toolscan formats` lists the known ones)"
+            ))
+        })?;
+        let text = format
+            .to_json()
+            .map_err(|e| Failure::Usage(format!("cannot describe `{name}`: {e}")))?;
+        return writeln!(out, "{text}")
+            .and_then(|()| out.flush())
+            .map_err(Failure::Output);
+    }
     if args.json {
         write_json(&mut out, registry.formats())
     } else {

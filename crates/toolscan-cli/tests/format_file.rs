@@ -180,3 +180,21 @@ fn sse_uses_the_described_format() {
     assert!(text.contains("\"name\":\"get_weather\""), "{text}");
     assert!(!text.contains("TOOL_REQUEST"), "{text}");
 }
+
+#[test]
+fn a_described_builtin_is_a_format_file_to_start_from() {
+    let out = run(&["formats", "--describe", "tool-request"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    let mut v: Value = serde_json::from_slice(&out.stdout).expect("a JSON description");
+    assert_eq!(v["name"], "tool-request");
+    assert!(v["openers"][0]["program"].is_array(), "{v}");
+    // Renamed, it reads what the built-in reads.
+    v["name"] = "my-request".into();
+    let file = temp_file("describe", "my-request.json", &v.to_string());
+    let got = final_object(&["--format-file", &file], REQUEST);
+    assert_eq!(got, final_object(&["--format", "tool-request"], REQUEST));
+    assert_eq!(got["tool_calls"][0]["name"], "get_weather");
+    // A name that is not a format is a usage error.
+    let out = run(&["formats", "--describe", "nope"], b"");
+    assert_usage_error(&out, &["unknown format `nope`"]);
+}
