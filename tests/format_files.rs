@@ -187,6 +187,11 @@ fn mistakes_name_the_field_and_why() {
         (with("terminators", json!([";", ""])), "/terminators/1", "non-empty string"),
         (with("trust", json!("bare")), "/trust", "`bare` needs JSON call arguments"),
         (
+            json!({"name": "t", "open": "<c>", "between": ":", "arguments": {"json": "call"}}).to_string(),
+            "/between",
+            "`prefix`",
+        ),
+        (
             json!({"name": "t", "open": "[", "trust": "bare", "arguments": {"json": "call"}}).to_string(),
             "/open",
             "first byte of the JSON",

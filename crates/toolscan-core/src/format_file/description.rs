@@ -278,6 +278,13 @@ impl OpenerDesc {
             _ => {}
         }
         let between = o.lit("between")?.map(str::to_owned);
+        if between.is_some() && name_at.is_none() {
+            return Err(o.err(
+                "between",
+                "only between a name (`name_at`) and the arguments; markup before a call \
+                 object is a `prefix`",
+            ));
+        }
         let prefix = o.lit("prefix")?.map(str::to_owned);
         if trust == Trust::Bare {
             let list = matches!(arguments, ArgumentsDesc::Call { list: true, .. });
