@@ -336,3 +336,73 @@ fn every_builtin_can_be_written_in_the_program_form_and_read_back() {
         assert_eq!(Format::from_json(&text).expect("reads back"), *f);
     }
 }
+
+/// Every JSON pointer of `v` below the root.
+fn pointers(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+    let children: Vec<(String, &serde_json::Value)> = match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| {
+                (
+                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    v,
+                )
+            })
+            .collect(),
+        serde_json::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("{at}/{i}"), v))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for (p, child) in children {
+        out.push(p.clone());
+        pointers(child, p, out);
+    }
+}
+
+#[test]
+fn a_wrong_value_anywhere_is_an_error_naming_that_field() {
+    use serde_json::json;
+    // Of another type than any field holds, or an empty literal, or a list
+    // of non-strings.
+    let wrong = [
+        json!(null),
+        json!(7),
+        json!(""),
+        json!([]),
+        json!({}),
+        json!([7]),
+    ];
+    let mut checked = 0;
+    for file in examples() {
+        let text = std::fs::read_to_string(&file).expect("readable");
+        let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        let mut all = Vec::new();
+        pointers(&v, String::new(), &mut all);
+        for p in &all {
+            for w in &wrong {
+                let mut m = v.clone();
+                *m.pointer_mut(p).expect("a pointer of v") = w.clone();
+                match Format::from_json(&m.to_string()) {
+                    // Who writes a format, and what it looks like, may be
+                    // any text.
+                    Ok(_) => assert!(
+                        ["/models", "/description"].contains(&p.as_str()) && *w == json!(""),
+                        "{}: {p} = {w} was accepted",
+                        file.display()
+                    ),
+                    Err(e) => assert!(
+                        p.starts_with(e.pointer()) || e.pointer().starts_with(p.as_str()),
+                        "{}: {p} = {w} gave an error about {}: {e}",
+                        file.display(),
+                        e.pointer()
+                    ),
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} mutations checked");
+}

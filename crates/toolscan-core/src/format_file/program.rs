@@ -3,9 +3,10 @@
 //! one included — can be described. Jumps name labels, as in Rust.
 //!
 //! A step is a string (`"ws"`) or an object whose *kind* key names it
-//! (`{"lit": "</call>"}`) with modifiers beside it. A kind this build does
-//! not know is an error naming the step: a step added to the format
-//! language needs one arm here (and one in `write.rs`).
+//! (`{"lit": "</call>"}`) with modifiers beside it. Lists are never empty
+//! (leave an optional one out). A kind this build does not know is an
+//! error naming the step: a step added to the format language needs one
+//! arm here (and one in `write.rs`).
 
 use serde_json::Value;
 
@@ -184,11 +185,11 @@ pub(crate) fn lit(v: &Value, at: &str) -> Result<Lit, FormatFileError> {
 /// A list of `{"lit": LITERAL, "goto": LABEL}`.
 fn jump_list(v: &Value, at: &str) -> Result<Vec<(Lit, Label)>, FormatFileError> {
     let items = match v {
-        Value::Array(items) => items,
+        Value::Array(items) if !items.is_empty() => items,
         _ => {
             return Err(FormatFileError::new(
                 at,
-                "must be an array of {\"lit\": …, \"goto\": …}",
+                "must be a non-empty array of {\"lit\": …, \"goto\": …}",
             ))
         }
     };
@@ -218,11 +219,14 @@ fn capture(o: &Obj<'_>) -> Result<Step, FormatFileError> {
     let mut delims = Vec::new();
     if let Some(until) = o.get("until") {
         let at = o.at("until");
-        let Value::Array(items) = until else {
-            return Err(o.err(
-                "until",
-                "must be an array of literals or {\"lit\", \"goto\"}",
-            ));
+        let items = match until {
+            Value::Array(items) if !items.is_empty() => items,
+            _ => {
+                return Err(o.err(
+                    "until",
+                    "must be a non-empty array of literals or {\"lit\", \"goto\"}",
+                ))
+            }
         };
         for (i, item) in items.iter().enumerate() {
             let here = child(&at, &i.to_string());
@@ -365,11 +369,14 @@ fn value(o: &Obj<'_>) -> Result<Step, FormatFileError> {
 /// `[{"on": SET, "goto": LABEL}…]`; SET is `"any"`, `"end"`, `{"bytes":
 /// CHARS}` or `{"any_but": CHARS}`.
 fn fork(v: &Value, at: &str) -> Result<Vec<(ByteSet, Label)>, FormatFileError> {
-    let Value::Array(items) = v else {
-        return Err(FormatFileError::new(
-            at,
-            "must be an array of {\"on\": …, \"goto\": …}",
-        ));
+    let items = match v {
+        Value::Array(items) if !items.is_empty() => items,
+        _ => {
+            return Err(FormatFileError::new(
+                at,
+                "must be a non-empty array of {\"on\": …, \"goto\": …}",
+            ))
+        }
     };
     items
         .iter()

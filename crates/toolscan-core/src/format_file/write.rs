@@ -16,8 +16,10 @@ impl Format {
     /// format (under the same name).
     ///
     /// Fails only for a format whose literals are not UTF-8 text, which
-    /// JSON cannot hold, or (in a build whose format language has grown) a
-    /// step this writer does not know.
+    /// JSON cannot hold, whose steps hold an empty list (a fork without
+    /// branches, a `Then` without literals: descriptions leave empty lists
+    /// out), or (in a build whose format language has grown) a step this
+    /// writer does not know.
     ///
     /// ```
     /// use toolscan_core::{Format, Registry};
@@ -122,6 +124,12 @@ fn opener(o: &Opener, at: &str) -> Result<Value, FormatFileError> {
 }
 
 fn jumps(opts: &[(Lit, Label)], at: &str) -> Result<Value, FormatFileError> {
+    if opts.is_empty() {
+        return Err(FormatFileError::new(
+            at,
+            "an empty list of literals cannot be described",
+        ));
+    }
     opts.iter()
         .enumerate()
         .map(|(i, (l, to))| {
@@ -149,6 +157,12 @@ fn step(s: &Step, at: &str) -> Result<Value, FormatFileError> {
         Step::Json(j) => json_step(j),
         Step::Value(v) => value(v, at)?,
         Step::Open(list) => json!({"container": if *list { "list" } else { "object" }}),
+        Step::Fork(alts) if alts.is_empty() => {
+            return Err(FormatFileError::new(
+                at,
+                "a fork without branches cannot be described",
+            ))
+        }
         Step::Fork(alts) => {
             let alts = alts
                 .iter()
