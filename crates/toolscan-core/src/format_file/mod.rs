@@ -42,7 +42,8 @@
 //!
 //! A description is a JSON object. Unknown keys are errors (a misspelt key
 //! would otherwise be silently ignored). Every "literal" below is a
-//! non-empty string matched byte for byte.
+//! non-empty string matched byte for byte; lists are never empty (leave
+//! an optional one out).
 //!
 //! | key | value | default |
 //! |---|---|---|
