@@ -28,7 +28,8 @@ pub enum Command {
     /// Rewrite an OpenAI chat.completions SSE stream: text tool calls become
     /// `delta.tool_calls` (SSE on stdout, written as the input arrives).
     Sse(SseArgs),
-    /// List the built-in formats with their opening markers.
+    /// List the built-in formats (and a described one, with
+    /// `--format-file`) with their opening markers.
     Formats(FormatsArgs),
     /// Replay a bundled recorded stream at token pace, rewritten as the
     /// proxy rewrites it, and print what the client receives with
@@ -88,6 +89,12 @@ pub struct ParseArgs {
     #[arg(long, value_name = "NAME|auto")]
     pub format: Option<String>,
 
+    /// A format described in JSON (see docs/format-files.md): it is
+    /// registered beside the built-in formats and used, unless `--format`
+    /// names another (`--format auto` detects it among all of them).
+    #[arg(long, value_name = "FORMAT.json")]
+    pub format_file: Option<PathBuf>,
+
     /// Pick the format from a model id, e.g. `Qwen/Qwen3-8B`. A model this
     /// build has no format for falls back to `auto` with a warning.
     #[arg(long, value_name = "MODEL_ID")]
@@ -138,6 +145,12 @@ pub struct SseArgs {
     /// precedence over `--model`.
     #[arg(long, value_name = "NAME|auto")]
     pub format: Option<String>,
+
+    /// A format described in JSON (see docs/format-files.md): it is
+    /// registered beside the built-in formats and used, unless `--format`
+    /// names another (`--format auto` detects it among all of them).
+    #[arg(long, value_name = "FORMAT.json")]
+    pub format_file: Option<PathBuf>,
 
     /// Pick the format from a model id, e.g. `Qwen/Qwen3-8B`. A model this
     /// build has no format for falls back to `auto` with a warning.
@@ -231,6 +244,17 @@ pub struct FormatsArgs {
     /// One JSON object per format per line instead of a table.
     #[arg(long)]
     pub json: bool,
+
+    /// Also list the format described in this JSON file (see
+    /// docs/format-files.md), after the built-in ones.
+    #[arg(long, value_name = "FORMAT.json")]
+    pub format_file: Option<PathBuf>,
+
+    /// Print the format NAME as a JSON description, each opener as its
+    /// program of steps: a format file to start from (see
+    /// docs/format-files.md).
+    #[arg(long, value_name = "NAME", conflicts_with = "json")]
+    pub describe: Option<String>,
 }
 
 /// What `toolscan parse` writes.
@@ -286,6 +310,7 @@ mod tests {
             panic!("expected parse");
         };
         assert_eq!(p.format, None);
+        assert_eq!(p.format_file, None);
         assert_eq!(p.output, Output::Events);
         assert_eq!(p.ids, Ids::Seeded);
         assert_eq!(p.chunk, None);
@@ -321,6 +346,20 @@ mod tests {
         assert_eq!(a.format.as_deref(), Some("hermes"));
         assert!(a.reasoning);
         assert_eq!(a.input, Some(PathBuf::from("x.sse")));
+    }
+
+    #[test]
+    fn format_file_is_taken_by_parse_sse_and_formats() {
+        for sub in ["parse", "sse", "formats"] {
+            let cli = Cli::try_parse_from(["toolscan", sub, "--format-file", "my.json"]).unwrap();
+            let file = match cli.command {
+                Command::Parse(a) => a.format_file,
+                Command::Sse(a) => a.format_file,
+                Command::Formats(a) => a.format_file,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(file, Some(PathBuf::from("my.json")), "{sub}");
+        }
     }
 
     #[test]

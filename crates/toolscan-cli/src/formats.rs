@@ -1,21 +1,37 @@
-//! `toolscan formats`: the built-in formats with their opening markers and
-//! a one-line description, as a table or as JSON Lines (`--json`).
+//! `toolscan formats`: the built-in formats (and the one `--format-file`
+//! describes, last) with their opening markers and a one-line description,
+//! as a table or as JSON Lines (`--json`).
 //!
 //! A marker written `^MARKER` only counts at the start of a line.
+//! `--describe NAME` prints one format as a JSON description instead.
 //! `docs/formats.md` describes each format in full.
 
 use std::io::{self, Write};
 
-use toolscan_core::{Format, Registry};
+use toolscan_core::Format;
 
 use crate::args::FormatsArgs;
 use crate::failure::Failure;
+use crate::setup::registry_with;
 
 /// Runs `toolscan formats`.
 pub fn run(args: FormatsArgs) -> Result<(), Failure> {
-    let registry = Registry::builtin();
+    let (registry, _) = registry_with(args.format_file.as_deref())?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
+    if let Some(name) = &args.describe {
+        let format = registry.get(name).ok_or_else(|| {
+            Failure::Usage(format!(
+                "unknown format `{name}` (`toolscan formats` lists the known ones)"
+            ))
+        })?;
+        let text = format
+            .to_json()
+            .map_err(|e| Failure::Usage(format!("cannot describe `{name}`: {e}")))?;
+        return writeln!(out, "{text}")
+            .and_then(|()| out.flush())
+            .map_err(Failure::Output);
+    }
     if args.json {
         write_json(&mut out, registry.formats())
     } else {
@@ -105,6 +121,7 @@ fn display_width(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toolscan_core::Registry;
 
     #[test]
     fn json_lines_have_the_three_fields() {

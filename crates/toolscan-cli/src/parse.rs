@@ -20,6 +20,7 @@ const READ_BLOCK: usize = 8 * 1024;
 pub fn run(args: ParseArgs) -> Result<(), Failure> {
     let (grammar, options) = grammar_and_options(
         args.format.as_deref(),
+        args.format_file.as_deref(),
         args.model.as_deref(),
         args.tools.as_deref(),
         args.reasoning,

@@ -41,18 +41,28 @@ pub fn resolve_format(format: Option<&str>, model: Option<&str>) -> String {
 }
 
 /// What `parse` and `sse` read content with: the grammar of
-/// `--format`/`--model`, and the parser options of `--tools`,
-/// `--reasoning`, `--ids` and the limits.
+/// `--format`/`--format-file`/`--model`, and the parser options of
+/// `--tools`, `--reasoning`, `--ids` and the limits.
+///
+/// A `--format-file` format is registered beside the built-in ones; it is
+/// the one used unless `--format` names another (`auto` included, which
+/// then detects it among all of them), and it wins over `--model`.
 pub fn grammar_and_options(
     format: Option<&str>,
+    format_file: Option<&Path>,
     model: Option<&str>,
     tools: Option<&Path>,
     reasoning: bool,
     ids: Ids,
     limits: &LimitArgs,
 ) -> Result<(Arc<Grammar>, Options), Failure> {
-    let grammar = Registry::builtin()
-        .grammar(&resolve_format(format, model))
+    let (registry, described) = registry_with(format_file)?;
+    let name = match (format, described) {
+        (None, Some(described)) => described,
+        _ => resolve_format(format, model),
+    };
+    let grammar = registry
+        .grammar(&name)
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let options = Options {
         limits: limits.limits(),
@@ -62,6 +72,23 @@ pub fn grammar_and_options(
         ..Options::default()
     };
     Ok((grammar, options))
+}
+
+/// The built-in formats, plus the one `--format-file` describes (its name
+/// is returned too).
+pub fn registry_with(format_file: Option<&Path>) -> Result<(Registry, Option<String>), Failure> {
+    let mut registry = Registry::builtin();
+    let described = match format_file {
+        Some(path) => Some(
+            registry
+                .register_file(path)
+                .map_err(|e| Failure::Usage(e.to_string()))?
+                .name()
+                .to_owned(),
+        ),
+        None => None,
+    };
+    Ok((registry, described))
 }
 
 /// Reads and checks the `--tools` file.

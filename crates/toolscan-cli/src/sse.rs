@@ -24,6 +24,7 @@ use crate::setup::{grammar_and_options, open_input, Input};
 pub fn run(args: SseArgs) -> Result<(), Failure> {
     let (grammar, options) = grammar_and_options(
         args.format.as_deref(),
+        args.format_file.as_deref(),
         args.model.as_deref(),
         args.tools.as_deref(),
         args.reasoning,

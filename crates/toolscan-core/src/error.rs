@@ -19,6 +19,9 @@ pub enum Error {
     },
     /// A `tools` array could not be read.
     Tools(String),
+    /// A format description (JSON) is invalid: the field at fault and why
+    /// (see [`format_file`](crate::format_file)).
+    FormatFile(crate::format_file::FormatFileError),
 }
 
 impl fmt::Display for Error {
@@ -32,6 +35,7 @@ impl fmt::Display for Error {
                 write!(f, "invalid format `{format}`: {reason}")
             }
             Error::Tools(why) => write!(f, "invalid tools array: {why}"),
+            Error::FormatFile(e) => write!(f, "invalid format description: {e}"),
         }
     }
 }
