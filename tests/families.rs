@@ -320,3 +320,26 @@ fn harmony_completion_may_begin_with_the_role_recipient() {
     assert_eq!(text_of(&ev), " to be or not");
     assert!(diagnostics_of(&ev).is_empty());
 }
+
+#[test]
+fn a_format_may_be_only_a_program_at_the_start_of_the_stream() {
+    // A completion that is always one call: `NAME {json}` and text after.
+    let f = Format::new("first", "custom", "NAME {json}").opener(Opener::stream_start(vec![
+        Step::name_until(" "),
+        Step::args(),
+        Step::Dispatch,
+        Step::End,
+    ]));
+    let mut reg = Registry::builtin();
+    reg.register(f).unwrap();
+    let g = reg.grammar("first").unwrap();
+    let r = toolscan_core::parse(
+        g.clone(),
+        Options::new(),
+        b"f {\"a\": 1} and <tool_call> text",
+    );
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.text, " and <tool_call> text");
+    let r = toolscan_core::parse(g, Options::new(), b"just text");
+    assert_eq!(r.text, "just text");
+}

@@ -124,7 +124,7 @@ impl Grammar {
                 line_start,
             });
         }
-        if patterns.is_empty() {
+        if patterns.is_empty() && start.is_none() {
             return Err(invalid("no opening marker".into()));
         }
         let start = start.map(|c| {

@@ -30,6 +30,7 @@ const PROGRAM_KEYS: &[&str] = &[
     "line_start",
     "trust",
     "replay",
+    "stream_start",
     "program",
 ];
 
@@ -213,6 +214,14 @@ impl OpenerSpec {
         o.only(&allowed)?;
         if let Some(program) = o.get("program") {
             let steps = program::read_program(program, &o.at("program"))?;
+            if o.flag("stream_start")? {
+                // No marker: the program runs at the start of the stream.
+                if o.has("open") {
+                    return Err(o.err("open", "a program at the start of the stream has no marker"));
+                }
+                let opener = Opener::stream_start(steps).with_trust(read_trust(o)?);
+                return Ok(OpenerSpec::Program(opener));
+            }
             let marker = program::lit(o.get("open").unwrap_or(&Value::Null), &o.at("open"))?;
             let trust = read_trust(o)?;
             let replay = match o.get("replay") {

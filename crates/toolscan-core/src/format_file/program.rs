@@ -13,7 +13,8 @@ use serde_json::Value;
 use super::error::{child, FormatFileError};
 use super::fields::Obj;
 use crate::format::{
-    ByteSet, CallKeys, Capture, Close, Field, JsonStep, Label, Lit, Shape, Step, Trim, ValueStep,
+    ByteSet, CallKeys, Capture, Close, Field, JsonStep, Label, Lit, PyStep, PyStrings, Shape, Step,
+    Trim, ValueStep,
 };
 
 /// Steps written as a bare string.
@@ -24,6 +25,7 @@ const WORDS: &[&str] = &[
     "dispatch",
     "definite",
     "close_open",
+    "frame",
     "end",
 ];
 
@@ -42,6 +44,9 @@ const KINDS: &[&str] = &[
     "then",
     "one_of",
     "recover",
+    "reasoning",
+    "string_param",
+    "py",
 ];
 
 /// Reads a `program` array.
@@ -72,6 +77,7 @@ fn step(v: &Value, at: &str) -> Result<Step, FormatFileError> {
             "dispatch" => Step::Dispatch,
             "definite" => Step::Definite,
             "close_open" => Step::CloseOpen,
+            "frame" => Step::Frame,
             "end" => Step::End,
             other => {
                 return Err(FormatFileError::new(
@@ -149,6 +155,15 @@ fn step(v: &Value, at: &str) -> Result<Step, FormatFileError> {
             o.only(&["then"])?;
             Step::Then(jumps("then")?)
         }
+        "reasoning" => {
+            o.only(&["reasoning"])?;
+            Step::Reasoning(o.flag("reasoning")?)
+        }
+        "string_param" => {
+            o.only(&["string_param"])?;
+            Step::StringParam(o.need_lit("string_param")?.to_owned())
+        }
+        "py" => py(&o)?,
         "one_of" => {
             o.only(&["one_of"])?;
             Step::OneOf(jumps("one_of")?)
@@ -208,9 +223,13 @@ fn jump_list(v: &Value, at: &str) -> Result<Vec<(Lit, Label)>, FormatFileError> 
 /// `{"capture": FIELD, "until": [LITERAL | {"lit", "goto"}…], "before":
 /// CHARACTERS, "at_end": true}`.
 fn capture(o: &Obj<'_>) -> Result<Step, FormatFileError> {
-    o.only(&["capture", "until", "before", "at_end"])?;
-    let field = match o.choice("capture", &["name", "id", "discard", "key", "type"])? {
+    o.only(&["capture", "until", "before", "at_end", "keywords"])?;
+    let field = match o.choice(
+        "capture",
+        &["name", "id", "discard", "key", "type", "named_id"],
+    )? {
         Some("id") => Field::Id,
+        Some("named_id") => Field::NamedId,
         Some("discard") => Field::Discard,
         Some("key") => Field::Key,
         Some("type") => Field::Type,
@@ -249,18 +268,49 @@ fn capture(o: &Obj<'_>) -> Result<Step, FormatFileError> {
             "a capture needs `until` (literals that end the word) or `before` (characters that do)",
         ));
     }
-    Ok(Step::Capture(Capture {
-        field,
-        stop,
-        delims,
-        at_end: o.flag("at_end")?,
-    }))
+    let mut c = Capture::before(field, &stop);
+    c.delims = delims;
+    c.at_end = o.flag("at_end")?;
+    if let Some(list) = o.get("keywords") {
+        for (l, to) in jump_list(list, &o.at("keywords"))? {
+            let word = String::from_utf8_lossy(&l.bytes).into_owned();
+            c = c.keyword(&word, to);
+        }
+    }
+    Ok(Step::Capture(c))
+}
+
+/// `{"py": "keywords" | "bare_keys", "strings": "quoted" | LITERAL,
+/// "python_literals": BOOL, "json_literals": BOOL}`: Python-like call
+/// arguments.
+fn py(o: &Obj<'_>) -> Result<Step, FormatFileError> {
+    o.only(&["py", "strings", "python_literals", "json_literals"])?;
+    let mut step = match o.choice("py", &["keywords", "bare_keys"])? {
+        Some("bare_keys") => PyStep::bare_keys("\""),
+        _ => PyStep::keywords(),
+    };
+    match o.get("strings") {
+        None => {}
+        Some(Value::String(s)) if s == "quoted" => step.strings = PyStrings::Quoted,
+        Some(v) => step.strings = PyStrings::Delimited(lit(v, &o.at("strings"))?),
+    }
+    if o.has("python_literals") {
+        step.python_literals = o.flag("python_literals")?;
+    }
+    if o.has("json_literals") {
+        step.json_literals = o.flag("json_literals")?;
+    }
+    Ok(Step::Py(step))
 }
 
 /// The keys of a call object, from `name_keys`, `argument_keys`, `id_key`,
 /// `function_key`, `other_keys`, `text_key` (defaults: [`CallKeys::default`]).
 pub(crate) fn call_keys(o: &Obj<'_>) -> Result<CallKeys, FormatFileError> {
-    let mut keys = CallKeys::default();
+    let mut keys = if o.flag("keyed")? {
+        CallKeys::keyed()
+    } else {
+        CallKeys::default()
+    };
     if let Some(k) = o.lits("name_keys")? {
         keys.name = k;
     }
@@ -293,6 +343,7 @@ pub(crate) const CALL_KEY_FIELDS: &[&str] = &[
     "function_key",
     "other_keys",
     "text_key",
+    "keyed",
 ];
 
 /// `{"json": SHAPE, …keys, "lenient": true}`.
@@ -323,6 +374,7 @@ fn value(o: &Obj<'_>) -> Result<Step, FormatFileError> {
         "guard",
         "trim",
         "entities",
+        "or_end",
     ])?;
     let close_v = o.get("value").unwrap_or(&Value::Null);
     let close = match close_v {
@@ -363,6 +415,7 @@ fn value(o: &Obj<'_>) -> Result<Step, FormatFileError> {
         Some(_) => Trim::All,
     };
     v.entities = o.flag("entities")?;
+    v.or_end = o.flag("or_end")?;
     Ok(Step::Value(v))
 }
 

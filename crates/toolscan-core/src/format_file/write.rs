@@ -6,8 +6,8 @@ use serde_json::{json, Map, Value};
 
 use super::error::{child, FormatFileError};
 use crate::format::{
-    ByteSet, CallKeys, Capture, Close, Field, Format, JsonStep, Label, Lit, Opener, Shape, Step,
-    Trim, Trust, ValueStep,
+    ByteSet, CallKeys, Capture, Close, Field, Format, JsonStep, Label, Lit, Opener, PyArgs, PyStep,
+    PyStrings, Shape, Step, Trim, Trust, ValueStep,
 };
 
 impl Format {
@@ -97,7 +97,11 @@ fn lit(l: &Lit, at: &str) -> Result<Value, FormatFileError> {
 
 fn opener(o: &Opener, at: &str) -> Result<Value, FormatFileError> {
     let mut m = Map::new();
-    m.insert("open".into(), lit(&o.marker, &child(at, "open"))?);
+    if o.stream_start {
+        m.insert("stream_start".into(), true.into());
+    } else {
+        m.insert("open".into(), lit(&o.marker, &child(at, "open"))?);
+    }
     if o.line_start {
         m.insert("line_start".into(), true.into());
     }
@@ -109,7 +113,7 @@ fn opener(o: &Opener, at: &str) -> Result<Value, FormatFileError> {
     if let Some(t) = trust {
         m.insert("trust".into(), t.into());
     }
-    if o.replay != (o.trust == Trust::Bare) {
+    if o.replay != (o.trust == Trust::Bare) && !o.stream_start {
         m.insert("replay".into(), o.replay.into());
     }
     let at = child(at, "program");
@@ -147,7 +151,11 @@ fn step(s: &Step, at: &str) -> Result<Value, FormatFileError> {
         Step::Dispatch => "dispatch".into(),
         Step::Definite => "definite".into(),
         Step::CloseOpen => "close_open".into(),
+        Step::Frame => "frame".into(),
         Step::End => "end".into(),
+        Step::Reasoning(on) => json!({ "reasoning": on }),
+        Step::StringParam(key) => json!({ "string_param": key }),
+        Step::Py(p) => py(p, at)?,
         Step::Label(l) => json!({"label": l.as_str()}),
         Step::Goto(l) => json!({"goto": l.as_str()}),
         Step::Lit(l) => json!({"lit": lit(l, at)?}),
@@ -201,6 +209,7 @@ fn capture(c: &Capture, at: &str) -> Result<Value, FormatFileError> {
         Field::Discard => "discard",
         Field::Key => "key",
         Field::Type => "type",
+        Field::NamedId => "named_id",
         #[allow(unreachable_patterns)]
         _ => {
             return Err(FormatFileError::new(
@@ -231,7 +240,46 @@ fn capture(c: &Capture, at: &str) -> Result<Value, FormatFileError> {
     if c.at_end {
         m.insert("at_end".into(), true.into());
     }
+    if !c.keywords.is_empty() {
+        let words = c
+            .keywords
+            .iter()
+            .map(|(w, to)| json!({"lit": w, "goto": to.as_str()}))
+            .collect();
+        m.insert("keywords".into(), Value::Array(words));
+    }
     Ok(Value::Object(m))
+}
+
+fn py(p: &PyStep, at: &str) -> Result<Value, FormatFileError> {
+    let args = match p.args {
+        PyArgs::Keywords => "keywords",
+        PyArgs::BareKeys => "bare_keys",
+        #[allow(unreachable_patterns)]
+        _ => {
+            return Err(FormatFileError::new(
+                at,
+                "an argument notation this writer does not know",
+            ))
+        }
+    };
+    let strings = match &p.strings {
+        PyStrings::Quoted => "quoted".into(),
+        PyStrings::Delimited(l) => lit(l, at)?,
+        #[allow(unreachable_patterns)]
+        _ => {
+            return Err(FormatFileError::new(
+                at,
+                "a string notation this writer does not know",
+            ))
+        }
+    };
+    Ok(json!({
+        "py": args,
+        "strings": strings,
+        "python_literals": p.python_literals,
+        "json_literals": p.json_literals,
+    }))
 }
 
 fn json_step(j: &JsonStep) -> Value {
@@ -243,8 +291,12 @@ fn json_step(j: &JsonStep) -> Value {
     };
     let mut m = Map::new();
     m.insert("json".into(), shape.into());
-    let d = CallKeys::default();
     let k = &j.keys;
+    let d = if k.keyed {
+        CallKeys::keyed()
+    } else {
+        CallKeys::default()
+    };
     if k.name != d.name {
         m.insert("name_keys".into(), k.name.clone().into());
     }
@@ -265,6 +317,9 @@ fn json_step(j: &JsonStep) -> Value {
     }
     if j.lenient {
         m.insert("lenient".into(), true.into());
+    }
+    if k.keyed {
+        m.insert("keyed".into(), true.into());
     }
     Value::Object(m)
 }
@@ -302,6 +357,9 @@ fn value(v: &ValueStep, at: &str) -> Result<Value, FormatFileError> {
     }
     if v.entities {
         m.insert("entities".into(), true.into());
+    }
+    if v.or_end {
+        m.insert("or_end".into(), true.into());
     }
     Ok(Value::Object(m))
 }
