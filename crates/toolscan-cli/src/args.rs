@@ -80,12 +80,13 @@ pub struct DemoArgs {
     pub tool_ms: u64,
 }
 
-/// Options of `toolscan parse`.
+/// What `parse` and `sse` read content with: the format, the tools, the
+/// reasoning markers, ids and limits.
 #[derive(Debug, Args)]
-pub struct ParseArgs {
+pub struct ContentArgs {
     /// Format name (see `toolscan formats`), or `auto` to detect it from the
-    /// content. Default: `auto`, unless `--model` names a known model.
-    /// Takes precedence over `--model`.
+    /// content. Default: `auto`, unless `--model` names a known model (or
+    /// `--format-file` describes one). Takes precedence over `--model`.
     #[arg(long, value_name = "NAME|auto")]
     pub format: Option<String>,
 
@@ -107,11 +108,32 @@ pub struct ParseArgs {
     #[arg(long, value_name = "TOOLS.json")]
     pub tools: Option<PathBuf>,
 
-    /// Separate reasoning (`<think>…</think>` and `[THINK]…[/THINK]`) into
-    /// `reasoning` events and a `"reasoning"` field; the tags are dropped.
+    /// Separate reasoning (`<think>…</think>`, `[THINK]…[/THINK]`, Harmony's
+    /// analysis channel and every family's reasoning markers, see
+    /// docs/formats.md) into `reasoning` events (`delta.reasoning_content`
+    /// for `sse`); the markers are dropped. Calls inside it are calls.
     #[arg(long)]
     pub reasoning: bool,
 
+    /// With `--reasoning`: the completion starts inside a reasoning block
+    /// whose opening marker was in the prompt (Kimi K2.5+, Qwen3 thinking
+    /// templates), up to the first closing marker.
+    #[arg(long, requires = "reasoning")]
+    pub starts_in_reasoning: bool,
+
+    /// How ids are minted for calls whose format carries none. `seeded`
+    /// (the default) gives reproducible output.
+    #[arg(long, value_enum, default_value_t = Ids::Seeded)]
+    pub ids: Ids,
+
+    /// Limits on what one call may hold.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// Options of `toolscan parse`.
+#[derive(Debug, Args)]
+pub struct ParseArgs {
     /// Feed the input in pieces of N bytes, or of random sizes 1..=64 drawn
     /// from SEED (`random:SEED`). Default: as it is read.
     #[arg(long, value_name = "N|random:SEED")]
@@ -123,63 +145,27 @@ pub struct ParseArgs {
     #[arg(long, value_enum, default_value_t = Output::Events)]
     pub output: Output,
 
-    /// How ids are minted for calls whose format carries none. `seeded`
-    /// (the default) gives reproducible output.
-    #[arg(long, value_enum, default_value_t = Ids::Seeded)]
-    pub ids: Ids,
+    /// The format, tools, reasoning, ids and limits.
+    #[command(flatten)]
+    pub content: ContentArgs,
 
     /// Input file; `-` or nothing reads stdin.
     #[arg(value_name = "FILE|-")]
     pub input: Option<PathBuf>,
-
-    /// Limits on what one call may hold.
-    #[command(flatten)]
-    pub limits: LimitArgs,
 }
 
 /// Options of `toolscan sse`.
 #[derive(Debug, Args)]
 pub struct SseArgs {
-    /// Format of the choices' content (see `toolscan formats`), or `auto`.
-    /// Default: `auto`, unless `--model` names a known model. Takes
-    /// precedence over `--model`.
-    #[arg(long, value_name = "NAME|auto")]
-    pub format: Option<String>,
-
-    /// A format described in JSON (see docs/format-files.md): it is
-    /// registered beside the built-in formats and used, unless `--format`
-    /// names another (`--format auto` detects it among all of them).
-    #[arg(long, value_name = "FORMAT.json")]
-    pub format_file: Option<PathBuf>,
-
-    /// Pick the format from a model id, e.g. `Qwen/Qwen3-8B`. A model this
-    /// build has no format for falls back to `auto` with a warning.
-    #[arg(long, value_name = "MODEL_ID")]
-    pub model: Option<String>,
-
-    /// OpenAI-style `tools` array (JSON file): JSON that is only
-    /// tentatively a call counts as one only if it names a listed tool.
-    #[arg(long, value_name = "TOOLS.json")]
-    pub tools: Option<PathBuf>,
-
-    /// Separate reasoning (`<think>…</think>`, `[THINK]…[/THINK]`) into
-    /// `delta.reasoning_content`; the tags are dropped.
-    #[arg(long)]
-    pub reasoning: bool,
-
-    /// How ids are minted for calls whose format carries none. `seeded`
-    /// (the default) gives reproducible output.
-    #[arg(long, value_enum, default_value_t = Ids::Seeded)]
-    pub ids: Ids,
+    /// The format of the choices' content, tools, reasoning, ids and
+    /// limits.
+    #[command(flatten)]
+    pub content: ContentArgs,
 
     /// A recorded `chat.completions` stream (`data: {…}` events, `data:
     /// [DONE]`); `-` or nothing reads stdin.
     #[arg(value_name = "FILE|-")]
     pub input: Option<PathBuf>,
-
-    /// Limits on what one call may hold.
-    #[command(flatten)]
-    pub limits: LimitArgs,
 }
 
 /// The parser's limits (`toolscan_core::Limits`). Hitting one is not an
@@ -309,14 +295,15 @@ mod tests {
         let Command::Parse(p) = cli.command else {
             panic!("expected parse");
         };
-        assert_eq!(p.format, None);
-        assert_eq!(p.format_file, None);
+        assert_eq!(p.content.format, None);
+        assert_eq!(p.content.format_file, None);
         assert_eq!(p.output, Output::Events);
-        assert_eq!(p.ids, Ids::Seeded);
+        assert_eq!(p.content.ids, Ids::Seeded);
         assert_eq!(p.chunk, None);
-        assert!(!p.reasoning);
+        assert!(!p.content.reasoning);
+        assert!(!p.content.starts_in_reasoning);
         assert_eq!(p.input, None);
-        assert_eq!(p.limits.limits(), Limits::default());
+        assert_eq!(p.content.limits.limits(), Limits::default());
     }
 
     #[test]
@@ -325,26 +312,28 @@ mod tests {
         let Command::Sse(a) = cli.command else {
             panic!("expected sse");
         };
+        let c = &a.content;
         assert_eq!(
-            (a.format, a.model, a.tools, a.input),
-            (None, None, None, None)
+            (&c.format, &c.model, &c.tools, &a.input),
+            (&None, &None, &None, &None)
         );
-        assert!(!a.reasoning);
-        assert_eq!(a.ids, Ids::Seeded);
+        assert!(!c.reasoning);
+        assert_eq!(c.ids, Ids::Seeded);
         let cli = Cli::try_parse_from([
             "toolscan",
             "sse",
             "--format",
             "hermes",
             "--reasoning",
+            "--starts-in-reasoning",
             "x.sse",
         ])
         .unwrap();
         let Command::Sse(a) = cli.command else {
             panic!("expected sse");
         };
-        assert_eq!(a.format.as_deref(), Some("hermes"));
-        assert!(a.reasoning);
+        assert_eq!(a.content.format.as_deref(), Some("hermes"));
+        assert!(a.content.reasoning && a.content.starts_in_reasoning);
         assert_eq!(a.input, Some(PathBuf::from("x.sse")));
     }
 
@@ -353,8 +342,8 @@ mod tests {
         for sub in ["parse", "sse", "formats"] {
             let cli = Cli::try_parse_from(["toolscan", sub, "--format-file", "my.json"]).unwrap();
             let file = match cli.command {
-                Command::Parse(a) => a.format_file,
-                Command::Sse(a) => a.format_file,
+                Command::Parse(a) => a.content.format_file,
+                Command::Sse(a) => a.content.format_file,
                 Command::Formats(a) => a.format_file,
                 other => panic!("{other:?}"),
             };
@@ -380,7 +369,7 @@ mod tests {
         let Command::Parse(p) = cli.command else {
             panic!("expected parse");
         };
-        let l = p.limits.limits();
+        let l = p.content.limits.limits();
         assert_eq!(
             (
                 l.max_call_bytes,
@@ -407,6 +396,8 @@ mod tests {
             &["toolscan", "sse", "--bogus"],
             &["toolscan", "sse", "a", "b"],
             &["toolscan", "sse", "--ids", "nope"],
+            // (starting inside reasoning means nothing without it)
+            &["toolscan", "parse", "--starts-in-reasoning"],
         ] {
             let err = Cli::try_parse_from(argv).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{argv:?}");

@@ -18,15 +18,7 @@ const READ_BLOCK: usize = 8 * 1024;
 
 /// Runs `toolscan parse`.
 pub fn run(args: ParseArgs) -> Result<(), Failure> {
-    let (grammar, options) = grammar_and_options(
-        args.format.as_deref(),
-        args.format_file.as_deref(),
-        args.model.as_deref(),
-        args.tools.as_deref(),
-        args.reasoning,
-        args.ids,
-        &args.limits,
-    )?;
+    let (grammar, options) = grammar_and_options(&args.content)?;
     let input = open_input(args.input.as_deref())?;
     let mut parser = Parser::new(grammar, options);
     let mut chunker = Chunker::new(args.chunk.unwrap_or(ChunkPlan::AsRead));
@@ -34,7 +26,7 @@ pub fn run(args: ParseArgs) -> Result<(), Failure> {
     let mut sink = Sink::new(
         args.output,
         io::BufWriter::new(stdout.lock()),
-        args.reasoning,
+        args.content.reasoning,
     );
     stream(input, &mut parser, &mut chunker, &mut sink)
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use toolscan_core::{format_for_model, Grammar, Options, Registry, Tools};
 
-use crate::args::{Ids, LimitArgs};
+use crate::args::ContentArgs;
 
 use crate::failure::{warn, Failure};
 
@@ -42,33 +42,27 @@ pub fn resolve_format(format: Option<&str>, model: Option<&str>) -> String {
 
 /// What `parse` and `sse` read content with: the grammar of
 /// `--format`/`--format-file`/`--model`, and the parser options of
-/// `--tools`, `--reasoning`, `--ids` and the limits.
+/// `--tools`, `--reasoning`, `--starts-in-reasoning`, `--ids` and the
+/// limits.
 ///
 /// A `--format-file` format is registered beside the built-in ones; it is
 /// the one used unless `--format` names another (`auto` included, which
 /// then detects it among all of them), and it wins over `--model`.
-pub fn grammar_and_options(
-    format: Option<&str>,
-    format_file: Option<&Path>,
-    model: Option<&str>,
-    tools: Option<&Path>,
-    reasoning: bool,
-    ids: Ids,
-    limits: &LimitArgs,
-) -> Result<(Arc<Grammar>, Options), Failure> {
-    let (registry, described) = registry_with(format_file)?;
-    let name = match (format, described) {
+pub fn grammar_and_options(args: &ContentArgs) -> Result<(Arc<Grammar>, Options), Failure> {
+    let (registry, described) = registry_with(args.format_file.as_deref())?;
+    let name = match (args.format.as_deref(), described) {
         (None, Some(described)) => described,
-        _ => resolve_format(format, model),
+        (format, _) => resolve_format(format, args.model.as_deref()),
     };
     let grammar = registry
         .grammar(&name)
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let options = Options {
-        limits: limits.limits(),
-        tools: tools.map(read_tools).transpose()?,
-        ids: ids.mint(),
-        reasoning,
+        limits: args.limits.limits(),
+        tools: args.tools.as_deref().map(read_tools).transpose()?,
+        ids: args.ids.mint(),
+        reasoning: args.reasoning,
+        starts_in_reasoning: args.starts_in_reasoning,
         ..Options::default()
     };
     Ok((grammar, options))

@@ -22,15 +22,7 @@ use crate::setup::{grammar_and_options, open_input, Input};
 
 /// Runs `toolscan sse`.
 pub fn run(args: SseArgs) -> Result<(), Failure> {
-    let (grammar, options) = grammar_and_options(
-        args.format.as_deref(),
-        args.format_file.as_deref(),
-        args.model.as_deref(),
-        args.tools.as_deref(),
-        args.reasoning,
-        args.ids,
-        &args.limits,
-    )?;
+    let (grammar, options) = grammar_and_options(&args.content)?;
     let config = Config::new(grammar).with_options(options);
     let input = open_input(args.input.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
