@@ -109,9 +109,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
-use minijinja::value::{Kwargs, Value, ValueKind};
-use minijinja::{AutoEscape, Environment, Error, ErrorKind};
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Value, ValueKind};
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, State};
 use serde_json::Value as Json;
 use toolscan::format::Trust;
 use toolscan::{Options, Registry, Response, Tools};
@@ -870,6 +871,89 @@ fn strftime_now(format: String) -> String {
     out
 }
 
+/// A Python list kept in a `namespace(...)`: `append` and `pop` change it
+/// in place, as Kimi K2's templates need (`ns.ids.append(id)`, later
+/// `ns.ids.pop(0)`); minijinja's own lists cannot be changed.
+#[derive(Debug, Default)]
+struct PyList(Mutex<Vec<Value>>);
+
+impl PyList {
+    fn items(&self) -> Vec<Value> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+impl Object for PyList {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let items = self.items();
+        let i = key.as_i64()?;
+        let i = if i < 0 { items.len() as i64 + i } else { i };
+        items.get(usize::try_from(i).ok()?).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.items())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        let mut items = self
+            .0
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::InvalidOperation, "list poisoned"))?;
+        match (method, args) {
+            ("append", [v]) => {
+                items.push(v.clone());
+                Ok(Value::from(()))
+            }
+            ("pop", [] | [_]) => {
+                let len = items.len() as i64;
+                let i = args.first().and_then(Value::as_i64).unwrap_or(-1);
+                let i = if i < 0 { len + i } else { i };
+                if i < 0 || i >= len {
+                    return Err(Error::new(
+                        ErrorKind::InvalidOperation,
+                        "pop index out of range",
+                    ));
+                }
+                Ok(items.remove(i as usize))
+            }
+            _ => Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+    }
+}
+
+/// `namespace(...)` whose list values are [`PyList`]s.
+fn namespace(defaults: Option<Value>) -> Result<Value, Error> {
+    let Some(defaults) = defaults else {
+        return minijinja::functions::namespace(None);
+    };
+    let Some(pairs) = defaults.as_object().and_then(|o| o.try_iter_pairs()) else {
+        return minijinja::functions::namespace(Some(defaults));
+    };
+    let pairs: Vec<(Value, Value)> = pairs
+        .map(|(k, v)| {
+            if v.kind() == ValueKind::Seq {
+                let list = PyList(Mutex::new(
+                    v.try_iter().map(|i| i.collect()).unwrap_or_default(),
+                ));
+                (k, Value::from_object(list))
+            } else {
+                (k, v)
+            }
+        })
+        .collect();
+    minijinja::functions::namespace(Some(Value::from_iter(pairs)))
+}
+
 fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_trim_blocks(true);
@@ -882,6 +966,7 @@ fn environment() -> Environment<'static> {
     env.add_filter("from_json", from_json);
     env.add_function("raise_exception", raise_exception);
     env.add_function("strftime_now", strftime_now);
+    env.add_function("namespace", namespace);
     // Jinja2 prints None, True and False the Python way.
     env.set_formatter(|out, state, value| match value.kind() {
         ValueKind::None => out.write_str("None").map_err(Error::from),
