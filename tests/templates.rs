@@ -978,6 +978,11 @@ fn environment() -> Environment<'static> {
     env
 }
 
+/// Templates that read `functions` (the tools as JSON text) and `datetime`
+/// besides the messages and tools, as llama.cpp renders them (FireFunction
+/// v2: `tools.dump(2)`, `%b %d %Y %H:%M:%S GMT` at the fixed date).
+const FUNCTIONS_AND_DATETIME: &[&str] = &["fireworks-ai-llama-3-firefunction-v2.jinja"];
+
 /// `bos_token` / `eos_token` of a template's model family.
 fn special_tokens(source: &str) -> (&'static str, &'static str) {
     if source.contains("<｜") {
@@ -999,6 +1004,7 @@ fn render(
     messages: Vec<Value>,
     add_generation_prompt: bool,
 ) -> Result<String, Error> {
+    let tools_json: Json = serde_json::from_str(tools).expect("tools are JSON");
     let tools: Value = serde_json::from_str(tools).expect("tools are JSON");
     let ctx = minijinja::context! {
         messages => Value::from(messages),
@@ -1006,6 +1012,16 @@ fn render(
         add_generation_prompt => add_generation_prompt,
         bos_token => tokens.0,
         eos_token => tokens.1,
+    };
+    let ctx = if FUNCTIONS_AND_DATETIME.contains(&template) {
+        let functions = serde_json::to_string_pretty(&tools_json).expect("tools print");
+        minijinja::context! {
+            functions => functions,
+            datetime => "Jul 26 2024 00:00:00 GMT",
+            ..ctx
+        }
+    } else {
+        ctx
     };
     env.get_template(template)?.render(ctx)
 }
