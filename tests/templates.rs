@@ -196,16 +196,25 @@ const CONTENT_AS_REASONING: &[(&str, &str)] = &[(
 /// Renders the engine does not parse yet although it should: template
 /// file, conversation id or a part of one (`args=string`: every
 /// conversation with string arguments), and what the engine gets wrong.
-/// Skipped and printed with the reason.
-const KNOWN_GAPS: &[(&str, &str, &str)] = &[(
-    "openai-gpt-oss-120b.jinja",
-    "content=empty",
-    "the prompt ends with `<|start|>assistant`, so the completion's first message starts with \
+/// Skipped and printed with the reason. An empty part: every conversation.
+const KNOWN_GAPS: &[(&str, &str, &str)] = &[
+    (
+        "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
+        "",
+        "Command R+'s official template writes `Action:` and the fence on two lines \
+         (`Let me check.\\nAction:\\n```json\\n[…]```\\n`), and `command-r` reads only \
+         `Action: ```` with one space: the calls come back as text, no diagnostic",
+    ),
+    (
+        "openai-gpt-oss-120b.jinja",
+        "content=empty",
+        "the prompt ends with `<|start|>assistant`, so the completion's first message starts with \
      its recipient, no marker before it (` to=functions.get_weather<|channel|>commentary \
      json<|message|>{…}<|call|>`): `harmony` has no start-of-stream program for it yet and \
      keeps the call as text with a malformed diagnostic (with content, the turn starts with \
      `<|channel|>analysis` and is checked)",
-)];
+    ),
+];
 
 /// Tokens that end an assistant turn.
 const END_OF_TURN: &[&str] = &[
@@ -269,6 +278,7 @@ const NEXT_MESSAGE: &[&str] = &[
     "<|user|>",
     "<|observation|>",
     "<|open|>message",
+    "<|START_OF_TURN_TOKEN|>",
     // A tool's answer in GigaChat 3.
     "function result<|role_sep|>",
 ];
@@ -355,7 +365,7 @@ const TOOLS: &str = r#"[
     "description": "Search the web.",
     "parameters": {"type": "object", "properties": {
       "query": {"type": "string", "description": "The search query."},
-      "filters": {"type": "object", "description": "Optional filters."}
+      "filters": {"type": "object", "description": "Optional filters.", "additionalProperties": {}}
     }, "required": ["query"]}}}
 ]"#;
 
@@ -380,7 +390,7 @@ const TYPED_TOOLS: &str = r#"[
       "enabled": {"type": "boolean", "description": "On or off."},
       "label": {"type": ["string", "null"], "description": "A label, or null."},
       "tags": {"type": "array", "items": {"type": "string"}, "description": "Tags."},
-      "limits": {"type": "object", "description": "Nested limits."}
+      "limits": {"type": "object", "description": "Nested limits.", "additionalProperties": {}}
     }, "required": ["retries"]}}},
   {"type": "function", "function": {
     "name": "get_time",
@@ -829,6 +839,50 @@ fn string_filter(v: &Value) -> Result<Value, Error> {
     Ok(Value::from(out))
 }
 
+/// Jinja2's `indent(width=4, first=False, blank=False)`: a trailing newline
+/// is kept (`'{\n'|indent(4, first=true)` is `    {\n`; minijinja's drops
+/// it, which joins Command R+'s call lines).
+fn indent(s: String, width: Option<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let width = match width {
+        Some(w) => Some(w),
+        None => kwargs.get::<Option<Value>>("width")?,
+    };
+    let first = kwargs.get::<Option<bool>>("first")?.unwrap_or(false);
+    let blank = kwargs.get::<Option<bool>>("blank")?.unwrap_or(false);
+    kwargs.assert_all_used()?;
+    let indention = match width {
+        Some(w) if w.kind() == ValueKind::String => w.as_str().unwrap_or_default().to_string(),
+        Some(w) => " ".repeat(usize::try_from(w)?),
+        None => "    ".to_string(),
+    };
+    let s = s + "\n";
+    let lines: Vec<&str> = s.lines().collect();
+    let mut rv = if blank {
+        lines.join(&format!("\n{indention}"))
+    } else {
+        let mut rv = lines.first().copied().unwrap_or_default().to_string();
+        if lines.len() > 1 {
+            let rest: Vec<String> = lines[1..]
+                .iter()
+                .map(|l| {
+                    if l.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{indention}{l}")
+                    }
+                })
+                .collect();
+            rv.push('\n');
+            rv.push_str(&rest.join("\n"));
+        }
+        rv
+    };
+    if first {
+        rv.insert_str(0, &indention);
+    }
+    Ok(Value::from(rv))
+}
+
 /// `from_json` (vLLM's and llama.cpp's extension): parses JSON text.
 fn from_json(s: String) -> Result<Value, Error> {
     serde_json::from_str::<Json>(&s)
@@ -964,6 +1018,7 @@ fn environment() -> Environment<'static> {
     env.add_filter("tojson", tojson);
     env.add_filter("string", string_filter);
     env.add_filter("from_json", from_json);
+    env.add_filter("indent", indent);
     env.add_function("raise_exception", raise_exception);
     env.add_function("strftime_now", strftime_now);
     env.add_function("namespace", namespace);
@@ -1073,7 +1128,18 @@ fn cut_turn(format: &str, p: &str, p0: &str, full: &str) -> Result<Turn, String>
             return Err("the user message is not found in the renders".into());
         };
         let (pt, ft) = (&p[a + USER.len()..], &full[b + USER.len()..]);
-        (&ft[shared_head(ft, pt)..], "user-anchor")
+        // The history writes the turn where the prompt has something else
+        // (Command R+ renders an instruction after the last message): the
+        // turn follows the generation prompt, if F writes it after a part
+        // it shares with P.
+        let after_gen = (!gen.is_empty())
+            .then(|| ft.find(gen))
+            .flatten()
+            .filter(|&i| pt.starts_with(&ft[..i]));
+        match after_gen {
+            Some(i) => (&ft[i + gen.len()..], "user-anchor"),
+            None => (&ft[shared_head(ft, pt)..], "user-anchor"),
+        }
     };
     let ends = END_OF_TURN
         .iter()
@@ -1154,6 +1220,10 @@ fn skip_reason(conv: &Conv, turn: &Turn) -> Option<String> {
                 "the template does not render the call {name} of this message"
             ));
         }
+    }
+    if conv.content == Content::Null && turn.text.trim_start().starts_with("None") {
+        // Command R+: `message.content|trim` (Jinja2 too).
+        return Some("the template writes a null content as `None`".into());
     }
     if conv.content == Content::Text && !turn.text.contains(TEXT) {
         return Some("the template drops the assistant content next to tool calls".into());
