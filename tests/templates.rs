@@ -167,12 +167,35 @@ const IN_SCOPE: &[&str] = &[
     "kimi-k2",
 ];
 
-/// Templates SOURCES.md leaves out (`—`) as duplicates although they render
-/// a format in scope: rendered anyway, as this format.
+/// Templates SOURCES.md leaves out (`—`) although they render a format in
+/// scope (as duplicates, or for a reason this harness handles): rendered
+/// anyway, as this format. Not here: byte-identical copies
+/// (Hermes-3-Llama-3.1 tool_use, Llama-3.3-70B, vLLM's minimax_m1, which
+/// would add nothing); vLLM's phi4_mini (writes the calls as a bare
+/// `{…},{…}` with Python's `True`, without `functools[`: not `phi4-mini`);
+/// vLLM's deepseekv31 (renders template indentation inside the history's
+/// assistant header, `      <｜Assistant｜></think>          `, so the
+/// generation prompt cannot be found in it; the official V3.1 template is
+/// rendered); templates of formats not built (pythonic: llama3.2_pythonic,
+/// toolace) or with no format (Solar Open); templates that render no
+/// assistant tool calls (SmolLM3, LFM2/2.5, Granite 3.3, R1-Distill-Llama,
+/// vLLM glm4); llama.cpp's deepseek-r1 (a construct only minja accepts).
 const EXTRA_TEMPLATES: &[(&str, &str)] = &[
     // vLLM's copy of the Qwen3-Coder template: other prompt wording, the
     // same assistant turns.
     ("tool_chat_template_qwen3coder.jinja", "qwen3-coder"),
+    // vLLM's copies of Hermes 2 Pro, Llama 3.1 JSON and the Mistral
+    // parallel template (other prompt wording, the same turns).
+    ("tool_chat_template_hermes.jinja", "hermes"),
+    ("tool_chat_template_llama3.2_json.jinja", "llama3-json"),
+    ("tool_chat_template_mistral.jinja", "mistral"),
+    // Apriel 1.6 writes Apriel 1.5's `<tool_calls>[…]</tool_calls>`; its
+    // generation prompt opens the reasoning, which history does not write
+    // (cut by `history`, as QwQ).
+    ("Apriel-1.6-15b-Thinker-fixed.jinja", "jamba"),
+    // vLLM's DeepSeek V3 example: template indentation (runs of spaces)
+    // around the calls, which is whitespace to the parser.
+    ("tool_chat_template_deepseekv3.jinja", "deepseek-v3"),
 ];
 
 /// Templates whose turns hold format framing the parser gives back as text
