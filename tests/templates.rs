@@ -24,9 +24,16 @@
 //! date), `None`/`True`/`False` printed the Python way, a `string` filter
 //! that is Python's `str` (`True`, `None`, `{'a': [1, 'x']}`: templates
 //! that write non-string values with `|string` write Python reprs),
-//! `from_json`, `bos_token` and `eos_token`. (Checked once against Python's Jinja2 set up the same way:
-//! every turn below is byte for byte what Jinja2 renders, except the
-//! `None` content noted at the end.)
+//! `from_json`, `bos_token` and `eos_token`; Jinja2's `indent` (which keeps
+//! a trailing newline, minijinja's drops it); lists inside `namespace(...)`
+//! that take `append` and `pop` (Kimi K2); FireFunction v2's `functions`
+//! and `datetime` variables, as llama.cpp passes them
+//! ([`FUNCTIONS_AND_DATETIME`]). Object parameters of the tools carry
+//! `"additionalProperties": {}` (Command R+'s `json_to_python_type` reads
+//! it, and raises without it, in Jinja2 too). (Checked once against
+//! Python's Jinja2 set up the same way: every turn below is byte for byte
+//! what Jinja2 renders, except the `None` content noted at the end; of the
+//! JSON-family templates added later, Command R+ was checked so.)
 //!
 //! Cutting the assistant turn (the method is printed per template):
 //! * `prefix`: the conversation up to the user message rendered with
@@ -36,23 +43,40 @@
 //!   without the generation prompt): the generation prompt pre-fills
 //!   something the history rendering does not have (DeepSeek-R1-Distill and
 //!   QwQ pre-fill `<think>\n`). The part of the generation prompt that F
-//!   repeats is dropped; the turn is what F has after it (no reasoning).
+//!   repeats is dropped; the turn is what F has after it (no reasoning). A
+//!   generation prompt ending with whitespace that history writes otherwise
+//!   (Granite-20B: `\nASSISTANT: ` vs `\nASSISTANT:\n`) counts as
+//!   repeated, with the history's whitespace ([`history_head`]).
 //! * `user-anchor`: neither (Mistral Nemo / the vLLM Mistral parallel
 //!   template merge the system prompt into the *last* user message, which
 //!   is no longer last once the assistant answered): P and F are aligned
 //!   after the last occurrence of the user's text; what F has after the part
-//!   both share is the turn.
+//!   both share is the turn. Where F writes the generation prompt right
+//!   after a part both share, the turn follows it (Command R+ renders an
+//!   instruction after the last message: P ends with it and the generation
+//!   prompt, F has the assistant turn before it).
 //!
-//! The turn is then cut at the first end-of-turn token ([`END_OF_TURN`]) or
-//! start of the next message ([`NEXT_MESSAGE`]; R1-Distill renders no end
-//! after a single call), and an empty `<think>\n\n</think>\n\n` (Qwen3
-//! renders one into the last assistant turn) is removed. After a generation
-//! prompt that closes an empty think block (`<think></think>`, DeepSeek
-//! V3.2/V4 with thinking off), the bare `</think>` history writes in its
-//! place is removed. A turn that then still writes `<think>` or `</think>`
-//! is parsed with reasoning separation on, and as starting inside the
-//! reasoning block when the generation prompt ends with `<think>` (Qwen3.5,
-//! Step-3.5, Nemotron 3, GLM-4.7): the reasoning must be empty.
+//! The turn is then cut at the first end-of-turn token ([`END_OF_TURN`];
+//! [`END_OF_TURN_UNLESS`]: `<|end|>` ends an Apriel turn but separates
+//! Harmony's messages) or start of the next message ([`NEXT_MESSAGE`];
+//! R1-Distill renders no end after a single call), or just after a stop
+//! token that belongs to the last call ([`END_OF_TURN_KEPT`]: Apertus'
+//! `<|tools_suffix|>` and Harmony's `<|call|>`, after which these templates
+//! write the tool results into the same turn); a turn of several messages
+//! each closed by the same token loses only the last one
+//! ([`END_OF_LAST_MESSAGE`]: GigaChat 3's `<|message_sep|>`). An empty
+//! `<think>\n\n</think>\n\n` (Qwen3 renders one into the last assistant
+//! turn) is removed. After a generation prompt that closes an empty think
+//! block (`<think></think>`, DeepSeek V3.2/V4 with thinking off), the bare
+//! `</think>` history writes in its place is removed. A turn that then
+//! still writes a reasoning marker the engine knows ([`REASONING_MARKERS`]:
+//! `<think>`, Cohere's `<|START_THINKING|>`, Kimi K3's
+//! `<|close|>think<|sep|>`…) is parsed with reasoning separation on, and as
+//! starting inside the reasoning block when the generation prompt ends with
+//! an opening marker (Qwen3.5, Step-3.5, Nemotron 3, GLM-4.7, Kimi K3): the
+//! reasoning must be empty — or, for a template in
+//! [`CONTENT_AS_REASONING`] (gpt-oss writes the content of a tool-call
+//! message into the `analysis` channel), the content, with no text.
 //!
 //! A conversation is skipped for a template (counted and printed by
 //! reason) when the template raises for it (e.g. Llama 3.x with two calls,
@@ -60,10 +84,19 @@
 //! when given a dict, templates that test or split a `null` content:
 //! Qwen3, QwQ, Bielik, vLLM deepseekr1, Ministral 3, Devstral),
 //! or drops the calls (R1-Distill renders calls only when content is
-//! `null`) or the assistant text (Hermes 2 Pro, Llama 3.x, Mistral
-//! Nemo/Small 3.x); see [`skip_reason`]. `auto` is not run where the calls
-//! open with a bare `{` (Llama 3.x JSON without `<|python_tag|>`), which
-//! `auto` leaves out by design.
+//! `null`; GigaChat 3 and gpt-oss render only the first) or the assistant
+//! text (Hermes 2 Pro, Llama 3.x, Mistral Nemo/Small 3.x, Granite, xLAM,
+//! MiniMax-M1, Command R7B), writes a `null` content as `None` (Command
+//! R+), or writes the calls as a turn of their own after the content's
+//! (Nemotron Nano v2, when the assistant message is the last); see
+//! [`skip_reason`]. A render in [`KNOWN_GAPS`] (an engine bug, with its
+//! reason) is skipped and printed. `auto` is not run (see [`auto_sees`])
+//! where the calls open with a bare `{` (Llama 3.x JSON without
+//! `<|python_tag|>`, xLAM's bare list), where the turn starts inside the
+//! format's markup, read by its start-of-stream program (Functionary v3.2's
+//! first recipient line), or where `auto` gives the marker to another
+//! format ([`AUTO_READS_OTHERWISE`]: Granite-20B's `<function_call>`
+//! without a close is hermes' wrapper) — each by design.
 //!
 //! Per template (cut / what differs from the model's own output):
 //! * Qwen2.5, MiMo-VL, Qwen3, Bielik, Hermes 2 Pro, Granite 4.0/4.1, Reka
@@ -99,6 +132,26 @@
 //!   `<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`.
 //! * DeepSeek V3.2 (`history`), V4 and V4-Flash (`prefix`): DSML with
 //!   `string="true|false"`; string arguments go through `from_json`.
+//! * JSON model families: vLLM granite (`prefix`, `<|tool_call|>[…]`
+//!   indented by 4) and granite_20b_fc (`history`, `<function_call> {…}`
+//!   per call, cut at `<|endoftext|>`); FireFunction v2 (`phi4-mini`,
+//!   `prefix`: ` functools[…]`, string arguments only); vLLM internlm2
+//!   (`prefix`); vLLM hunyuan_a13b (cut at `<|eos|>`), Apriel 1.5
+//!   (`prefix`, cut at `<|end|>`; with tool results its calls carry an
+//!   `"id"`) and 1.6 (`history`) as `jamba`; MiniMax-M1 (cut at
+//!   `<end_of_sentence>`); Command R+ (`user-anchor`, see [`KNOWN_GAPS`])
+//!   and R7B (`prefix`, an empty `<|START_THINKING|><|END_THINKING|>`
+//!   before the action, cut at `<|END_OF_TURN_TOKEN|>`); vLLM
+//!   xlam_llama/xlam_qwen (`prefix`, a bare list); Apertus (`prefix`, up to
+//!   `<|tools_suffix|>`); Nemotron Nano v2 (`history`, cut at
+//!   `<SPECIAL_12>`); GigaChat 3 (`prefix`, content and call as two
+//!   messages, `<|message_sep|>\n\nfunction call<|role_sep|>\n{…}`) and 3.1
+//!   (`<|function_call|>{…}`).
+//! * Framed formats: gpt-oss (`harmony`, `prefix`, up to `<|call|>`; see
+//!   [`KNOWN_GAPS`] for the turn without content); Kimi K2, K2-Instruct and
+//!   K2-Thinking (`kimi-k2`, `prefix`; K2-Thinking writes an empty
+//!   `<think></think>` first); Functionary v3.2 (`prefix`, the turn starts
+//!   with its recipient line, `all\n` or the first call's name).
 //!
 //! Known differences from Python Jinja2: minijinja iterates `None` as an
 //! empty sequence (and `None is iterable` is true), so vLLM's llama4_json
@@ -150,7 +203,14 @@ const IN_SCOPE: &[&str] = &[
     "minimax-m2",
     "kimi-k3",
     "deepseek-v3.2",
-    // JSON model families and framed formats.
+    // JSON model families and framed formats. Templates: vLLM granite and
+    // granite_20b_fc (`granite`); FireFunction v2 (`phi4-mini`); vLLM
+    // internlm2 (`internlm`); vLLM hunyuan_a13b, Apriel 1.5/1.6 (`jamba`);
+    // MiniMax-M1 (`minimax-m1`); Command R+ (`command-r`); Command R7B
+    // (`command-r7b`); vLLM xlam_llama/xlam_qwen (`xlam`); Apertus;
+    // Nemotron Nano v2 (`nemotron`); GigaChat 3/3.1 (`gigachat3`);
+    // Functionary v3.2; gpt-oss (`harmony`); Kimi K2, K2-Instruct,
+    // K2-Thinking (`kimi-k2`).
     "granite",
     "phi4-mini",
     "internlm",
