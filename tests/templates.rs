@@ -87,8 +87,9 @@
 //! `null`; GigaChat 3 and gpt-oss render only the first) or the assistant
 //! text (Hermes 2 Pro, Llama 3.x, Mistral Nemo/Small 3.x, Granite, xLAM,
 //! MiniMax-M1, Command R7B), writes a `null` content as `None` (Command
-//! R+), or writes the calls as a turn of their own after the content's
-//! (Nemotron Nano v2, when the assistant message is the last); see
+//! R+), or writes calls after the end of the turn (Nemotron Nano v2 writes
+//! a last assistant message's content and calls as two turns; R1-Distill
+//! ends the turn after the second call); see
 //! [`skip_reason`]. A render in [`KNOWN_GAPS`] (an engine bug, with its
 //! reason) is skipped and printed. `auto` is not run (see [`auto_sees`])
 //! where the calls open with a bare `{` (Llama 3.x JSON without
@@ -1293,9 +1294,11 @@ fn skip_reason(conv: &Conv, turn: &Turn) -> Option<String> {
     for (_, name, _) in conv.calls() {
         if turn.after.contains(name) && !turn.text.contains(name) {
             // Nemotron Nano v2 renders a last assistant message with
-            // content as two turns, the content's and the calls'.
+            // content as two turns, the content's and the calls';
+            // R1-Distill writes `<｜tool▁calls▁end｜><｜end▁of▁sentence｜>`
+            // after the second call and goes on with the third.
             return Some(format!(
-                "the template writes the call {name} as a turn of its own after the content's"
+                "the template writes the call {name} after the end of the turn"
             ));
         }
         if !turn.text.contains(name) {
