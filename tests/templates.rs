@@ -24,9 +24,16 @@
 //! date), `None`/`True`/`False` printed the Python way, a `string` filter
 //! that is Python's `str` (`True`, `None`, `{'a': [1, 'x']}`: templates
 //! that write non-string values with `|string` write Python reprs),
-//! `from_json`, `bos_token` and `eos_token`. (Checked once against Python's Jinja2 set up the same way:
-//! every turn below is byte for byte what Jinja2 renders, except the
-//! `None` content noted at the end.)
+//! `from_json`, `bos_token` and `eos_token`; Jinja2's `indent` (which keeps
+//! a trailing newline, minijinja's drops it); lists inside `namespace(...)`
+//! that take `append` and `pop` (Kimi K2); FireFunction v2's `functions`
+//! and `datetime` variables, as llama.cpp passes them
+//! ([`FUNCTIONS_AND_DATETIME`]). Object parameters of the tools carry
+//! `"additionalProperties": {}` (Command R+'s `json_to_python_type` reads
+//! it, and raises without it, in Jinja2 too). (Checked once against
+//! Python's Jinja2 set up the same way: every turn below is byte for byte
+//! what Jinja2 renders, except the `None` content noted at the end; of the
+//! JSON-family templates added later, Command R+ was checked so.)
 //!
 //! Cutting the assistant turn (the method is printed per template):
 //! * `prefix`: the conversation up to the user message rendered with
@@ -36,23 +43,40 @@
 //!   without the generation prompt): the generation prompt pre-fills
 //!   something the history rendering does not have (DeepSeek-R1-Distill and
 //!   QwQ pre-fill `<think>\n`). The part of the generation prompt that F
-//!   repeats is dropped; the turn is what F has after it (no reasoning).
+//!   repeats is dropped; the turn is what F has after it (no reasoning). A
+//!   generation prompt ending with whitespace that history writes otherwise
+//!   (Granite-20B: `\nASSISTANT: ` vs `\nASSISTANT:\n`) counts as
+//!   repeated, with the history's whitespace ([`history_head`]).
 //! * `user-anchor`: neither (Mistral Nemo / the vLLM Mistral parallel
 //!   template merge the system prompt into the *last* user message, which
 //!   is no longer last once the assistant answered): P and F are aligned
 //!   after the last occurrence of the user's text; what F has after the part
-//!   both share is the turn.
+//!   both share is the turn. Where F writes the generation prompt right
+//!   after a part both share, the turn follows it (Command R+ renders an
+//!   instruction after the last message: P ends with it and the generation
+//!   prompt, F has the assistant turn before it).
 //!
-//! The turn is then cut at the first end-of-turn token ([`END_OF_TURN`]) or
-//! start of the next message ([`NEXT_MESSAGE`]; R1-Distill renders no end
-//! after a single call), and an empty `<think>\n\n</think>\n\n` (Qwen3
-//! renders one into the last assistant turn) is removed. After a generation
-//! prompt that closes an empty think block (`<think></think>`, DeepSeek
-//! V3.2/V4 with thinking off), the bare `</think>` history writes in its
-//! place is removed. A turn that then still writes `<think>` or `</think>`
-//! is parsed with reasoning separation on, and as starting inside the
-//! reasoning block when the generation prompt ends with `<think>` (Qwen3.5,
-//! Step-3.5, Nemotron 3, GLM-4.7): the reasoning must be empty.
+//! The turn is then cut at the first end-of-turn token ([`END_OF_TURN`];
+//! [`END_OF_TURN_UNLESS`]: `<|end|>` ends an Apriel turn but separates
+//! Harmony's messages) or start of the next message ([`NEXT_MESSAGE`];
+//! R1-Distill renders no end after a single call), or just after a stop
+//! token that belongs to the last call ([`END_OF_TURN_KEPT`]: Apertus'
+//! `<|tools_suffix|>` and Harmony's `<|call|>`, after which these templates
+//! write the tool results into the same turn); a turn of several messages
+//! each closed by the same token loses only the last one
+//! ([`END_OF_LAST_MESSAGE`]: GigaChat 3's `<|message_sep|>`). An empty
+//! `<think>\n\n</think>\n\n` (Qwen3 renders one into the last assistant
+//! turn) is removed. After a generation prompt that closes an empty think
+//! block (`<think></think>`, DeepSeek V3.2/V4 with thinking off), the bare
+//! `</think>` history writes in its place is removed. A turn that then
+//! still writes a reasoning marker the engine knows ([`REASONING_MARKERS`]:
+//! `<think>`, Cohere's `<|START_THINKING|>`, Kimi K3's
+//! `<|close|>think<|sep|>`…) is parsed with reasoning separation on, and as
+//! starting inside the reasoning block when the generation prompt ends with
+//! an opening marker (Qwen3.5, Step-3.5, Nemotron 3, GLM-4.7, Kimi K3): the
+//! reasoning must be empty — or, for a template in
+//! [`CONTENT_AS_REASONING`] (gpt-oss writes the content of a tool-call
+//! message into the `analysis` channel), the content, with no text.
 //!
 //! A conversation is skipped for a template (counted and printed by
 //! reason) when the template raises for it (e.g. Llama 3.x with two calls,
@@ -60,10 +84,20 @@
 //! when given a dict, templates that test or split a `null` content:
 //! Qwen3, QwQ, Bielik, vLLM deepseekr1, Ministral 3, Devstral),
 //! or drops the calls (R1-Distill renders calls only when content is
-//! `null`) or the assistant text (Hermes 2 Pro, Llama 3.x, Mistral
-//! Nemo/Small 3.x); see [`skip_reason`]. `auto` is not run where the calls
-//! open with a bare `{` (Llama 3.x JSON without `<|python_tag|>`), which
-//! `auto` leaves out by design.
+//! `null`; GigaChat 3 and gpt-oss render only the first) or the assistant
+//! text (Hermes 2 Pro, Llama 3.x, Mistral Nemo/Small 3.x, Granite, xLAM,
+//! MiniMax-M1, Command R7B), writes a `null` content as `None` (Command
+//! R+), or writes calls after the end of the turn (Nemotron Nano v2 writes
+//! a last assistant message's content and calls as two turns; R1-Distill
+//! ends the turn after the second call); see
+//! [`skip_reason`]. A render in [`KNOWN_GAPS`] (an engine bug, with its
+//! reason) is skipped and printed. `auto` is not run (see [`auto_sees`])
+//! where the calls open with a bare `{` (Llama 3.x JSON without
+//! `<|python_tag|>`, xLAM's bare list), where the turn starts inside the
+//! format's markup, read by its start-of-stream program (Functionary v3.2's
+//! first recipient line), or where `auto` gives the marker to another
+//! format ([`AUTO_READS_OTHERWISE`]: Granite-20B's `<function_call>`
+//! without a close is hermes' wrapper) — each by design.
 //!
 //! Per template (cut / what differs from the model's own output):
 //! * Qwen2.5, MiMo-VL, Qwen3, Bielik, Hermes 2 Pro, Granite 4.0/4.1, Reka
@@ -106,6 +140,26 @@
 //!   value as text), so only the conversations it renders faithfully are
 //!   checked ([`lossy_render`]). vLLM's Gemma 3 pythonic template writes no
 //!   comma between keyword arguments: none is.
+//! * JSON model families: vLLM granite (`prefix`, `<|tool_call|>[…]`
+//!   indented by 4) and granite_20b_fc (`history`, `<function_call> {…}`
+//!   per call, cut at `<|endoftext|>`); FireFunction v2 (`phi4-mini`,
+//!   `prefix`: ` functools[…]`, string arguments only); vLLM internlm2
+//!   (`prefix`); vLLM hunyuan_a13b (cut at `<|eos|>`), Apriel 1.5
+//!   (`prefix`, cut at `<|end|>`; with tool results its calls carry an
+//!   `"id"`) and 1.6 (`history`) as `jamba`; MiniMax-M1 (cut at
+//!   `<end_of_sentence>`); Command R+ (`user-anchor`, see [`KNOWN_GAPS`])
+//!   and R7B (`prefix`, an empty `<|START_THINKING|><|END_THINKING|>`
+//!   before the action, cut at `<|END_OF_TURN_TOKEN|>`); vLLM
+//!   xlam_llama/xlam_qwen (`prefix`, a bare list); Apertus (`prefix`, up to
+//!   `<|tools_suffix|>`); Nemotron Nano v2 (`history`, cut at
+//!   `<SPECIAL_12>`); GigaChat 3 (`prefix`, content and call as two
+//!   messages, `<|message_sep|>\n\nfunction call<|role_sep|>\n{…}`) and 3.1
+//!   (`<|function_call|>{…}`).
+//! * Framed formats: gpt-oss (`harmony`, `prefix`, up to `<|call|>`; see
+//!   [`KNOWN_GAPS`] for the turn without content); Kimi K2, K2-Instruct and
+//!   K2-Thinking (`kimi-k2`, `prefix`; K2-Thinking writes an empty
+//!   `<think></think>` first); Functionary v3.2 (`prefix`, the turn starts
+//!   with its recipient line, `all\n` or the first call's name).
 //!
 //! Known differences from Python Jinja2: minijinja iterates `None` as an
 //! empty sequence (and `None is iterable` is true), so vLLM's llama4_json
@@ -116,9 +170,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
-use minijinja::value::{Kwargs, Value, ValueKind};
-use minijinja::{AutoEscape, Environment, Error, ErrorKind};
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Value, ValueKind};
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, State};
 use serde_json::Value as Json;
 use toolscan::format::Trust;
 use toolscan::{Options, Registry, Response, Tools};
@@ -156,7 +211,14 @@ const IN_SCOPE: &[&str] = &[
     "minimax-m2",
     "kimi-k3",
     "deepseek-v3.2",
-    // JSON model families and framed formats.
+    // JSON model families and framed formats. Templates: vLLM granite and
+    // granite_20b_fc (`granite`); FireFunction v2 (`phi4-mini`); vLLM
+    // internlm2 (`internlm`); vLLM hunyuan_a13b, Apriel 1.5/1.6 (`jamba`);
+    // MiniMax-M1 (`minimax-m1`); Command R+ (`command-r`); Command R7B
+    // (`command-r7b`); vLLM xlam_llama/xlam_qwen (`xlam`); Apertus;
+    // Nemotron Nano v2 (`nemotron`); GigaChat 3/3.1 (`gigachat3`);
+    // Functionary v3.2; gpt-oss (`harmony`); Kimi K2, K2-Instruct,
+    // K2-Thinking (`kimi-k2`).
     "granite",
     "phi4-mini",
     "internlm",
@@ -181,12 +243,35 @@ const IN_SCOPE: &[&str] = &[
     "olmo3",
 ];
 
-/// Templates SOURCES.md leaves out (`—`) as duplicates although they render
-/// a format in scope: rendered anyway, as this format.
+/// Templates SOURCES.md leaves out (`—`) although they render a format in
+/// scope (as duplicates, or for a reason this harness handles): rendered
+/// anyway, as this format. Not here: byte-identical copies
+/// (Hermes-3-Llama-3.1 tool_use, Llama-3.3-70B, vLLM's minimax_m1, which
+/// would add nothing); vLLM's phi4_mini (writes the calls as a bare
+/// `{…},{…}` with Python's `True`, without `functools[`: not `phi4-mini`);
+/// vLLM's deepseekv31 (renders template indentation inside the history's
+/// assistant header, `      <｜Assistant｜></think>          `, so the
+/// generation prompt cannot be found in it; the official V3.1 template is
+/// rendered); templates of formats not built (pythonic: llama3.2_pythonic,
+/// toolace) or with no format (Solar Open); templates that render no
+/// assistant tool calls (SmolLM3, LFM2/2.5, Granite 3.3, R1-Distill-Llama,
+/// vLLM glm4); llama.cpp's deepseek-r1 (a construct only minja accepts).
 const EXTRA_TEMPLATES: &[(&str, &str)] = &[
     // vLLM's copy of the Qwen3-Coder template: other prompt wording, the
     // same assistant turns.
     ("tool_chat_template_qwen3coder.jinja", "qwen3-coder"),
+    // vLLM's copies of Hermes 2 Pro, Llama 3.1 JSON and the Mistral
+    // parallel template (other prompt wording, the same turns).
+    ("tool_chat_template_hermes.jinja", "hermes"),
+    ("tool_chat_template_llama3.2_json.jinja", "llama3-json"),
+    ("tool_chat_template_mistral.jinja", "mistral"),
+    // Apriel 1.6 writes Apriel 1.5's `<tool_calls>[…]</tool_calls>`; its
+    // generation prompt opens the reasoning, which history does not write
+    // (cut by `history`, as QwQ).
+    ("Apriel-1.6-15b-Thinker-fixed.jinja", "jamba"),
+    // vLLM's DeepSeek V3 example: template indentation (runs of spaces)
+    // around the calls, which is whitespace to the parser.
+    ("tool_chat_template_deepseekv3.jinja", "deepseek-v3"),
 ];
 
 /// Templates whose turns hold format framing the parser gives back as text
@@ -194,14 +279,24 @@ const EXTRA_TEMPLATES: &[(&str, &str)] = &[
 /// checked, their text only for the assistant's content (printed once).
 const KNOWN_TEXT_GAPS: &[(&str, &str)] = &[(
     "Kimi-K3.jinja",
-    "Kimi K3's `<|close|>think<|sep|><|open|>response<|sep|>…<|close|>response<|sep|>` \
-     framing around the content comes back as text",
+    "Kimi K3's `<|open|>response<|sep|>…<|close|>response<|sep|>` framing around the content \
+     comes back as text (docs/formats.md does not call it framing; the \
+     `<|close|>think<|sep|>` before it closes the reasoning the prompt opened)",
 )];
 
-/// Renders the engine does not parse yet although it should: template file
-/// and conversation id, or a part of one (`args=string`: every conversation
-/// with string arguments). Skipped and printed.
-const KNOWN_GAPS: &[(&str, &str)] = &[];
+/// Templates that write the assistant's content next to tool calls as
+/// reasoning: their turns are parsed with reasoning separation on, and the
+/// content must come back as reasoning, not text.
+const CONTENT_AS_REASONING: &[(&str, &str)] = &[(
+    "openai-gpt-oss-120b.jinja",
+    "gpt-oss's template writes a tool-call message's content into the `analysis` channel",
+)];
+
+/// Renders the engine does not parse yet although it should: template
+/// file, conversation id or a part of one (`args=string`: every
+/// conversation with string arguments), and what the engine gets wrong.
+/// Skipped and printed with the reason. An empty part: every conversation.
+const KNOWN_GAPS: &[(&str, &str, &str)] = &[];
 
 /// Tokens that end an assistant turn.
 const END_OF_TURN: &[&str] = &[
@@ -221,7 +316,35 @@ const END_OF_TURN: &[&str] = &[
     "<turn|>",
     "<end_of_turn>",
     "<|tool_response>",
+    // Cohere, MiniMax-M1, Nemotron Nano v2, Granite-20B-FunctionCalling,
+    // Hunyuan-A13B.
+    "<|END_OF_TURN_TOKEN|>",
+    "<end_of_sentence>",
+    "<SPECIAL_12>",
+    "<|endoftext|>",
+    "<|eos|>",
 ];
+
+/// End-of-turn tokens that are markup inside a turn of some formats: the
+/// token, and the formats it does not end a turn of. Apriel and Phi-4 end a
+/// turn with `<|end|>`; Harmony ends each *message* with it, and a turn
+/// holds several (`<|channel|>analysis<|message|>…<|end|><|start|>assistant
+/// to=functions.NAME…`).
+const END_OF_TURN_UNLESS: &[(&str, &[&str])] = &[("<|end|>", &["harmony"])];
+
+/// Stop tokens that belong to the turn's last call: the model's completion
+/// ends *after* them, and they are kept (each format reads its own; the
+/// template writes tool results after them inside the same turn). Apertus
+/// writes `<|tools_prefix|>[calls]<|tools_suffix|>[results]`; Harmony's
+/// call message ends with `<|call|>`, and the tool's answer follows.
+const END_OF_TURN_KEPT: &[&str] = &["<|tools_suffix|>", "<|call|>"];
+
+/// Tokens that end *every* message of a turn, so that a turn of several
+/// messages holds them inside: the turn ends at the last one (removed, as
+/// the serving stack strips the stop token). GigaChat 3 writes the content
+/// and the call as two messages, each closed by `<|message_sep|>`:
+/// `Let me check.<|message_sep|>\n\nfunction call<|role_sep|>\n{…}<|message_sep|>\n\n`.
+const END_OF_LAST_MESSAGE: &[&str] = &["<|message_sep|>"];
 
 /// Tokens that start the next message (for templates that render no end of
 /// the assistant turn).
@@ -242,6 +365,24 @@ const NEXT_MESSAGE: &[&str] = &[
     "<|open|>message",
     "<|turn>",
     "<start_of_turn>",
+    "<|START_OF_TURN_TOKEN|>",
+    // A tool's answer in GigaChat 3.
+    "function result<|role_sep|>",
+];
+
+/// Reasoning markers (opening, closing) the engine knows
+/// (docs/formats.md, Reasoning): a turn that writes one is parsed with
+/// reasoning separation on (Cohere R7B writes an empty
+/// `<|START_THINKING|><|END_THINKING|>` before its calls), and as starting
+/// inside the reasoning block when the generation prompt ends with an
+/// opening one.
+const REASONING_MARKERS: &[(&str, &str)] = &[
+    ("<think>", "</think>"),
+    ("[THINK]", "[/THINK]"),
+    ("<seed:think>", "</seed:think>"),
+    ("<|START_THINKING|>", "<|END_THINKING|>"),
+    ("<|channel>thought", "<channel|>"),
+    ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
 ];
 
 const EMPTY_THINK: &str = "<think>\n\n</think>\n\n";
@@ -311,7 +452,7 @@ const TOOLS: &str = r#"[
     "description": "Search the web.",
     "parameters": {"type": "object", "properties": {
       "query": {"type": "string", "description": "The search query."},
-      "filters": {"type": "object", "description": "Optional filters."}
+      "filters": {"type": "object", "description": "Optional filters.", "additionalProperties": {}}
     }, "required": ["query"]}}}
 ]"#;
 
@@ -336,7 +477,7 @@ const TYPED_TOOLS: &str = r#"[
       "enabled": {"type": "boolean", "description": "On or off."},
       "label": {"type": ["string", "null"], "description": "A label, or null."},
       "tags": {"type": "array", "items": {"type": "string"}, "description": "Tags."},
-      "limits": {"type": "object", "description": "Nested limits."}
+      "limits": {"type": "object", "description": "Nested limits.", "additionalProperties": {}}
     }, "required": ["retries"]}}},
   {"type": "function", "function": {
     "name": "get_time",
@@ -785,6 +926,50 @@ fn string_filter(v: &Value) -> Result<Value, Error> {
     Ok(Value::from(out))
 }
 
+/// Jinja2's `indent(width=4, first=False, blank=False)`: a trailing newline
+/// is kept (`'{\n'|indent(4, first=true)` is `    {\n`; minijinja's drops
+/// it, which joins Command R+'s call lines).
+fn indent(s: String, width: Option<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let width = match width {
+        Some(w) => Some(w),
+        None => kwargs.get::<Option<Value>>("width")?,
+    };
+    let first = kwargs.get::<Option<bool>>("first")?.unwrap_or(false);
+    let blank = kwargs.get::<Option<bool>>("blank")?.unwrap_or(false);
+    kwargs.assert_all_used()?;
+    let indention = match width {
+        Some(w) if w.kind() == ValueKind::String => w.as_str().unwrap_or_default().to_string(),
+        Some(w) => " ".repeat(usize::try_from(w)?),
+        None => "    ".to_string(),
+    };
+    let s = s + "\n";
+    let lines: Vec<&str> = s.lines().collect();
+    let mut rv = if blank {
+        lines.join(&format!("\n{indention}"))
+    } else {
+        let mut rv = lines.first().copied().unwrap_or_default().to_string();
+        if lines.len() > 1 {
+            let rest: Vec<String> = lines[1..]
+                .iter()
+                .map(|l| {
+                    if l.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{indention}{l}")
+                    }
+                })
+                .collect();
+            rv.push('\n');
+            rv.push_str(&rest.join("\n"));
+        }
+        rv
+    };
+    if first {
+        rv.insert_str(0, &indention);
+    }
+    Ok(Value::from(rv))
+}
+
 /// `from_json` (vLLM's and llama.cpp's extension): parses JSON text.
 fn from_json(s: String) -> Result<Value, Error> {
     serde_json::from_str::<Json>(&s)
@@ -827,6 +1012,89 @@ fn strftime_now(format: String) -> String {
     out
 }
 
+/// A Python list kept in a `namespace(...)`: `append` and `pop` change it
+/// in place, as Kimi K2's templates need (`ns.ids.append(id)`, later
+/// `ns.ids.pop(0)`); minijinja's own lists cannot be changed.
+#[derive(Debug, Default)]
+struct PyList(Mutex<Vec<Value>>);
+
+impl PyList {
+    fn items(&self) -> Vec<Value> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+impl Object for PyList {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let items = self.items();
+        let i = key.as_i64()?;
+        let i = if i < 0 { items.len() as i64 + i } else { i };
+        items.get(usize::try_from(i).ok()?).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.items())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        let mut items = self
+            .0
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::InvalidOperation, "list poisoned"))?;
+        match (method, args) {
+            ("append", [v]) => {
+                items.push(v.clone());
+                Ok(Value::from(()))
+            }
+            ("pop", [] | [_]) => {
+                let len = items.len() as i64;
+                let i = args.first().and_then(Value::as_i64).unwrap_or(-1);
+                let i = if i < 0 { len + i } else { i };
+                if i < 0 || i >= len {
+                    return Err(Error::new(
+                        ErrorKind::InvalidOperation,
+                        "pop index out of range",
+                    ));
+                }
+                Ok(items.remove(i as usize))
+            }
+            _ => Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+    }
+}
+
+/// `namespace(...)` whose list values are [`PyList`]s.
+fn namespace(defaults: Option<Value>) -> Result<Value, Error> {
+    let Some(defaults) = defaults else {
+        return minijinja::functions::namespace(None);
+    };
+    let Some(pairs) = defaults.as_object().and_then(|o| o.try_iter_pairs()) else {
+        return minijinja::functions::namespace(Some(defaults));
+    };
+    let pairs: Vec<(Value, Value)> = pairs
+        .map(|(k, v)| {
+            if v.kind() == ValueKind::Seq {
+                let list = PyList(Mutex::new(
+                    v.try_iter().map(|i| i.collect()).unwrap_or_default(),
+                ));
+                (k, Value::from_object(list))
+            } else {
+                (k, v)
+            }
+        })
+        .collect();
+    minijinja::functions::namespace(Some(Value::from_iter(pairs)))
+}
+
 fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_trim_blocks(true);
@@ -838,8 +1106,10 @@ fn environment() -> Environment<'static> {
     env.add_filter("string", string_filter);
     env.add_filter("from_json", from_json);
     env.add_filter("fromjson", from_json);
+    env.add_filter("indent", indent);
     env.add_function("raise_exception", raise_exception);
     env.add_function("strftime_now", strftime_now);
+    env.add_function("namespace", namespace);
     // Jinja2 prints None, True and False the Python way.
     env.set_formatter(|out, state, value| match value.kind() {
         ValueKind::None => out.write_str("None").map_err(Error::from),
@@ -850,6 +1120,11 @@ fn environment() -> Environment<'static> {
     });
     env
 }
+
+/// Templates that read `functions` (the tools as JSON text) and `datetime`
+/// besides the messages and tools, as llama.cpp renders them (FireFunction
+/// v2: `tools.dump(2)`, `%b %d %Y %H:%M:%S GMT` at the fixed date).
+const FUNCTIONS_AND_DATETIME: &[&str] = &["fireworks-ai-llama-3-firefunction-v2.jinja"];
 
 /// `bos_token` / `eos_token` of a template's model family.
 fn special_tokens(source: &str) -> (&'static str, &'static str) {
@@ -872,6 +1147,7 @@ fn render(
     messages: Vec<Value>,
     add_generation_prompt: bool,
 ) -> Result<String, Error> {
+    let tools_json: Json = serde_json::from_str(tools).expect("tools are JSON");
     let tools: Value = serde_json::from_str(tools).expect("tools are JSON");
     let ctx = minijinja::context! {
         messages => Value::from(messages),
@@ -879,6 +1155,16 @@ fn render(
         add_generation_prompt => add_generation_prompt,
         bos_token => tokens.0,
         eos_token => tokens.1,
+    };
+    let ctx = if FUNCTIONS_AND_DATETIME.contains(&template) {
+        let functions = serde_json::to_string_pretty(&tools_json).expect("tools print");
+        minijinja::context! {
+            functions => functions,
+            datetime => "Jul 26 2024 00:00:00 GMT",
+            ..ctx
+        }
+    } else {
+        ctx
     };
     env.get_template(template)?.render(ctx)
 }
@@ -905,38 +1191,66 @@ fn shared_head(rest: &str, prompt: &str) -> usize {
 struct Turn {
     /// What the model would have written.
     text: String,
+    /// What the render has after the turn.
+    after: String,
     /// How it was found.
     method: &'static str,
-    /// The turn writes reasoning markup (`<think>`, `</think>`): it is
+    /// The turn writes reasoning markup ([`REASONING_MARKERS`]): it is
     /// parsed with reasoning separation on.
     reasoning: bool,
-    /// The generation prompt opened the reasoning block (it ends with
-    /// `<think>`): the model starts inside it.
+    /// The generation prompt opened the reasoning block (it ends with an
+    /// opening marker, `<think>`): the model starts inside it.
     starts_in_reasoning: bool,
 }
 
-/// The assistant turn of `full`, given the prompt rendered with (`p`) and
-/// without (`p0`) the generation prompt.
-fn cut_turn(p: &str, p0: &str, full: &str) -> Result<Turn, String> {
+/// The assistant turn of `full` (in `format`), given the prompt rendered
+/// with (`p`) and without (`p0`) the generation prompt.
+fn cut_turn(format: &str, p: &str, p0: &str, full: &str) -> Result<Turn, String> {
     let gen = p.strip_prefix(p0).unwrap_or("");
     let (rest, method) = if let Some(rest) = full.strip_prefix(p) {
         (rest, "prefix")
     } else if let Some(rest) = full.strip_prefix(p0) {
-        (&rest[shared_head(rest, gen)..], "history")
+        (&rest[history_head(rest, gen)..], "history")
     } else {
         let (Some(a), Some(b)) = (p.rfind(USER), full.rfind(USER)) else {
             return Err("the user message is not found in the renders".into());
         };
         let (pt, ft) = (&p[a + USER.len()..], &full[b + USER.len()..]);
-        (&ft[shared_head(ft, pt)..], "user-anchor")
+        // The history writes the turn where the prompt has something else
+        // (Command R+ renders an instruction after the last message): the
+        // turn follows the generation prompt, if F writes it after a part
+        // it shares with P.
+        let after_gen = (!gen.is_empty())
+            .then(|| ft.find(gen))
+            .flatten()
+            .filter(|&i| pt.starts_with(&ft[..i]));
+        match after_gen {
+            Some(i) => (&ft[i + gen.len()..], "user-anchor"),
+            None => (&ft[shared_head(ft, pt)..], "user-anchor"),
+        }
     };
-    let end = END_OF_TURN
+    let ends = END_OF_TURN
         .iter()
         .chain(NEXT_MESSAGE)
-        .filter_map(|t| rest.find(t))
-        .min()
-        .unwrap_or(rest.len());
+        .chain(
+            END_OF_TURN_UNLESS
+                .iter()
+                .filter(|(_, formats)| !formats.contains(&format))
+                .map(|(t, _)| t),
+        )
+        .filter_map(|t| rest.find(t));
+    let kept = END_OF_TURN_KEPT
+        .iter()
+        .filter_map(|t| rest.find(t).map(|i| i + t.len()));
+    let end = ends.chain(kept).min().unwrap_or(rest.len());
     let mut turn = &rest[..end];
+    for t in END_OF_LAST_MESSAGE {
+        if let Some(i) = turn.rfind(t) {
+            if turn[i + t.len()..].trim().is_empty() {
+                turn = &turn[..i];
+            }
+        }
+    }
     turn = turn.strip_prefix(EMPTY_THINK).unwrap_or(turn);
     turn = turn.strip_suffix(EMPTY_THINK).unwrap_or(turn);
     let gen = gen.trim_end();
@@ -946,26 +1260,62 @@ fn cut_turn(p: &str, p0: &str, full: &str) -> Result<Turn, String> {
         // not write after that prompt.
         turn = turn.strip_prefix("</think>").unwrap_or(turn);
     }
-    let reasoning = turn.contains("<think>") || turn.contains("</think>");
+    let reasoning = REASONING_MARKERS
+        .iter()
+        .any(|(open, close)| turn.contains(open) || turn.contains(close));
+    let starts_in_reasoning = reasoning
+        && REASONING_MARKERS
+            .iter()
+            .any(|(open, _)| gen.ends_with(open));
+    let after = rest[turn.len()..].to_string();
     Ok(Turn {
         text: turn.to_string(),
+        after,
         method,
         reasoning,
-        starts_in_reasoning: reasoning && gen.ends_with("<think>"),
+        starts_in_reasoning,
     })
+}
+
+/// How much of the history's `rest` the generation prompt `gen` stands
+/// for: its [`shared_head`], or, when `gen` ends with whitespace the
+/// history writes otherwise (Granite-20B's prompt `\nASSISTANT: ` against
+/// the history's `\nASSISTANT:\n`), `gen` without that whitespace and the
+/// whitespace that follows it in `rest`.
+fn history_head(rest: &str, gen: &str) -> usize {
+    let head = shared_head(rest, gen);
+    let bare = gen.trim_end();
+    if bare.len() < gen.len() && bare.len() > head && rest.starts_with(bare) {
+        let after = &rest[bare.len()..];
+        return rest.len() - after.trim_start().len();
+    }
+    head
 }
 
 /// Why a rendered turn is not a test of the parser (the template, not the
 /// model, is odd), if it is not.
-fn skip_reason(conv: &Conv, turn: &str) -> Option<String> {
+fn skip_reason(conv: &Conv, turn: &Turn) -> Option<String> {
     for (_, name, _) in conv.calls() {
-        if !turn.contains(name) {
+        if turn.after.contains(name) && !turn.text.contains(name) {
+            // Nemotron Nano v2 renders a last assistant message with
+            // content as two turns, the content's and the calls';
+            // R1-Distill writes `<｜tool▁calls▁end｜><｜end▁of▁sentence｜>`
+            // after the second call and goes on with the third.
+            return Some(format!(
+                "the template writes the call {name} after the end of the turn"
+            ));
+        }
+        if !turn.text.contains(name) {
             return Some(format!(
                 "the template does not render the call {name} of this message"
             ));
         }
     }
-    if conv.content == Content::Text && !turn.contains(TEXT) {
+    if conv.content == Content::Null && turn.text.trim_start().starts_with("None") {
+        // Command R+: `message.content|trim` (Jinja2 too).
+        return Some("the template writes a null content as `None`".into());
+    }
+    if conv.content == Content::Text && !turn.text.contains(TEXT) {
         return Some("the template drops the assistant content next to tool calls".into());
     }
     None
@@ -1030,25 +1380,31 @@ fn parse(format: &str, turn: &Turn, tools: &str, one_byte: bool) -> Result<Respo
 
 /// The calls and the text of the conversation's turn, no reasoning but
 /// whitespace, and no diagnostics. For a template in [`KNOWN_TEXT_GAPS`]
-/// the text need only hold the assistant's content.
-fn check(r: &Response, conv: &Conv, text_gap: bool) -> Result<(), String> {
+/// the text need only hold the assistant's content; for one in
+/// [`CONTENT_AS_REASONING`] the content is the reasoning, and the text is
+/// empty.
+fn check(r: &Response, conv: &Conv, text_gap: bool, as_reasoning: bool) -> Result<(), String> {
     let calls: Vec<Json> = conv
         .expected()
         .into_iter()
         .map(|(name, arguments)| serde_json::json!({"name": name, "arguments": arguments}))
         .collect();
+    let (content, want_reasoning) = if as_reasoning {
+        ("", conv.text())
+    } else {
+        (conv.text(), "")
+    };
     let text = if text_gap {
-        if !r.text.contains(conv.text()) {
-            return Err(format!("text {:?} lacks {:?}", r.text, conv.text()));
+        if !r.text.contains(content) {
+            return Err(format!("text {:?} lacks {:?}", r.text, content));
         }
         normalize_ws(&r.text)
     } else {
-        normalize_ws(conv.text())
+        normalize_ws(content)
     };
-    if let Some(reasoning) = &r.reasoning {
-        if !reasoning.trim().is_empty() {
-            return Err(format!("reasoning {reasoning:?}, want none"));
-        }
+    let reasoning = r.reasoning.as_deref().unwrap_or("");
+    if reasoning.trim() != want_reasoning {
+        return Err(format!("reasoning {reasoning:?}, want {want_reasoning:?}"));
     }
     let expect = serde_json::json!({
         "text": text,
@@ -1059,18 +1415,25 @@ fn check(r: &Response, conv: &Conv, text_gap: bool) -> Result<(), String> {
         .map_err(|e| format!("{e}; diagnostics: {:?}", r.diagnostics))
 }
 
-/// Whether `auto` is expected to see the calls of this turn: it leaves out
-/// bare openers (a plain `{`) and programs at the start of the stream, so
-/// a turn needs one of the format's other markers.
-fn auto_sees(format: &str, turn: &str) -> bool {
+/// Markers that `auto` gives to another format than the one a template
+/// writes them in, by design (docs/formats.md): (format, marker, why).
+const AUTO_READS_OTHERWISE: &[(&str, &str, &str)] = &[(
+    "granite",
+    "<function_call>",
+    "Granite-20B's `<function_call> {…}` has no `</function_call>`: under auto it is hermes' \
+     wrapper, which needs one",
+)];
+
+/// Whether `auto` is expected to see the calls of this turn, or why not:
+/// it leaves out bare openers (a plain `{`) and programs at the start of
+/// the stream, so a turn needs one of the format's other markers, and must
+/// not start inside the format's markup.
+fn auto_sees(format: &str, turn: &str) -> Result<(), String> {
     let reg = Registry::builtin();
     let Some(f) = reg.get(format) else {
-        return false;
+        return Err(format!("format {format} is not built"));
     };
-    f.openers().iter().any(|o| {
-        if o.trust == Trust::Bare || o.stream_start {
-            return false;
-        }
+    let has = |o: &toolscan::format::Opener| {
         let m = &o.marker.bytes;
         turn.as_bytes().windows(m.len()).any(|w| {
             if o.marker.case_insensitive {
@@ -1079,7 +1442,30 @@ fn auto_sees(format: &str, turn: &str) -> bool {
                 w == m.as_slice()
             }
         })
-    })
+    };
+    let marked = |o: &&toolscan::format::Opener| o.trust != Trust::Bare && !o.stream_start;
+    if f.openers().iter().any(|o| o.stream_start) {
+        let starts_marked = f.openers().iter().filter(marked).any(|o| {
+            let m = &o.marker.bytes;
+            turn.trim_start().as_bytes().starts_with(m)
+        });
+        if !starts_marked {
+            return Err(format!(
+                "the turn starts inside {format}'s markup (read by the format's start-of-stream \
+                 program), which auto leaves out"
+            ));
+        }
+    }
+    for (fmt, marker, why) in AUTO_READS_OTHERWISE {
+        if *fmt == format && turn.contains(marker) {
+            return Err(why.to_string());
+        }
+    }
+    if f.openers().iter().filter(marked).any(has) {
+        Ok(())
+    } else {
+        Err("the calls open with a bare `{`, which auto leaves out".into())
+    }
 }
 
 /// `file` and `format` of each row of SOURCES.md (`—` rows left out).
@@ -1122,6 +1508,8 @@ struct Tally {
     checked: usize,
     distinct: std::collections::BTreeSet<String>,
     skipped: BTreeMap<String, usize>,
+    /// How checked turns were checked differently.
+    notes: BTreeMap<String, usize>,
 }
 
 #[test]
@@ -1192,7 +1580,7 @@ fn templates_render_turns_the_parser_recovers() {
                     continue;
                 }
             };
-            let turn = match cut_turn(&p, &p0, &full) {
+            let mut turn = match cut_turn(&format, &p, &p0, &full) {
                 Ok(t) => t,
                 Err(e) => {
                     failures.push(format!("{file} [{cid}]: cannot cut the turn: {e}"));
@@ -1200,7 +1588,7 @@ fn templates_render_turns_the_parser_recovers() {
                 }
             };
             let method = turn.method;
-            if let Some(why) = skip_reason(&conv, &turn.text) {
+            if let Some(why) = skip_reason(&conv, &turn) {
                 *tally.skipped.entry(why).or_default() += 1;
                 continue;
             }
@@ -1208,14 +1596,14 @@ fn templates_render_turns_the_parser_recovers() {
                 *tally.skipped.entry(why.into()).or_default() += 1;
                 continue;
             }
-            if KNOWN_GAPS
+            if let Some((_, _, why)) = KNOWN_GAPS
                 .iter()
-                .any(|(f, c)| *f == file && cid.contains(c))
+                .find(|(f, c, _)| *f == file && cid.contains(c))
             {
                 eprintln!("known gap, skipped: {file} [{cid}]: {:?}", turn.text);
                 *tally
                     .skipped
-                    .entry("known engine gap (KNOWN_GAPS)".into())
+                    .entry(format!("known engine gap (KNOWN_GAPS): {why}"))
                     .or_default() += 1;
                 continue;
             }
@@ -1233,6 +1621,16 @@ fn templates_render_turns_the_parser_recovers() {
                     turn.text
                 );
             }
+            let as_reasoning = CONTENT_AS_REASONING.iter().find(|(f, _)| *f == file);
+            if let Some((_, why)) = as_reasoning {
+                turn.reasoning = true;
+                *tally
+                    .notes
+                    .entry(format!(
+                        "content checked as reasoning (CONTENT_AS_REASONING): {why}"
+                    ))
+                    .or_default() += 1;
+            }
             let text_gap = KNOWN_TEXT_GAPS.iter().find(|(f, _)| *f == file);
             if let Some((_, why)) = text_gap {
                 *tally
@@ -1241,21 +1639,19 @@ fn templates_render_turns_the_parser_recovers() {
                     .or_default() += 1;
             }
             let mut grammars = vec![format.as_str()];
-            if auto_sees(&format, &turn.text) {
-                grammars.push("auto");
-            } else {
-                *tally
-                    .skipped
-                    .entry(
-                        "auto not run (format only): the calls open with a bare `{` or `[`, which auto leaves out"
-                            .into(),
-                    )
-                    .or_default() += 1;
+            match auto_sees(&format, &turn.text) {
+                Ok(()) => grammars.push("auto"),
+                Err(why) => {
+                    *tally
+                        .skipped
+                        .entry(format!("auto not run (format only): {why}"))
+                        .or_default() += 1;
+                }
             }
             for g in grammars {
                 for one_byte in [false, true] {
                     let checked = parse(g, &turn, tools, one_byte)
-                        .and_then(|r| check(&r, &conv, text_gap.is_some()));
+                        .and_then(|r| check(&r, &conv, text_gap.is_some(), as_reasoning.is_some()));
                     if let Err(e) = checked {
                         let chunks = if one_byte { "1-byte chunks" } else { "whole" };
                         failures.push(format!(
@@ -1285,6 +1681,9 @@ fn templates_render_turns_the_parser_recovers() {
         );
         for (why, n) in &t.skipped {
             eprintln!("      skipped {n}: {why}");
+        }
+        for (what, n) in &t.notes {
+            eprintln!("      note {n}: {what}");
         }
     }
     for (format, n) in &not_built {

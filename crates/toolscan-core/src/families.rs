@@ -141,23 +141,24 @@ fn cohere_keys() -> CallKeys {
 }
 
 pub(crate) fn command_r() -> Format {
+    let program = vec![
+        Step::Word,
+        Step::Ws,
+        json(Shape::CallList, cohere_keys(), false),
+        Step::Ws,
+        Step::LitOrEof(Lit::new("```")),
+        Step::Dispatch,
+        Step::End,
+    ];
+    // The official template puts the fence on the next line.
     Format::new(
         "command-r",
         "Cohere Command R, R+",
-        "Action: ```json [{\"tool_name\", \"parameters\"}, …] ``` (or one object)",
+        "Action: ```json [{\"tool_name\", \"parameters\"}, …] ``` (or one object; the fence \
+         may start the next line)",
     )
-    .opener(Opener::tentative(
-        "Action: ```",
-        vec![
-            Step::Word,
-            Step::Ws,
-            json(Shape::CallList, cohere_keys(), false),
-            Step::Ws,
-            Step::LitOrEof(Lit::new("```")),
-            Step::Dispatch,
-            Step::End,
-        ],
-    ))
+    .opener(Opener::tentative("Action: ```", program.clone()))
+    .opener(Opener::tentative("Action:\n```", program))
 }
 
 pub(crate) fn command_r7b() -> Format {
