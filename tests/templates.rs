@@ -128,8 +128,7 @@
 //! * MiniMax-M2 (`history`: the `<think>\n` pre-fill is not in history).
 //! * Kimi K3 (`prefix`, cut at `<|close|>message<|sep|>`): the turn starts
 //!   by closing the prompt's `<|open|>think<|sep|>` and wraps the content in
-//!   `<|open|>response<|sep|>`…`<|close|>response<|sep|>` (see
-//!   [`KNOWN_TEXT_GAPS`]); string arguments are written as a JSON block,
+//!   `<|open|>response<|sep|>`…`<|close|>response<|sep|>` (framing: dropped); string arguments are written as a JSON block,
 //!   `<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`.
 //! * DeepSeek V3.2 (`history`), V4 and V4-Flash (`prefix`): DSML with
 //!   `string="true|false"`; string arguments go through `from_json`.
@@ -277,12 +276,7 @@ const EXTRA_TEMPLATES: &[(&str, &str)] = &[
 /// Templates whose turns hold format framing the parser gives back as text
 /// although the contract calls it framing: their calls and diagnostics are
 /// checked, their text only for the assistant's content (printed once).
-const KNOWN_TEXT_GAPS: &[(&str, &str)] = &[(
-    "Kimi-K3.jinja",
-    "Kimi K3's `<|open|>response<|sep|>…<|close|>response<|sep|>` framing around the content \
-     comes back as text (docs/formats.md does not call it framing; the \
-     `<|close|>think<|sep|>` before it closes the reasoning the prompt opened)",
-)];
+const KNOWN_TEXT_GAPS: &[(&str, &str)] = &[];
 
 /// Templates that write the assistant's content next to tool calls as
 /// reasoning: their turns are parsed with reasoning separation on, and the

@@ -842,6 +842,16 @@ fn kimi_k3() -> Format {
          type=\"object\"<|sep|>{json}<|close|>json<|sep|>)<|close|>call<|sep|>…<|close|>tools<|sep|>",
     )
     .opener(Opener::definite("<|open|>tools<|sep|>", program))
+    // The message's content is framed: the frame is markup, the content
+    // text.
+    .opener(Opener::definite(
+        "<|open|>response<|sep|>",
+        vec![Step::Frame, Step::End],
+    ))
+    .opener(Opener::definite(
+        "<|close|>response<|sep|>",
+        vec![Step::Frame, Step::End],
+    ))
 }
 
 fn step3() -> Format {
