@@ -85,6 +85,11 @@ const AUTO_READS_OTHERWISE: &[(&str, &str)] = &[
         "the case pins hermes failing on Qwen XML, which auto reads as qwen3-coder",
     ),
     (
+        "gigachat3-bare-opener",
+        "a completion that starts with GigaChat's `function call` header, which only the \
+         format's start-of-stream program reads",
+    ),
+    (
         "p9-partial-marker-is-text",
         "under auto `[TOOL_CALL` also holds tool-call-json's `TOOL_CALL`, a definite marker",
     ),

@@ -343,3 +343,52 @@ fn a_format_may_be_only_a_program_at_the_start_of_the_stream() {
     let r = toolscan_core::parse(g, Options::new(), b"just text");
     assert_eq!(r.text, "just text");
 }
+
+#[test]
+fn markers_that_begin_with_a_word_byte_count_only_at_a_word_start() {
+    // Inside a word: text, silently, whichever the chunking.
+    for (format, input) in [
+        ("tool-call-json", "MYTOOL_CALL: {\"tool_name\": \"f\", \"parameters\": {}}"),
+        ("phi4-mini", "ofunctools[{\"name\": \"f\", \"arguments\": {}}]"),
+        ("auto", "xTOOL_CALL {\"tool_name\": \"f\"} and myfunctools[{\"name\": \"f\", \"arguments\": {}}]"),
+    ] {
+        let ev = run(format, input);
+        assert!(calls_of(&ev).is_empty(), "{format}: {input}");
+        assert_eq!(text_of(&ev), input);
+        assert!(diagnostics_of(&ev).is_empty(), "{format}: {input}");
+    }
+    // After punctuation, a space, a call or the start of the stream: a
+    // marker.
+    for (format, input) in [
+        ("tool-call-json", "Sure.TOOL_CALL: {\"tool_name\": \"f\", \"parameters\": {}}"),
+        ("phi4-mini", "functools[{\"name\": \"f\", \"arguments\": {}}]"),
+        (
+            "auto",
+            "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>functools[{\"name\": \"g\", \"arguments\": {}}]",
+        ),
+    ] {
+        let ev = run(format, input);
+        assert!(!calls_of(&ev).is_empty(), "{format}: {input}");
+    }
+}
+
+#[test]
+fn held_back_near_markers_come_out_as_the_same_text_whatever_the_chunking() {
+    // Bytes that may begin a marker are held, then released when the next
+    // bytes show they do not: token-sized chunks take a shorter way there,
+    // which must give what the whole input gives.
+    let input = "the function of <toolbox> and <tool_ x [TOO] TOOL, Action, \
+                 <|channel>, 東京<|fun ✦ café func";
+    for format in ["auto", "hermes", "phi4-mini", "harmony"] {
+        for reasoning in [false, true] {
+            let ev = run_with(format, Options::new().with_reasoning(reasoning), input);
+            let r = Response::from_events(&ev);
+            assert_eq!(
+                format!("{}{}", r.reasoning.unwrap_or_default(), r.text),
+                input,
+                "{format}"
+            );
+            assert!(r.tool_calls.is_empty());
+        }
+    }
+}

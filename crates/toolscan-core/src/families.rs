@@ -234,11 +234,16 @@ pub(crate) fn gigachat3() -> Format {
         "gigachat3",
         "GigaChat 3",
         "<|message_sep|>function call<|role_sep|>{\"name\", \"arguments\"} (the separator is \
-         optional), or <|function_call|>{json}",
+         left out at the start of the completion), or <|function_call|>{json}",
     )
     // The message separator belongs to the call only when a call follows.
+    // Without content before it, the completion starts with the header.
     .opener(Opener::tentative("<|message_sep|>", after_sep))
-    .opener(Opener::definite(HEADER, call()))
+    .opener(Opener::stream_start({
+        let mut v = vec![lit(HEADER)];
+        v.extend(call());
+        v
+    }))
     .opener(Opener::definite("<|function_call|>", call()))
 }
 
@@ -282,7 +287,9 @@ pub(crate) fn functionary_v32() -> Format {
          (the completion starts with one)",
     )
     .opener(Opener::stream_start(program.clone()))
-    .opener(Opener::tentative(">>>", program))
+    // `>>>` is everywhere in prose and code (a Python prompt, quoted mail,
+    // merge conflicts): like a bare `{`, it is left out of `auto`.
+    .opener(Opener::tentative(">>>", program).with_trust(Trust::Bare))
 }
 
 pub(crate) fn harmony() -> Format {

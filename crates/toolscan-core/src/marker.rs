@@ -6,6 +6,7 @@
 //! chunks is found without re-scanning. The state also says how many trailing
 //! bytes may still become a marker (its depth): exactly those are held back.
 
+use crate::simd::Window;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
@@ -21,6 +22,24 @@ pub(crate) struct Pattern {
     /// start of the stream, or only spaces, tabs and a byte-order mark
     /// since one of them (checked by the caller's `accept`).
     pub line_start: bool,
+}
+
+impl Pattern {
+    /// The marker begins with a word byte (`TOOL_CALL`, `functools[`): it
+    /// counts only at the start of a word — after a byte that is not one,
+    /// or at the start of the stream (checked by the caller's `accept`).
+    /// `xTOOL_CALL` is no marker, and prose words that end like a marker
+    /// begins (`of` and `functools`) are not held back.
+    #[inline]
+    pub(crate) fn word_start(&self) -> bool {
+        is_word(self.bytes[0])
+    }
+}
+
+/// A byte of a word: an ASCII letter or digit, or `_`.
+#[inline]
+pub(crate) fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// Where to look for the next byte that may be in a marker.
@@ -188,6 +207,39 @@ impl RareBytes {
             }
         }
         s
+    }
+
+    /// The next position at or after `i` in `hay` holding a rare byte,
+    /// taken from `w` — the hits the last search found, a window of up to
+    /// 64 bytes — before searching again. `w` starts empty for each `hay`.
+    #[inline]
+    fn next(&self, hay: &[u8], i: usize, w: &mut Window) -> Option<usize> {
+        loop {
+            if i < w.start + w.len {
+                // (`i - w.start` < `w.len` ≤ 64.)
+                let bits = w.bits & (!0u64 << i.saturating_sub(w.start));
+                if bits != 0 {
+                    return Some(w.start + bits.trailing_zeros() as usize);
+                }
+            }
+            let from = i.max(w.start + w.len);
+            if from >= hay.len() {
+                return None;
+            }
+            *w = match &self.search {
+                Search::Many(set) if hay.len() - from >= SHORT => {
+                    crate::simd::window(hay, from, set)?
+                }
+                _ => {
+                    let p = self.find(hay, from)?;
+                    Window {
+                        start: p,
+                        bits: 1,
+                        len: 1,
+                    }
+                }
+            };
+        }
     }
 
     /// The first position at or after `i` in `hay` holding a rare byte.
@@ -376,16 +428,26 @@ impl MarkerSet {
     }
 
     /// Whether `hay`, read from the start state, is plain text: no marker
-    /// is in it, and no suffix of it may begin one.
+    /// is in it, and no suffix of it may begin one. `after_word`: the byte
+    /// before `hay` is a word byte (see [`Pattern::word_start`]).
     #[inline]
-    pub(crate) fn is_plain(&self, hay: &[u8]) -> bool {
+    pub(crate) fn is_plain(&self, hay: &[u8], after_word: bool) -> bool {
         if hay.len() < SHORT {
             // A marker in `hay`, or begun at its end, begins in it (the
             // automaton is at its start before it): at a byte that begins
-            // a marker, followed by a byte that may be its second.
-            return match (0..hay.len())
-                .find(|&t| self.class[usize::from(hay[t])] & BEGINS != 0 && self.may_begin(hay, t))
-            {
+            // a marker, followed by a byte that may be its second — and,
+            // for a word byte, not inside a word.
+            return match (0..hay.len()).find(|&t| {
+                let b = hay[t];
+                self.class[usize::from(b)] & BEGINS != 0
+                    && self.may_begin(hay, t)
+                    && !(is_word(b)
+                        && if t == 0 {
+                            after_word
+                        } else {
+                            is_word(hay[t - 1])
+                        })
+            }) {
                 None => true,
                 Some(t) => self.plain_from(&hay[t..]),
             };
@@ -427,11 +489,13 @@ impl MarkerSet {
         if !self.any_ci || !hay[hay.len() - d..].iter().any(u8::is_ascii_alphabetic) {
             return false;
         }
-        // (Compared in place: these are a few bytes.)
-        !(1..=d).any(|k| {
+        // (Compared in place: these are a few bytes. The longest suffix
+        // first: it is the one the automaton's state stands for.)
+        !(1..=d).rev().any(|k| {
             let suffix = &hay[hay.len() - k..];
             self.patterns.iter().any(|p| {
                 p.bytes.len() > k
+                    && p.bytes[0].eq_ignore_ascii_case(&suffix[0])
                     && p.bytes
                         .iter()
                         .zip(suffix)
@@ -445,6 +509,28 @@ impl MarkerSet {
     #[inline]
     fn may_begin(&self, hay: &[u8], i: usize) -> bool {
         may_begin(&self.pairs, hay, i)
+    }
+
+    /// Feeds `bytes` to the automaton from `sid` until it is back at its
+    /// start: how many bytes that took. `None` if it never is, or meets a
+    /// marker first (accepted or not: the caller goes the ordinary way).
+    #[inline]
+    pub(crate) fn back_to_start(&self, mut sid: StateID, bytes: &[u8]) -> Option<usize> {
+        for (k, &b) in bytes.iter().enumerate() {
+            sid = self.dfa.next_state(Anchored::No, sid, b);
+            if self.dfa.is_special(sid) && self.dfa.is_match(sid) {
+                return None;
+            }
+            if sid == self.start {
+                return Some(k + 1);
+            }
+        }
+        None
+    }
+
+    /// Whether some marker begins with a word byte.
+    pub(crate) fn has_word_start(&self) -> bool {
+        self.patterns.iter().any(Pattern::word_start)
     }
 
     /// Whether some marker counts only at a line start.
@@ -473,9 +559,9 @@ impl MarkerSet {
     /// `recent` gives the bytes already fed before `hay` (at least the last
     /// `depth(sid)` of them), used to check the case of a case-sensitive
     /// marker when the DFA had to be built case-insensitive. A line-start
-    /// marker is reported only if `accept(pattern, end)` says it is at the
-    /// start of a line (`end` indexes `hay`; the marker may begin in
-    /// `recent`).
+    /// marker, or one that begins with a word byte, is reported only if
+    /// `accept(pattern, end)` says it is at the start of a line, or of a
+    /// word (`end` indexes `hay`; the marker may begin in `recent`).
     pub(crate) fn scan(
         &self,
         sid: &mut StateID,
@@ -484,17 +570,10 @@ impl MarkerSet {
         accept: &mut dyn FnMut(usize, usize) -> bool,
     ) -> Found {
         let mut i = 0;
+        let mut w = Window::default();
         while i < hay.len() {
             if *sid == self.start {
-                let next = if hay.len() - i < SHORT {
-                    hay[i..]
-                        .iter()
-                        .position(|&b| self.rare.back[usize::from(b)].is_some())
-                        .map(|k| i + k)
-                } else {
-                    self.rare.find(hay, i)
-                };
-                match next {
+                match self.rare.next(hay, i, &mut w) {
                     Some(p) => match self
                         .rare
                         .start_before(hay, i, p, &self.patterns, &self.pairs)
@@ -528,7 +607,7 @@ impl MarkerSet {
                     let pid = self.dfa.match_pattern(next, k).as_usize();
                     let p = &self.patterns[pid];
                     let case_ok = !self.any_ci || self.case_matches(pid, &hay[..i], recent);
-                    if case_ok && (!p.line_start || accept(pid, i)) {
+                    if case_ok && (!(p.line_start || p.word_start()) || accept(pid, i)) {
                         *sid = self.start;
                         return Found::Marker {
                             pattern: pid,
@@ -825,9 +904,14 @@ mod tests {
                 // A piece found plain holds no marker and leaves nothing held.
                 let a = next(input.len() + 1);
                 let piece = &input[a..(a + next(SHORT + 8)).min(input.len())];
-                if m.is_plain(piece) {
+                if m.is_plain(piece, false) {
                     let mut sid = m.start();
-                    let found = m.scan(&mut sid, piece, &[], &mut |_, _| true);
+                    // (A marker inside a word is none.)
+                    let mut at_word_start = |pid: usize, end: usize| {
+                        let start = end - m.patterns[pid].bytes.len();
+                        !m.patterns[pid].word_start() || start == 0 || !is_word(piece[start - 1])
+                    };
+                    let found = m.scan(&mut sid, piece, &[], &mut at_word_start);
                     assert_eq!(
                         found,
                         Found::Nothing,

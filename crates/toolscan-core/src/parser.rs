@@ -27,7 +27,7 @@ use crate::format::Trust;
 use crate::grammar::{Grammar, PatKind};
 use crate::ids::Minter;
 use crate::json::{Ignore, JsonScanner};
-use crate::marker::{line_tail2, Found, StateID};
+use crate::marker::{is_word, line_tail2, Found, StateID};
 use crate::options::Options;
 use crate::pending::{Chunk, Pending};
 use crate::program::Op;
@@ -100,6 +100,7 @@ impl Parser {
             pending: Pending {
                 in_reasoning,
                 track_lines: grammar.sets.iter().any(|t| t.set.has_line_start()),
+                track_words: grammar.sets.iter().any(|t| t.set.has_word_start()),
                 ..Pending::default()
             },
             reasoning: options.reasoning,
@@ -153,6 +154,10 @@ impl Parser {
             if let Some(text) = crate::utf8::as_text(chunk) {
                 return self.shared.pending.pass_text(text, &mut SinkRef(sink));
             }
+        } else if self.held_then_plain(chunk) {
+            if let Some(text) = crate::utf8::as_text(chunk) {
+                return self.release_held_and_pass(text, &mut SinkRef(sink));
+            }
         }
         let ch = Chunk::from_bytes(chunk, self.shared.pending.pos);
         self.process(&ch, &mut SinkRef(sink));
@@ -167,6 +172,9 @@ impl Parser {
         }
         if self.plain(chunk.as_bytes()) {
             return self.shared.pending.pass_text(chunk, &mut SinkRef(sink));
+        }
+        if self.held_then_plain(chunk.as_bytes()) {
+            return self.release_held_and_pass(chunk, &mut SinkRef(sink));
         }
         let ch = Chunk::from_str(chunk, self.shared.pending.pos);
         self.process(&ch, &mut SinkRef(sink));
@@ -188,7 +196,50 @@ impl Parser {
             return false;
         }
         let set = &self.g.sets[self.shared.set_index()].set;
-        self.shared.pending.buf.is_empty() && st.sid == set.start() && set.is_plain(chunk)
+        let p = &self.shared.pending;
+        p.buf.is_empty() && st.sid == set.start() && set.is_plain(chunk, p.after_word)
+    }
+
+    /// The fast path after a hold-back, for token-sized chunks: the held
+    /// bytes (whole characters) may begin a marker; if the automaton, fed
+    /// on with `chunk`, returns to its start at a character boundary without
+    /// meeting a marker, and the rest of `chunk` is plain, then the held
+    /// bytes and `chunk` are text. (The ordinary way decides the same,
+    /// through the whole mode machinery.)
+    #[inline]
+    fn held_then_plain(&self, chunk: &[u8]) -> bool {
+        const TOKEN_SIZED: usize = 64;
+        let Mode::Text(st) = &self.mode else {
+            return false;
+        };
+        let set = &self.g.sets[self.shared.set_index()].set;
+        let p = &self.shared.pending;
+        if chunk.len() > TOKEN_SIZED
+            || p.buf.is_empty()
+            || p.buf.len() > TOKEN_SIZED
+            || st.sid == set.start()
+            || crate::utf8::complete_prefix_len(&p.buf) != p.buf.len()
+        {
+            return false;
+        }
+        let Some(q) = set.back_to_start(st.sid, chunk) else {
+            return false;
+        };
+        // (`q` ≥ 1: the byte before it is the one that ended the prefix.)
+        chunk.get(q).is_none_or(|&b| (b as i8) >= -0x40)
+            && set.is_plain(&chunk[q..], crate::marker::is_word(chunk[q - 1]))
+    }
+
+    /// Releases the held bytes and then `text` (see
+    /// [`held_then_plain`](Parser::held_then_plain)).
+    #[inline]
+    fn release_held_and_pass(&mut self, text: &str, out: &mut dyn Sink) {
+        let p = &mut self.shared.pending;
+        p.release_all(out);
+        p.pass_text(text, out);
+        if let Mode::Text(st) = &mut self.mode {
+            st.sid = self.g.sets[self.shared.set_index()].set.start();
+        }
     }
 
     /// Ends the stream; the remaining events, [`EventRef::Done`] last, go to
@@ -468,18 +519,28 @@ impl Shared {
         let ts = &g.sets[self.set_index()];
         let p = &mut self.pending;
         let hay = &ch.bytes[i..];
-        // A line-start marker counts if only blanks precede it on its line:
-        // look back through the chunk, then the held bytes, then what the
-        // pending buffer knows of the bytes already gone.
-        let mut at_line_start = |pid: usize, end: usize| {
-            let len = ts.set.pattern(pid).bytes.len();
+        // A line-start marker counts if only blanks precede it on its line,
+        // a marker that begins with a word byte if no word byte precedes
+        // it: look back through the chunk, then the held bytes, then what
+        // the pending buffer knows of the bytes already gone.
+        let mut accept = |pid: usize, end: usize| {
+            let pat = ts.set.pattern(pid);
+            let len = pat.bytes.len();
             let (in_buf, in_hay) = match end.checked_sub(len) {
                 Some(k) => (p.buf.len(), k),
                 None => (p.buf.len().saturating_sub(len - end), 0),
             };
-            line_tail2(&p.buf[..in_buf], &hay[..in_hay]).unwrap_or(p.line_blank)
+            let before = match (in_hay, in_buf) {
+                (0, 0) => None,
+                (0, n) => Some(p.buf[n - 1]),
+                (k, _) => Some(hay[k - 1]),
+            };
+            let word_ok = !pat.word_start() || !before.map_or(p.after_word, is_word);
+            let line_ok = !pat.line_start
+                || line_tail2(&p.buf[..in_buf], &hay[..in_hay]).unwrap_or(p.line_blank);
+            word_ok && line_ok
         };
-        match ts.set.scan(&mut st.sid, hay, &p.buf, &mut at_line_start) {
+        match ts.set.scan(&mut st.sid, hay, &p.buf, &mut accept) {
             Found::Nothing => {
                 let end = ch.end();
                 let hold = ts.set.depth(st.sid) as u64;

@@ -10,7 +10,7 @@
 use std::str::Utf8Chunk;
 
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
-use crate::marker::line_tail;
+use crate::marker::{is_word, line_tail};
 use crate::sink::Sink;
 use crate::utf8::complete_prefix_len;
 
@@ -110,6 +110,13 @@ pub(crate) struct Pending {
     pub line_blank: bool,
     /// Some marker counts only at a line start: keep `line_blank` up to date.
     pub track_lines: bool,
+    /// The last byte released or dropped before `buf_start` is a word byte
+    /// (an ASCII letter or digit, or `_`): a marker that begins with one
+    /// right after `buf_start` would be inside a word. Kept up to date only
+    /// with `track_words`.
+    pub after_word: bool,
+    /// Some marker begins with a word byte: keep `after_word` up to date.
+    pub track_words: bool,
 }
 
 impl Default for Pending {
@@ -121,6 +128,8 @@ impl Default for Pending {
             in_reasoning: false,
             line_blank: true,
             track_lines: true,
+            after_word: false,
+            track_words: true,
         }
     }
 }
@@ -174,6 +183,9 @@ impl Pending {
         let n = (upto.saturating_sub(self.buf_start) as usize).min(self.buf.len());
         if let (true, Some(blank)) = (self.track_lines, line_tail(&self.buf[..n])) {
             self.line_blank = blank;
+        }
+        if let (true, Some(&b)) = (self.track_words, self.buf[..n].last()) {
+            self.after_word = is_word(b);
         }
         self.buf.drain(..n);
         self.buf_start += n as u64;
@@ -287,6 +299,9 @@ impl Pending {
     /// Bytes leave the parser: keeps track of whether the line is blank.
     #[inline]
     fn passed(&mut self, bytes: &[u8]) {
+        if let (true, Some(&b)) = (self.track_words, bytes.last()) {
+            self.after_word = is_word(b);
+        }
         if !self.track_lines {
             return;
         }

@@ -63,6 +63,54 @@ pub(crate) fn find(hay: &[u8], set: &ByteSet8) -> Option<usize> {
     passes(hay, set.bytes())
 }
 
+/// Where [`window`] found bytes of a set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// The window's first position in the haystack.
+    pub start: usize,
+    /// Bit `k` is set iff `start + k` holds a byte of the set (`k < len`).
+    pub bits: u64,
+    /// How many positions the window covers (at most 64): every byte of
+    /// the set in `start..start + len` has its bit.
+    pub len: usize,
+}
+
+/// The first window at or after `from` in `hay` that holds a byte of
+/// `set` (none before it does). The caller walks the bits, so hits close
+/// together — a tag's `<` and `>` — cost one search.
+#[inline]
+pub(crate) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<Window> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return avx2::window(hay, from, set);
+        }
+    }
+    let p = from + passes(&hay[from..], set.bytes())?;
+    Some(Window {
+        start: p,
+        bits: 1,
+        len: 1,
+    })
+}
+
+/// The window's bits by a look at each byte (the end of `hay`, less than
+/// 64 bytes).
+fn tail_window(hay: &[u8], at: usize, set: &ByteSet8) -> Option<Window> {
+    let rest = &hay[at.min(hay.len())..];
+    let mut bits = 0u64;
+    for (k, b) in rest.iter().take(64).enumerate() {
+        if set.bytes().contains(b) {
+            bits |= 1 << k;
+        }
+    }
+    (bits != 0).then_some(Window {
+        start: at,
+        bits,
+        len: rest.len().min(64),
+    })
+}
+
 /// `memchr3` over the first three bytes, then `memchr` for each other one
 /// in what the searches before it skipped.
 fn passes(hay: &[u8], n: &[u8]) -> Option<usize> {
@@ -83,6 +131,41 @@ mod avx2 {
         _mm256_or_si256, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
         _mm256_srli_epi16,
     };
+
+    /// See [`super::window`]. Callers check that the CPU has AVX2.
+    #[inline]
+    pub(super) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<super::Window> {
+        // SAFETY: the only caller, `super::window`, has just checked with
+        // `is_x86_feature_detected!("avx2")` that the CPU has AVX2, which is
+        // all `window_avx2` requires of its caller.
+        unsafe { window_avx2(hay, from, set) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn window_avx2(hay: &[u8], from: usize, set: &ByteSet8) -> Option<super::Window> {
+        let (lo, hi) = tables(set);
+        let nibble = _mm256_set1_epi8(0x0F);
+        let mut at = from;
+        while at + 64 <= hay.len() {
+            // SAFETY: `at + 64 <= hay.len()`, so both unaligned 32-byte
+            // loads, at `at` and `at + 32`, read inside `hay`.
+            let (a, b) = unsafe {
+                let p = hay.as_ptr().add(at).cast::<__m256i>();
+                (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)))
+            };
+            let m = u64::from(mask(hits(a, lo, hi, nibble)))
+                | u64::from(mask(hits(b, lo, hi, nibble))) << 32;
+            if m != 0 {
+                return Some(super::Window {
+                    start: at,
+                    bits: m,
+                    len: 64,
+                });
+            }
+            at += 64;
+        }
+        super::tail_window(hay, at, set)
+    }
 
     /// See [`super::find`]. Callers check that the CPU has AVX2.
     #[inline]
@@ -188,6 +271,37 @@ mod tests {
         first_everywhere(b"<[`L");
         first_everywhere(&[b'<', b'[', b'`', b'L', 0x9C]);
         first_everywhere(&[0x00, 0xFF, 0x80, 0x7F, b'|', b'{', 0x0F, 0xF0]);
+    }
+
+    /// Every window holds exactly the set's bytes at or after `from`, and
+    /// no hit is skipped between windows.
+    #[test]
+    fn windows_hold_every_hit() {
+        let n = [b'<', b'[', b'`', b'L', 0xA6];
+        let set = ByteSet8::new(&n).unwrap();
+        let mut hay: Vec<u8> = (0..300u32)
+            .map(|i| b"ab cd<[`L\xa6xyz"[(i * 7 % 13) as usize])
+            .collect();
+        hay[299] = b'<';
+        let want: Vec<usize> = (0..hay.len()).filter(|&k| n.contains(&hay[k])).collect();
+        for from in [0, 1, 5, 63, 64, 100, 236, 299, 300] {
+            let mut got = Vec::new();
+            let mut at = from;
+            while let Some(w) = window(&hay, at, &set) {
+                assert!(w.start >= at);
+                let mut m = w.bits;
+                while m != 0 {
+                    got.push(w.start + m.trailing_zeros() as usize);
+                    m &= m - 1;
+                }
+                at = w.start + w.len;
+                if at >= hay.len() {
+                    break;
+                }
+            }
+            let want: Vec<usize> = want.iter().copied().filter(|&k| k >= from).collect();
+            assert_eq!(got, want, "from {from}");
+        }
     }
 
     #[test]
