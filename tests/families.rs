@@ -392,3 +392,24 @@ fn held_back_near_markers_come_out_as_the_same_text_whatever_the_chunking() {
         }
     }
 }
+
+#[test]
+fn cohere_directly_answer_is_no_call() {
+    // The pseudo-tool says the model answers directly: its object is
+    // framing, the answer is text.
+    let ev = run(
+        "command-r",
+        "Action: ```json\n[{\"tool_name\": \"directly-answer\", \"parameters\": {}}]\n```\nParis is sunny.",
+    );
+    assert!(calls_of(&ev).is_empty());
+    assert_eq!(text_of(&ev), "\nParis is sunny.");
+    assert!(diagnostics_of(&ev).is_empty());
+    // Beside a real call, only the real call is one.
+    let ev = run(
+        "command-r7b",
+        "<|START_ACTION|>[{\"tool_name\": \"directly-answer\", \"parameters\": {}}, \
+         {\"tool_call_id\": \"1\", \"tool_name\": \"f\", \"parameters\": {\"a\": 1}}]<|END_ACTION|>",
+    );
+    assert_eq!(calls_of(&ev), vec![("f".into(), json!({"a": 1}))]);
+    assert_eq!(text_of(&ev), "");
+}

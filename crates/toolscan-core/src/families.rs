@@ -133,9 +133,10 @@ pub(crate) fn minimax_m1() -> Format {
 }
 
 /// Cohere's call objects: `tool_name`, `parameters`; `tool_call_id` is a
-/// hint only (ids are minted).
+/// hint only (ids are minted); the pseudo-tool `directly-answer` means no
+/// tool.
 fn cohere_keys() -> CallKeys {
-    let mut keys = CallKeys::new(&["tool_name"], &["parameters"]);
+    let mut keys = CallKeys::new(&["tool_name"], &["parameters"]).with_no_call("directly-answer");
     keys.other.push("tool_call_id".into());
     keys
 }

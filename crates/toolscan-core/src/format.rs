@@ -236,6 +236,10 @@ pub struct CallKeys {
     /// and its value the arguments (Apertus). `name` and `args` are not
     /// used then; a second key fails the call.
     pub keyed: bool,
+    /// Tool names that mean "no tool" (Cohere's `directly-answer`): such a
+    /// call object is the model saying it answers directly — framing,
+    /// neither a call nor text.
+    pub no_call: Vec<String>,
 }
 
 impl Default for CallKeys {
@@ -255,7 +259,14 @@ impl CallKeys {
             other: vec!["type".into()],
             text: None,
             keyed: false,
+            no_call: Vec::new(),
         }
+    }
+
+    /// Adds a tool name that means "no tool" (see [`CallKeys::no_call`]).
+    pub fn with_no_call(mut self, name: &str) -> CallKeys {
+        self.no_call.push(name.into());
+        self
     }
 
     /// Call objects of the form `{NAME: ARGUMENTS}` (see

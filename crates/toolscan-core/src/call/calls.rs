@@ -126,6 +126,11 @@ pub(crate) struct Call {
     wait_id: bool,
     /// The parameter being read (parameter-style bodies).
     pub param: crate::call::params::Param,
+    /// The name means "no tool" ([`CallKeys::no_call`]): the call is never
+    /// started; when it completes, its bytes are framing.
+    ///
+    /// [`CallKeys::no_call`]: crate::format::CallKeys::no_call
+    pub void: bool,
 }
 
 /// The calls of one block.
@@ -253,7 +258,7 @@ impl Calls {
         let Some(name) = c.name.as_deref() else {
             return Ok(());
         };
-        if c.started.is_some() {
+        if c.started.is_some() || c.void {
             return Ok(());
         }
         let known = ctx.tools.as_ref().map(|t| t.contains(name));
@@ -355,6 +360,12 @@ impl Calls {
         c.complete = true;
         if c.name.is_none() {
             return Err(Stop::not_a_call(Reason::NoName));
+        }
+        if c.void {
+            // "No tool": the object is framing.
+            self.call = None;
+            self.framed = true;
+            return Ok(());
         }
         match c.args_state {
             Args::Done => {

@@ -317,6 +317,12 @@ impl Sink for Builder<'_> {
                 let checked = check_word(word.as_bytes(), &self.ctx.limits);
                 let r = match (role, checked) {
                     (_, Err(e)) => Err(Stop::not_a_call(e)),
+                    (Role::Name, Ok(w)) if self.step.keys.no_call.iter().any(|n| n == w) => {
+                        let c = self.calls.cur();
+                        c.name = Some(w.to_owned());
+                        c.void = true;
+                        Ok(())
+                    }
                     (Role::Name, Ok(w)) => {
                         self.calls.id_key = self.step.keys.id.is_some();
                         self.calls
@@ -356,7 +362,7 @@ impl Sink for Builder<'_> {
                         return self.stop(Stop::not_a_call(Reason::NoCall));
                     }
                 }
-                Role::List if self.calls.done == 0 && depth == 0 => {
+                Role::List if self.calls.done == 0 && !self.calls.framed && depth == 0 => {
                     return self.stop(Stop::not_a_call(Reason::EmptyList));
                 }
                 _ => {}

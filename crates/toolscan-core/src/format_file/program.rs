@@ -326,6 +326,9 @@ pub(crate) fn call_keys(o: &Obj<'_>) -> Result<CallKeys, FormatFileError> {
     if let Some(k) = o.lit("text_key")? {
         keys = keys.with_text(k);
     }
+    if let Some(k) = o.lits("no_call_names")? {
+        keys.no_call = k;
+    }
     if let Some(k) = o.get("other_keys") {
         keys.other = match k {
             Value::Array(a) if a.is_empty() => Vec::new(),
@@ -344,6 +347,7 @@ pub(crate) const CALL_KEY_FIELDS: &[&str] = &[
     "other_keys",
     "text_key",
     "keyed",
+    "no_call_names",
 ];
 
 /// `{"json": SHAPE, …keys, "lenient": true}`.

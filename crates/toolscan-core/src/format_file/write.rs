@@ -321,6 +321,9 @@ fn json_step(j: &JsonStep) -> Value {
     if k.keyed {
         m.insert("keyed".into(), true.into());
     }
+    if !k.no_call.is_empty() {
+        m.insert("no_call_names".into(), k.no_call.clone().into());
+    }
     Value::Object(m)
 }
 
