@@ -7,64 +7,11 @@
 //! - memory does not grow with the number of calls, nor with blocks that
 //!   fail: it is O(largest call), not O(response).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use toolscan::{sink, EventRef, IdMint, Options, Parser, Registry};
-
-struct Counting;
-
-thread_local! {
-    /// (allocations, live bytes, peak live bytes) of this thread.
-    static STATS: Cell<(u64, i64, i64)> = const { Cell::new((0, 0, 0)) };
-}
-
-fn note(allocs: u64, delta: i64) {
-    // `try_with`: the thread may be tearing its locals down.
-    let _ = STATS.try_with(|s| {
-        let (n, live, peak) = s.get();
-        let live = live + delta;
-        s.set((n + allocs, live, peak.max(live)));
-    });
-}
-
-// SAFETY: every method forwards to the system allocator unchanged; the
-// bookkeeping touches only a const-initialised thread-local `Cell`, which
-// neither allocates nor has a destructor.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(1, layout.size() as i64);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note(0, -(layout.size() as i64));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note(1, layout.size() as i64);
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(1, new_size as i64 - layout.size() as i64);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use toolscan_testkit::alloc::{mark, since, Counting};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
-
-/// Resets the peak to what is live now; returns (allocations, live).
-fn mark() -> (u64, i64) {
-    let (n, live, _) = STATS.with(|s| s.get());
-    STATS.with(|s| s.set((n, live, live)));
-    (n, live)
-}
-
-/// Allocations since `from`, and the peak above what was live then.
-fn since(from: (u64, i64)) -> (u64, i64) {
-    let (n, _, peak) = STATS.with(|s| s.get());
-    (n - from.0, peak - from.1)
-}
 
 /// Deterministic prose with characters that start markers (`<`, `[`, a
 /// backtick, `T`, `:`), partial markers and non-ASCII text, written into
@@ -224,11 +171,11 @@ fn memory_does_not_grow_with_calls_or_failed_blocks() {
         // Warm up, then the live heap after 200 000 more units must be
         // what it was after the first thousand.
         p.feed_str_with(&block, &mut s);
-        let (_, before) = mark();
+        let before = mark().live();
         for _ in 0..200 {
             p.feed_str_with(&block, &mut s);
         }
-        let (_, after) = mark();
+        let after = mark().live();
         assert!(
             after - before < 4096,
             "{format}: live heap grew by {} bytes",

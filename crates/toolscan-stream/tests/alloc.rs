@@ -1,11 +1,9 @@
 //! The adapter adds no allocation per chunk where the core needs none:
 //! token-sized chunks of prose through an `EventStream`, polled by hand,
 //! allocate nothing once the queue has its room. Counted by a global
-//! allocator keeping per-thread counts (the same as the workspace's
-//! `tests/memory.rs`; its `unsafe` only forwards to the system allocator).
+//! allocator keeping per-thread counts (the test kit's, which the
+//! workspace's `tests/memory.rs` uses too).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -14,46 +12,10 @@ use futures::stream::{self, Stream};
 use futures::task::noop_waker_ref;
 use toolscan_core::Event;
 use toolscan_stream::EventStreamExt;
-
-struct Counting;
-
-thread_local! {
-    /// Allocations (and reallocations) made by this thread.
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn note() {
-    // `try_with`: the thread may be tearing its locals down.
-    let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
-}
-
-// SAFETY: every method forwards to the system allocator unchanged; the
-// bookkeeping touches only a const-initialised thread-local `Cell`, which
-// neither allocates nor has a destructor.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use toolscan_testkit::alloc::{allocations as allocs, Counting};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
-
-fn allocs() -> u64 {
-    ALLOCS.with(Cell::get)
-}
 
 /// Prose with characters that may start a marker (`<`, `[`) and
 /// non-ASCII text, cut into 4-byte chunks (some inside a character).

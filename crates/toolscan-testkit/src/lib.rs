@@ -12,6 +12,8 @@
 //! - [`check`]: the event contract checked on one run
 //!   ([`check::check_events`]), nothing lost, diagnostics within the
 //!   input, runs that agree once coalesced;
+//! - [`alloc`]: a counting global allocator for the memory tests (the
+//!   only `unsafe` here: it forwards to the system allocator);
 //! - [`corpus`]: the conformance corpus: loading the cases, comparing an
 //!   outcome (events, a response, or the command line's final object) with
 //!   a case's expectations, and running a case under every plan.
@@ -27,9 +29,10 @@
 //! let events = chunk::feed_every_api(|| chunk::seeded("mistral-v11"), input, &plan).unwrap();
 //! assert_eq!(check::check_events(&events).unwrap().completed, 1);
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod alloc;
 pub mod check;
 pub mod chunk;
 pub mod corpus;
