@@ -488,6 +488,28 @@ fn str_pieces(text: &str, size: usize) -> Vec<&str> {
     v
 }
 
+/// Feeds `pieces` to a fresh parser by the sink API (`feed_str_with` if
+/// `str`, else `feed_with`) and finishes it; returns the bytes of text the
+/// sink received.
+fn text_through_sink(g: &Arc<Grammar>, pieces: &[&str], str: bool) -> usize {
+    let mut p = Parser::new(Arc::clone(g), Options::default());
+    let mut n = 0usize;
+    let mut s = toolscan::sink::from_fn(|e: EventRef<'_>| {
+        if let EventRef::Text(t) = e {
+            n += t.len();
+        }
+    });
+    for piece in pieces {
+        if str {
+            p.feed_str_with(piece, &mut s);
+        } else {
+            p.feed_with(piece.as_bytes(), &mut s);
+        }
+    }
+    p.finish_with(&mut s);
+    n
+}
+
 fn sink_api(c: &mut Criterion) {
     let text = prose(1 << 20);
     let g = Registry::builtin().grammar("auto").expect("auto");
@@ -510,24 +532,7 @@ fn sink_api(c: &mut Criterion) {
         });
         for api in ["bytes", "str"] {
             group.bench_function(format!("{api}/{label}"), |b| {
-                b.iter(|| {
-                    let mut p = Parser::new(Arc::clone(&g), Options::default());
-                    let mut n = 0usize;
-                    let mut s = toolscan::sink::from_fn(|e: EventRef<'_>| {
-                        if let EventRef::Text(t) = e {
-                            n += t.len();
-                        }
-                    });
-                    for piece in &pieces {
-                        if api == "str" {
-                            p.feed_str_with(piece, &mut s);
-                        } else {
-                            p.feed_with(piece.as_bytes(), &mut s);
-                        }
-                    }
-                    p.finish_with(&mut s);
-                    n
-                })
+                b.iter(|| text_through_sink(&g, &pieces, api == "str"))
             });
         }
     }
@@ -630,23 +635,13 @@ fn auto_vs_single(c: &mut Criterion) {
         let pieces = str_pieces(&text, size);
         for format in ["hermes", "auto"] {
             let g = Registry::builtin().grammar(format).expect("grammar");
+            assert_eq!(
+                text_through_sink(&g, &pieces, false),
+                text.len(),
+                "{format}: the prose comes back as text"
+            );
             group.bench_function(format!("{format}/{label}"), |b| {
-                b.iter(|| {
-                    let mut p = Parser::new(Arc::clone(&g), Options::default());
-                    let mut n = 0usize;
-                    let mut s = toolscan::sink::from_fn(|e: EventRef<'_>| {
-                        if let EventRef::Text(t) = e {
-                            n += t.len();
-                        }
-                    });
-                    for piece in &pieces {
-                        p.feed_with(piece.as_bytes(), &mut s);
-                    }
-                    p.finish_with(&mut s);
-                    let _ = s;
-                    assert_eq!(n, text.len(), "{format}: the prose comes back as text");
-                    n
-                })
+                b.iter(|| text_through_sink(&g, &pieces, false))
             });
         }
     }

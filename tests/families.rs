@@ -8,21 +8,14 @@
 use serde_json::json;
 use toolscan_core::format::{Capture, Field, Format, Lit, Opener, Step};
 use toolscan_core::{DiagnosticKind, Event, Options, Parser, Registry, Response};
-use toolscan_testkit::check::{calls_of, check_events, diagnostics_of, text_of};
-use toolscan_testkit::chunk::{self, invariant};
+use toolscan_testkit::check::{calls_of, diagnostics_of, text_of};
+use toolscan_testkit::chunk::{self};
 
-/// Events of `input` under `format`, the same under every chunking.
+/// Events of `input` under `format`, the same under every chunking and
+/// API, and what `parse` gives.
 fn run_with(format: &str, options: Options, input: &str) -> Vec<Event> {
-    let g = Registry::builtin().grammar(format).unwrap();
-    let make = || {
-        Parser::new(
-            g.clone(),
-            options.clone().with_ids(chunk::seeded_options().ids),
-        )
-    };
-    let ev = invariant(make, input.as_bytes()).unwrap_or_else(|e| panic!("{format}: {e}"));
-    check_events(&ev).unwrap();
-    ev
+    let options = options.with_ids(chunk::seeded_options().ids);
+    chunk::events_everywhere(format, &options, input)
 }
 
 fn run(format: &str, input: &str) -> Vec<Event> {

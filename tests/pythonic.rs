@@ -12,21 +12,13 @@
 //! contract), and the one-shot `parse` must give what the events collect to.
 
 use serde_json::{json, Value};
-use toolscan::{parse, DiagnosticKind, Event, Limits, Options, Registry, Response};
+use toolscan::{DiagnosticKind, Event, Limits, Options};
 use toolscan_testkit::check::{calls_of as calls, diagnostics_of, text_of};
 use toolscan_testkit::chunk::{self, Plan};
 
 /// The coalesced events of `input` under every chunking and API.
 fn run(format: &str, opts: &Options, input: &str) -> Vec<Event> {
-    let events = chunk::invariant(|| chunk::parser(format, opts.clone()), input.as_bytes())
-        .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"));
-    let g = Registry::builtin().grammar(format).expect("format");
-    assert_eq!(
-        parse(g, opts.clone(), input.as_bytes()),
-        Response::from_events(&events),
-        "{format}: parse differs from the streamed events\ninput: {input:?}"
-    );
-    events
+    chunk::events_everywhere(format, opts, input)
 }
 
 fn seeded() -> Options {

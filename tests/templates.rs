@@ -69,7 +69,7 @@
 //! turn) is removed. After a generation prompt that closes an empty think
 //! block (`<think></think>`, DeepSeek V3.2/V4 with thinking off), the bare
 //! `</think>` history writes in its place is removed. A turn that then
-//! still writes a reasoning marker the engine knows ([`REASONING_MARKERS`]:
+//! still writes a reasoning marker the engine knows ([`toolscan::reasoning_markers`]:
 //! `<think>`, Cohere's `<|START_THINKING|>`, Kimi K3's
 //! `<|close|>think<|sep|>`…) is parsed with reasoning separation on, and as
 //! starting inside the reasoning block when the generation prompt ends with
@@ -362,21 +362,6 @@ const NEXT_MESSAGE: &[&str] = &[
     "<|START_OF_TURN_TOKEN|>",
     // A tool's answer in GigaChat 3.
     "function result<|role_sep|>",
-];
-
-/// Reasoning markers (opening, closing) the engine knows
-/// (docs/formats.md, Reasoning): a turn that writes one is parsed with
-/// reasoning separation on (Cohere R7B writes an empty
-/// `<|START_THINKING|><|END_THINKING|>` before its calls), and as starting
-/// inside the reasoning block when the generation prompt ends with an
-/// opening one.
-const REASONING_MARKERS: &[(&str, &str)] = &[
-    ("<think>", "</think>"),
-    ("[THINK]", "[/THINK]"),
-    ("<seed:think>", "</seed:think>"),
-    ("<|START_THINKING|>", "<|END_THINKING|>"),
-    ("<|channel>thought", "<channel|>"),
-    ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
 ];
 
 const EMPTY_THINK: &str = "<think>\n\n</think>\n\n";
@@ -1189,7 +1174,7 @@ struct Turn {
     after: String,
     /// How it was found.
     method: &'static str,
-    /// The turn writes reasoning markup ([`REASONING_MARKERS`]): it is
+    /// The turn writes reasoning markup ([`toolscan::reasoning_markers`]): it is
     /// parsed with reasoning separation on.
     reasoning: bool,
     /// The generation prompt opened the reasoning block (it ends with an
@@ -1254,11 +1239,16 @@ fn cut_turn(format: &str, p: &str, p0: &str, full: &str) -> Result<Turn, String>
         // not write after that prompt.
         turn = turn.strip_prefix("</think>").unwrap_or(turn);
     }
-    let reasoning = REASONING_MARKERS
+    // A turn that writes a reasoning marker the engine knows is parsed with
+    // reasoning separation on (Cohere R7B writes an empty
+    // `<|START_THINKING|><|END_THINKING|>` before its calls), and as
+    // starting inside the reasoning block when the generation prompt ends
+    // with an opening one.
+    let reasoning = toolscan::reasoning_markers()
         .iter()
         .any(|(open, close)| turn.contains(open) || turn.contains(close));
     let starts_in_reasoning = reasoning
-        && REASONING_MARKERS
+        && toolscan::reasoning_markers()
             .iter()
             .any(|(open, _)| gen.ends_with(open));
     let after = rest[turn.len()..].to_string();

@@ -11,22 +11,14 @@
 //! `parse` must give what the events collect to.
 
 use serde_json::{json, Value};
-use toolscan::{parse, DiagnosticKind, Event, FinishReason, Options, Registry, Response, Tools};
+use toolscan::{DiagnosticKind, Event, FinishReason, Options, Response, Tools};
 use toolscan_testkit::check::{check_events, diagnostics_of, text_of};
 use toolscan_testkit::chunk::{self, feed_every_api, Api, Plan};
 
 /// The coalesced events of `input` under every chunking and API (see the
 /// module comment).
 fn run(format: &str, opts: &Options, input: &str) -> Vec<Event> {
-    let events = chunk::invariant(|| chunk::parser(format, opts.clone()), input.as_bytes())
-        .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"));
-    let g = Registry::builtin().grammar(format).expect("format");
-    assert_eq!(
-        parse(g, opts.clone(), input.as_bytes()),
-        Response::from_events(&events),
-        "{format}: parse differs from the streamed events\ninput: {input:?}"
-    );
-    events
+    chunk::events_everywhere(format, opts, input)
 }
 
 fn seeded() -> Options {

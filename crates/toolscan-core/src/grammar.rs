@@ -23,6 +23,18 @@ const THINK: [(&str, &str); 6] = [
     ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
 ];
 
+/// The reasoning markers every grammar reads with reasoning separation on,
+/// as (opening, closing) pairs: `<think>`, `[THINK]`, Seed-OSS, Cohere,
+/// Gemma 4's thought channel, Kimi K3. (Harmony's `analysis` channel is
+/// reasoning by its format's program.)
+///
+/// ```
+/// assert!(toolscan_core::reasoning_markers().contains(&("<think>", "</think>")));
+/// ```
+pub fn reasoning_markers() -> &'static [(&'static str, &'static str)] {
+    &THINK
+}
+
 /// What a marker of a text-mode automaton means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PatKind {

@@ -80,7 +80,7 @@ pub use error::Error;
 pub use event::{Arguments, Delta, Diagnostic, DiagnosticKind, Event, EventRef, FinishReason};
 pub use format::Format;
 pub use format_file::FormatFileError;
-pub use grammar::Grammar;
+pub use grammar::{reasoning_markers, Grammar};
 pub use ids::IdMint;
 pub use options::{Limits, Options};
 pub use parser::Parser;

@@ -347,6 +347,26 @@ pub fn invariant(make: impl Fn() -> Parser, input: &[u8]) -> Result<Vec<Event>, 
     Ok(reference.unwrap_or_default())
 }
 
+/// The coalesced events of `input` under built-in `format` with `options`:
+/// the same under every [`standard`] plan and every API ([`invariant`]),
+/// and what the one-shot `parse` gives.
+///
+/// # Panics
+///
+/// If the format is unknown, or the runs disagree (the message names the
+/// format, the plan and the input).
+pub fn events_everywhere(format: &str, options: &Options, input: &str) -> Vec<Event> {
+    let events = invariant(|| parser(format, options.clone()), input.as_bytes())
+        .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"));
+    let g = Registry::builtin().grammar(format).expect("format");
+    assert_eq!(
+        toolscan_core::parse(g, options.clone(), input.as_bytes()),
+        toolscan_core::Response::from_events(&events),
+        "{format}: parse differs from the streamed events\ninput: {input:?}"
+    );
+    events
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
