@@ -58,6 +58,13 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "NAME|auto")]
     pub format: Option<String>,
 
+    /// A format described in JSON (see docs/format-files.md): registered
+    /// beside the built-in formats, and used for every completion unless
+    /// `--format` names another (`auto`: by model, see `--model-map`, which
+    /// may name it too).
+    #[arg(long, value_name = "FORMAT.json")]
+    pub format_file: Option<PathBuf>,
+
     /// JSON object of model id → format name, for the models whose family
     /// this build does not know (or writes otherwise).
     #[arg(long, value_name = "FILE")]
@@ -349,6 +356,19 @@ mod tests {
             };
             assert_eq!(file, Some(PathBuf::from("my.json")), "{sub}");
         }
+        let cli = Cli::try_parse_from([
+            "toolscan",
+            "proxy",
+            "--upstream",
+            "http://127.0.0.1:1",
+            "--format-file",
+            "my.json",
+        ])
+        .unwrap();
+        let Command::Proxy(a) = cli.command else {
+            panic!("expected proxy");
+        };
+        assert_eq!(a.format_file, Some(PathBuf::from("my.json")));
     }
 
     #[test]

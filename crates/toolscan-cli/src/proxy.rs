@@ -6,13 +6,17 @@
 
 use crate::args::ProxyArgs;
 use crate::failure::Failure;
+use crate::setup::registry_with;
 use toolscan_proxy::{serve, shutdown_signal, ProxyConfig};
 
 /// Runs `toolscan proxy` until a signal stops it.
 pub fn run(args: ProxyArgs) -> Result<(), Failure> {
     let upstream = args.upstream.clone();
-    let mut config = ProxyConfig::new(args.upstream).with_reasoning(args.reasoning);
-    if let Some(format) = args.format {
+    let (registry, described) = registry_with(args.format_file.as_deref())?;
+    let mut config = ProxyConfig::new(args.upstream)
+        .with_reasoning(args.reasoning)
+        .with_registry(registry);
+    if let Some(format) = args.format.or(described) {
         config = config.with_format(format);
     }
     if let Some(path) = &args.model_map {

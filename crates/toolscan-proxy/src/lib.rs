@@ -98,6 +98,9 @@ pub struct ProxyConfig {
     pub max_request_bytes: usize,
     /// How long connecting to the upstream may take. Default 10 s.
     pub connect_timeout: Duration,
+    /// The formats names refer to: [`Registry::builtin`], plus any a user
+    /// registered (a format described in a file, say).
+    pub registry: Registry,
 }
 
 impl ProxyConfig {
@@ -110,7 +113,15 @@ impl ProxyConfig {
             reasoning: false,
             max_request_bytes: 32 << 20,
             connect_timeout: Duration::from_secs(10),
+            registry: Registry::builtin(),
         }
+    }
+
+    /// Reads format names in `registry` (the built-in formats and the
+    /// user's own: see [`Registry::register_file`]).
+    pub fn with_registry(mut self, registry: Registry) -> ProxyConfig {
+        self.registry = registry;
+        self
     }
 
     /// Reads every completion with the format `name` (`auto` means: by
@@ -356,7 +367,7 @@ impl Proxy {
         }
         let base = url.as_str().trim_end_matches('/').to_owned();
 
-        let registry = Registry::builtin();
+        let registry = config.registry.clone();
         let grammar = |name: &str| {
             registry
                 .grammar(name)

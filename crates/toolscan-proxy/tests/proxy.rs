@@ -649,3 +649,36 @@ async fn serve_refuses_a_bad_configuration() {
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
     }
 }
+
+/// A format of the user's own, described in JSON, reads the completions
+/// when the proxy is given the registry that holds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_format_from_a_description_reads_the_completions() {
+    let mut registry = toolscan_core::Registry::builtin();
+    registry
+        .register_json(
+            r#"{"name": "my-calls", "open": "<tool_call>",
+                "arguments": {"json": "call"}, "close": "</tool_call>"}"#,
+        )
+        .unwrap();
+    let upstream = Upstream::start(&[]);
+    // Unknown to the built-in registry: refused.
+    let refused = serve(
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        ProxyConfig::new(upstream.url.clone()).with_format("my-calls"),
+        async {},
+    )
+    .await;
+    assert!(refused.is_err());
+    let config = ProxyConfig::new(upstream.url.clone())
+        .with_registry(registry)
+        .with_format("my-calls");
+    let proxy = Proxy::start(config).await;
+    let response = post_chat(&proxy, &chat_request("Qwen/Qwen3-8B", false)).await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json_value().await.unwrap();
+    let calls = body["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .expect("tool_calls");
+    assert_eq!(calls.len(), 2, "{body}");
+}
