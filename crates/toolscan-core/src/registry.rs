@@ -141,6 +141,12 @@ const MODELS: &[(&str, &str)] = &[
     ("mistral", "mistral"),
     ("mixtral", "mistral"),
     ("codestral", "mistral"),
+    // Fine-tunes of Llama 3 with formats of their own, before `llama-3`.
+    ("nemotron", "nemotron"), // Llama-3.x-Nemotron, Nemotron Nano v2
+    ("firefunction", "phi4-mini"),
+    ("functionary-small-v3.1", "function-tag"),
+    ("functionary-medium-v3.1", "function-tag"),
+    ("functionary", "functionary-v3.2"),
     ("llama-4", "pythonic"),
     ("llama4", "pythonic"),
     ("llama-3", "llama3-json"),
@@ -166,7 +172,6 @@ const MODELS: &[(&str, &str)] = &[
     ("command-r", "command-r"),
     ("xlam", "xlam"),
     ("apertus", "apertus"),
-    ("nemotron", "nemotron"),
     ("gigachat", "gigachat3"),
     ("step-3", "step3"),
     ("step3", "step3"),
@@ -177,7 +182,7 @@ const MODELS: &[(&str, &str)] = &[
     ("functiongemma", "functiongemma"),
     ("gemma-4", "gemma4"),
     ("gemma-3", "gemma-tool-code"),
-    ("functionary", "functionary-v3.2"),
+    ("apriel", "jamba"),
 ];
 
 /// The format a model id is known to write, from its family name
@@ -222,8 +227,36 @@ mod tests {
             ("deepseek-ai/DeepSeek-V3.2", "deepseek-v3.2"),
             ("openai/gpt-oss-20b", "harmony"),
             ("zai-org/GLM-4.7-Flash", "glm47"),
+            ("moonshotai/Kimi-K2-Instruct-0905", "kimi-k2"),
+            ("ibm-granite/granite-3.3-8b-instruct", "granite"),
+            ("ibm-granite/granite-4.0-h-small", "hermes"),
+            ("microsoft/Phi-4-mini-instruct", "phi4-mini"),
+            ("CohereLabs/c4ai-command-r7b-12-2024", "command-r7b"),
+            ("CohereForAI/c4ai-command-r-plus", "command-r"),
+            ("Salesforce/xLAM-2-8b-fc-r", "xlam"),
+            ("swiss-ai/Apertus-8B-Instruct-2509", "apertus"),
+            ("ai-sage/GigaChat3-10B-A1.8B", "gigachat3"),
+            ("meetkai/functionary-medium-v3.2", "functionary-v3.2"),
+            ("allenai/Olmo-3-7B-Instruct", "olmo3"),
+            ("LiquidAI/LFM2-1.2B", "lfm2"),
+            ("google/gemma-4-31b-it", "gemma4"),
+            ("google/functiongemma-270m-it", "functiongemma"),
+            ("MiniMaxAI/MiniMax-M1-80k", "minimax-m1"),
+            ("internlm/internlm2_5-7b-chat", "internlm"),
+            ("ai21labs/AI21-Jamba-Mini-1.5", "jamba"),
+            ("nvidia/Llama-3.3-Nemotron-Super-49B-v1", "nemotron"),
+            ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", "nemotron"),
+            ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "qwen3-coder"),
+            ("fireworks-ai/llama-3-firefunction-v2", "phi4-mini"),
+            ("meetkai/functionary-medium-v3.1", "function-tag"),
+            ("ServiceNow-AI/Apriel-1.5-15b-Thinker", "jamba"),
         ] {
             assert_eq!(format_for_model(model), Some(want), "{model}");
+        }
+        // Every family maps to a format this build has.
+        let reg = Registry::builtin();
+        for (fragment, format) in MODELS {
+            assert!(reg.get(format).is_some(), "{fragment} → {format}");
         }
     }
 
