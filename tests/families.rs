@@ -406,3 +406,50 @@ fn cohere_directly_answer_is_no_call() {
     assert_eq!(calls_of(&ev), vec![("f".into(), json!({"a": 1}))]);
     assert_eq!(text_of(&ev), "");
 }
+
+#[test]
+fn every_format_keeps_the_contract_on_random_markup() {
+    // Pieces of every format's markers and bodies, glued at random: no
+    // panic, the event contract holds, and every chunking agrees.
+    let reg = Registry::builtin();
+    let mut pieces: Vec<String> = reg
+        .formats()
+        .iter()
+        .flat_map(|f| f.markers())
+        .map(|m| m.trim_start_matches('^').replace("\\n", "\n"))
+        .collect();
+    pieces.extend(
+        [
+            "{\"name\": \"f\", \"arguments\": {\"a\": [1, \"x\"]}}",
+            "[{\"name\": \"g\", \"arguments\": {}}]",
+            "f(a='b', c=[1, 2])",
+            "call:f{a:<|\"|>x<|\"|>}",
+            "functions.f:3",
+            "<|tool_call_argument_begin|>",
+            "<|message|>",
+            " to=functions.f",
+            "commentary",
+            "get_weather\n",
+            "all\n",
+            "\n",
+            " ",
+            "}",
+            "]",
+            ")",
+            "\"",
+            "東京",
+        ]
+        .map(String::from),
+    );
+    let mut rng = toolscan_testkit::rng::Rng::new(0x5eed);
+    let names: Vec<String> = reg.formats().iter().map(|f| f.name().to_owned()).collect();
+    for format in names.iter().map(String::as_str).chain(["auto"]) {
+        for _ in 0..12 {
+            let n = 1 + (rng.next_u64() % 8) as usize;
+            let input: String = (0..n)
+                .map(|_| pieces[(rng.next_u64() % pieces.len() as u64) as usize].as_str())
+                .collect();
+            run(format, &input);
+        }
+    }
+}
