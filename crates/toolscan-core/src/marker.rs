@@ -437,18 +437,22 @@ impl MarkerSet {
             // automaton is at its start before it): at a byte that begins
             // a marker, followed by a byte that may be its second — and,
             // for a word byte, not inside a word.
+            // (The cheapest test first: most word bytes that begin a marker
+            // are inside a word.)
             return match (0..hay.len()).find(|&t| {
                 let b = hay[t];
                 self.class[usize::from(b)] & BEGINS != 0
-                    && self.may_begin(hay, t)
                     && !(is_word(b)
                         && if t == 0 {
                             after_word
                         } else {
                             is_word(hay[t - 1])
                         })
+                    && self.may_begin(hay, t)
             }) {
                 None => true,
+                // Its last byte begins a marker as written: held.
+                Some(t) if t + 1 == hay.len() => false,
                 Some(t) => self.plain_from(&hay[t..]),
             };
         }
