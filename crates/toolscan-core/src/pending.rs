@@ -92,6 +92,29 @@ impl<'a> Chunk<'a> {
     }
 }
 
+/// [`LAST_BYTE`]: an ASCII letter or digit, or `_`.
+const WORD: u8 = 1;
+/// [`LAST_BYTE`]: neither blank (space, tab, CR, the byte-order mark's last
+/// byte) nor a newline.
+const INK: u8 = 2;
+
+/// What the last byte of released text says, by byte.
+static LAST_BYTE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            t[b] |= WORD;
+        }
+        if !matches!(c, b' ' | b'\t' | b'\r' | b'\n' | 0xBF) {
+            t[b] |= INK;
+        }
+        b += 1;
+    }
+    t
+};
+
 /// The pending bytes and where text goes.
 #[derive(Debug)]
 pub(crate) struct Pending {
@@ -296,20 +319,25 @@ impl Pending {
         (n - complete_prefix_len(&tail[..n])) as u64
     }
 
-    /// Bytes leave the parser: keeps track of whether the line is blank.
+    /// Bytes leave the parser: keeps track of whether the last byte is a
+    /// word byte and whether the line is blank (each only if the grammar
+    /// needs it; one table lookup on the last byte in the common case).
     #[inline]
     fn passed(&mut self, bytes: &[u8]) {
-        if let (true, Some(&b)) = (self.track_words, bytes.last()) {
-            self.after_word = is_word(b);
-        }
+        let Some(&last) = bytes.last() else {
+            return;
+        };
+        let class = LAST_BYTE[usize::from(last)];
+        // (A store the grammar may not need is cheaper than a branch.)
+        self.after_word = self.track_words && class & WORD != 0;
         if !self.track_lines {
             return;
         }
         // Most text ends in a byte that is neither blank nor a newline, or
         // in one blank after such a byte.
         let n = bytes.len();
-        let plain = |b: u8| !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0xBF);
-        if n > 0 && (plain(bytes[n - 1]) || (n > 1 && bytes[n - 1] == b' ' && plain(bytes[n - 2])))
+        if class & INK != 0
+            || (last == b' ' && n > 1 && LAST_BYTE[usize::from(bytes[n - 2])] & INK != 0)
         {
             self.line_blank = false;
             return;
