@@ -146,6 +146,41 @@ mod avx2 {
         let (lo, hi) = tables(set);
         let nibble = _mm256_set1_epi8(0x0F);
         let mut at = from;
+        // 128 bytes a step while nothing is found (as `find_avx2`), then
+        // the window is worked out in 64-byte halves below.
+        while at + 128 <= hay.len() {
+            // SAFETY: `at + 128 <= hay.len()`, so the four unaligned
+            // 32-byte loads, at `at`, `at + 32`, `at + 64` and `at + 96`,
+            // read inside `hay`.
+            let x = unsafe {
+                let p = hay.as_ptr().add(at).cast::<__m256i>();
+                [
+                    _mm256_loadu_si256(p),
+                    _mm256_loadu_si256(p.add(1)),
+                    _mm256_loadu_si256(p.add(2)),
+                    _mm256_loadu_si256(p.add(3)),
+                ]
+            };
+            let m = x.map(|x| hits(x, lo, hi, nibble));
+            let any = _mm256_or_si256(_mm256_or_si256(m[0], m[1]), _mm256_or_si256(m[2], m[3]));
+            if mask(any) != 0 {
+                let first = u64::from(mask(m[0])) | u64::from(mask(m[1])) << 32;
+                if first != 0 {
+                    return Some(super::Window {
+                        start: at,
+                        bits: first,
+                        len: 64,
+                    });
+                }
+                let second = u64::from(mask(m[2])) | u64::from(mask(m[3])) << 32;
+                return Some(super::Window {
+                    start: at + 64,
+                    bits: second,
+                    len: 64,
+                });
+            }
+            at += 128;
+        }
         while at + 64 <= hay.len() {
             // SAFETY: `at + 64 <= hay.len()`, so both unaligned 32-byte
             // loads, at `at` and `at + 32`, read inside `hay`.
