@@ -214,6 +214,8 @@ fn an_unterminated_reasoning_block_keeps_its_calls() {
     assert_eq!(r.tool_calls.len(), 1);
     assert_eq!(r.reasoning.as_deref(), Some("Need the weather.\n\nwaiting"));
     assert_eq!(r.text, "");
+    // Nothing is reported missing at the end.
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
 }
 
 #[test]
