@@ -915,10 +915,19 @@ impl Format {
         &self.description
     }
 
-    /// The opening markers, as display text.
+    /// The opening markers, as display text (`^` before a marker that
+    /// counts only at a line start; `(stream start)` for a program that
+    /// runs where the stream starts).
     pub fn markers(&self) -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         for o in &self.openers {
+            if o.stream_start {
+                // No marker: the program runs where the stream starts.
+                if !v.iter().any(|m| m == "(stream start)") {
+                    v.push("(stream start)".into());
+                }
+                continue;
+            }
             let mut m = o.marker.display();
             if o.line_start {
                 m = format!("^{m}");
