@@ -285,8 +285,6 @@ fn rarity(b: u8, next: Option<u8>) -> u8 {
     }
 }
 
-/// [`MarkerSet::class`]: a rare byte.
-const RARE: u8 = 1;
 /// [`MarkerSet::class`]: the first byte of a marker.
 const BEGINS: u8 = 2;
 
@@ -301,9 +299,8 @@ pub(crate) struct MarkerSet {
     depth_shift: u32,
     patterns: Vec<Pattern>,
     rare: RareBytes,
-    /// `class[b]`: [`RARE`] if `b` is a rare byte, [`BEGINS`] if some
-    /// marker begins with it as written (either case for a
-    /// case-insensitive marker).
+    /// `class[b]`: [`BEGINS`] if some marker begins with it as written
+    /// (either case for a case-insensitive marker).
     class: Box<[u8; 256]>,
     /// Invariant: bit `b` of `pairs[a]` is set iff some marker begins with
     /// the bytes `a`, `b` (either case for a case-insensitive marker), or
@@ -380,11 +377,6 @@ impl MarkerSet {
         }
         let rare = RareBytes::new(&patterns, any_ci);
         let mut class = Box::new([0u8; 256]);
-        for (b, c) in class.iter_mut().enumerate() {
-            if rare.back[b].is_some() {
-                *c |= RARE;
-            }
-        }
         let mut pairs = Box::new([[0u64; 4]; 256]);
         for p in &patterns {
             let variants = |b: u8| {

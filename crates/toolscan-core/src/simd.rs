@@ -51,16 +51,11 @@ impl ByteSet8 {
     }
 }
 
-/// The first position in `hay` holding a byte of `set`.
+/// The first position in `hay` holding a byte of `set`: the first hit of
+/// the first [`window`].
 #[inline]
 pub(crate) fn find(hay: &[u8], set: &ByteSet8) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return avx2::find(hay, set);
-        }
-    }
-    passes(hay, set.bytes())
+    window(hay, 0, set).map(|w| w.start + w.bits.trailing_zeros() as usize)
 }
 
 /// Where [`window`] found bytes of a set.
@@ -146,7 +141,7 @@ mod avx2 {
         let (lo, hi) = tables(set);
         let nibble = _mm256_set1_epi8(0x0F);
         let mut at = from;
-        // 128 bytes a step while nothing is found (as `find_avx2`), then
+        // 128 bytes a step while nothing is found, tested as one; then
         // the window is worked out in 64-byte halves below.
         while at + 128 <= hay.len() {
             // SAFETY: `at + 128 <= hay.len()`, so the four unaligned
@@ -202,15 +197,6 @@ mod avx2 {
         super::tail_window(hay, at, set)
     }
 
-    /// See [`super::find`]. Callers check that the CPU has AVX2.
-    #[inline]
-    pub(super) fn find(hay: &[u8], set: &ByteSet8) -> Option<usize> {
-        // SAFETY: the only caller, `super::find`, has just checked with
-        // `is_x86_feature_detected!("avx2")` that the CPU has AVX2, which is
-        // all `find_avx2` requires of its caller.
-        unsafe { find_avx2(hay, set) }
-    }
-
     /// Both nibble tables, in each 128-bit lane (`vpshufb` looks up within
     /// a lane).
     #[target_feature(enable = "avx2")]
@@ -242,44 +228,6 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     fn mask(m: __m256i) -> u32 {
         !(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, _mm256_setzero_si256())) as u32)
-    }
-
-    #[target_feature(enable = "avx2")]
-    unsafe fn find_avx2(hay: &[u8], set: &ByteSet8) -> Option<usize> {
-        let (lo, hi) = tables(set);
-        let nibble = _mm256_set1_epi8(0x0F);
-        // 128 bytes a step, tested as one: the exact place is worked out
-        // only in the step that has a hit.
-        let mut blocks = hay.chunks_exact(128);
-        let mut at = 0;
-        for block in &mut blocks {
-            // SAFETY: `block` is 128 bytes long, so the four unaligned
-            // 32-byte loads, at offsets 0, 32, 64 and 96, read inside it.
-            let x = unsafe {
-                let p = block.as_ptr().cast::<__m256i>();
-                [
-                    _mm256_loadu_si256(p),
-                    _mm256_loadu_si256(p.add(1)),
-                    _mm256_loadu_si256(p.add(2)),
-                    _mm256_loadu_si256(p.add(3)),
-                ]
-            };
-            let m = x.map(|x| hits(x, lo, hi, nibble));
-            let any = _mm256_or_si256(_mm256_or_si256(m[0], m[1]), _mm256_or_si256(m[2], m[3]));
-            if mask(any) != 0 {
-                for (k, m) in m.iter().enumerate() {
-                    let bits = mask(*m);
-                    if bits != 0 {
-                        return Some(at + 32 * k + bits.trailing_zeros() as usize);
-                    }
-                }
-            }
-            at += 128;
-        }
-        let rest = blocks.remainder();
-        rest.iter()
-            .position(|b| set.bytes().contains(b))
-            .map(|k| at + k)
     }
 }
 
