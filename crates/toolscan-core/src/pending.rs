@@ -334,11 +334,12 @@ impl Pending {
             return;
         }
         // Most text ends in a byte that is neither blank nor a newline, or
-        // in one blank after such a byte.
+        // in one blank after such a byte. (Tested without branches but the
+        // last: which of the two it is, is a coin toss for a predictor.)
         let n = bytes.len();
-        if class & INK != 0
-            || (last == b' ' && n > 1 && LAST_BYTE[usize::from(bytes[n - 2])] & INK != 0)
-        {
+        let before = LAST_BYTE[usize::from(bytes[n.saturating_sub(2)])];
+        let one_blank = u8::from(last == b' ') & u8::from(n > 1);
+        if (class | (before & one_blank.wrapping_neg())) & INK != 0 {
             self.line_blank = false;
             return;
         }

@@ -10,7 +10,9 @@
 //! nibble, so a byte is in the set exactly when the two entries share a
 //! bit. That costs the same for four bytes as for eight; comparing with
 //! each byte in turn cost 30% more at five bytes than at four (measured on
-//! `text_only/whole`). Without AVX2 (or off x86-64) the passes are used.
+//! `text_only/whole`). With AVX-512BW the same test runs on 64 bytes a
+//! vector (a window is then one vector's mask); without AVX2 (or off
+//! x86-64) the passes are used.
 
 /// A set of four to eight bytes, ready for [`find`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,10 +79,18 @@ pub(crate) struct Window {
 pub(crate) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<Window> {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512bw") {
+            return avx512::window(hay, from, set);
+        }
         if std::arch::is_x86_feature_detected!("avx2") {
             return avx2::window(hay, from, set);
         }
     }
+    portable_window(hay, from, set)
+}
+
+/// [`window`] without SIMD of our own: the first hit alone, by [`passes`].
+fn portable_window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<Window> {
     let p = from + passes(&hay[from..], set.bytes())?;
     Some(Window {
         start: p,
@@ -231,13 +241,127 @@ mod avx2 {
     }
 }
 
+/// The same search 64 bytes a vector: a window is one vector's mask, and
+/// the end of the haystack is one masked load (which reads nothing past
+/// it). On an AVX-512 machine it took a tenth off `auto` on 64 KiB chunks of
+/// prose: 2.76–3.03 µs a chunk against 3.09–3.42 µs with AVX2, side by
+/// side (`hermes`, searching with `memchr2`: 2.35 µs).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod avx512 {
+    use super::ByteSet8;
+    use std::arch::x86_64::{
+        __m512i, __mmask64, _mm512_and_si512, _mm512_broadcast_i32x4, _mm512_loadu_si512,
+        _mm512_maskz_loadu_epi8, _mm512_set1_epi8, _mm512_shuffle_epi8, _mm512_srli_epi16,
+        _mm512_test_epi8_mask, _mm_loadu_si128,
+    };
+
+    /// See [`super::window`]. Callers check that the CPU has AVX-512BW.
+    #[inline]
+    pub(super) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<super::Window> {
+        // SAFETY: the only caller, `super::window`, has just checked with
+        // `is_x86_feature_detected!("avx512bw")` that the CPU has AVX-512BW
+        // (which implies AVX-512F), all `window_avx512` requires of its
+        // caller.
+        unsafe { window_avx512(hay, from, set) }
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn window_avx512(hay: &[u8], from: usize, set: &ByteSet8) -> Option<super::Window> {
+        // SAFETY: each table is 16 bytes, the size of the unaligned load.
+        let (lo, hi) = unsafe {
+            (
+                _mm512_broadcast_i32x4(_mm_loadu_si128(set.lo.as_ptr().cast())),
+                _mm512_broadcast_i32x4(_mm_loadu_si128(set.hi.as_ptr().cast())),
+            )
+        };
+        let nibble = _mm512_set1_epi8(0x0F);
+        let hits = |x: __m512i| -> __mmask64 {
+            let l = _mm512_shuffle_epi8(lo, _mm512_and_si512(x, nibble));
+            let h = _mm512_shuffle_epi8(hi, _mm512_and_si512(_mm512_srli_epi16(x, 4), nibble));
+            _mm512_test_epi8_mask(l, h)
+        };
+        let window = |start: usize, bits: u64, len: usize| super::Window { start, bits, len };
+        let mut at = from;
+        // 128 bytes a step while nothing is found.
+        while at + 128 <= hay.len() {
+            // SAFETY: `at + 128 <= hay.len()`, so both unaligned 64-byte
+            // loads, at `at` and `at + 64`, read inside `hay`.
+            let (a, b) = unsafe {
+                let p = hay.as_ptr().add(at).cast::<__m512i>();
+                (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1)))
+            };
+            let (a, b) = (hits(a), hits(b));
+            if a | b != 0 {
+                return Some(if a != 0 {
+                    window(at, a, 64)
+                } else {
+                    window(at + 64, b, 64)
+                });
+            }
+            at += 128;
+        }
+        while at < hay.len() {
+            let len = (hay.len() - at).min(64);
+            // Bit `k` of `keep`: position `at + k` is in `hay`.
+            let keep = u64::MAX >> (64 - len);
+            // SAFETY: `at < hay.len()`, so the pointer is inside `hay`; the
+            // masked load reads only the bytes whose bit is set in `keep`,
+            // `at..at + len`, inside `hay`, and suppresses faults on the
+            // others.
+            let x = unsafe { _mm512_maskz_loadu_epi8(keep, hay.as_ptr().add(at).cast()) };
+            let m = hits(x) & keep;
+            if m != 0 {
+                return Some(window(at, m, len));
+            }
+            at += len;
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    type WindowFn = fn(&[u8], usize, &ByteSet8) -> Option<Window>;
+
+    /// Every implementation of [`window`] this CPU can run.
+    fn implementations() -> Vec<(&'static str, WindowFn)> {
+        let mut v: Vec<(&'static str, WindowFn)> = vec![("portable", portable_window)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                v.push(("avx2", avx2::window));
+            }
+            if std::arch::is_x86_feature_detected!("avx512bw") {
+                v.push(("avx512", avx512::window));
+            }
+        }
+        v
+    }
+
+    /// Every hit at or after `from`, window by window.
+    fn all_hits(imp: WindowFn, hay: &[u8], from: usize, set: &ByteSet8) -> Vec<usize> {
+        let mut got = Vec::new();
+        let mut at = from;
+        while at < hay.len() {
+            let Some(w) = imp(hay, at, set) else { break };
+            assert!(w.start >= at && w.len <= 64 && w.len > 0);
+            assert!(w.len == 64 || w.bits >> w.len == 0, "bits past the window");
+            let mut m = w.bits;
+            while m != 0 {
+                got.push(w.start + m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+            at = w.start + w.len;
+        }
+        got
+    }
+
     fn first_everywhere(n: &[u8]) {
         let set = ByteSet8::new(n).unwrap();
-        for len in [0, 1, 31, 63, 64, 65, 127, 128, 129, 255, 256, 300] {
+        for len in [0, 1, 31, 63, 64, 65, 127, 128, 129, 191, 192, 255, 256, 300] {
             let mut hay = vec![b'x'; len];
             assert_eq!(find(&hay, &set), None, "{len}");
             assert_eq!(passes(&hay, n), None, "{len}");
@@ -245,6 +369,11 @@ mod tests {
                 hay[at] = n[at % n.len()];
                 assert_eq!(find(&hay, &set), Some(at), "{len} at {at}");
                 assert_eq!(passes(&hay, n), Some(at), "{len} at {at}");
+                for (name, imp) in implementations() {
+                    let first =
+                        imp(&hay, 0, &set).map(|w| w.start + w.bits.trailing_zeros() as usize);
+                    assert_eq!(first, Some(at), "{name}: {len} at {at}");
+                }
             }
         }
     }
@@ -257,7 +386,7 @@ mod tests {
     }
 
     /// Every window holds exactly the set's bytes at or after `from`, and
-    /// no hit is skipped between windows.
+    /// no hit is skipped between windows, by every implementation.
     #[test]
     fn windows_hold_every_hit() {
         let n = [b'<', b'[', b'`', b'L', 0xA6];
@@ -267,34 +396,44 @@ mod tests {
             .collect();
         hay[299] = b'<';
         let want: Vec<usize> = (0..hay.len()).filter(|&k| n.contains(&hay[k])).collect();
-        for from in [0, 1, 5, 63, 64, 100, 236, 299, 300] {
-            let mut got = Vec::new();
-            let mut at = from;
-            while let Some(w) = window(&hay, at, &set) {
-                assert!(w.start >= at);
-                let mut m = w.bits;
-                while m != 0 {
-                    got.push(w.start + m.trailing_zeros() as usize);
-                    m &= m - 1;
-                }
-                at = w.start + w.len;
-                if at >= hay.len() {
-                    break;
-                }
+        for (name, imp) in implementations() {
+            for from in [0, 1, 5, 63, 64, 100, 127, 128, 236, 299, 300] {
+                let want: Vec<usize> = want.iter().copied().filter(|&k| k >= from).collect();
+                assert_eq!(all_hits(imp, &hay, from, &set), want, "{name} from {from}");
             }
-            let want: Vec<usize> = want.iter().copied().filter(|&k| k >= from).collect();
-            assert_eq!(got, want, "from {from}");
+        }
+        // Sparse hits, far apart: whole empty steps are skipped.
+        let mut hay = vec![b'a'; 1000];
+        for k in [0, 127, 128, 255, 640, 999] {
+            hay[k] = b'[';
+        }
+        for (name, imp) in implementations() {
+            assert_eq!(
+                all_hits(imp, &hay, 0, &set),
+                vec![0, 127, 128, 255, 640, 999],
+                "{name}"
+            );
         }
     }
 
     #[test]
     fn only_the_set_matches() {
         // Bytes that share a nibble with a member, but are not one.
-        let set = ByteSet8::new(&[0x3C, 0x5B, 0x60, 0x4C, 0x9C]).unwrap();
+        let members = [0x3C, 0x5B, 0x60, 0x4C, 0x9C];
+        let set = ByteSet8::new(&members).unwrap();
         for b in 0..=255u8 {
-            let hay = vec![b; 200];
-            let want = [0x3C, 0x5B, 0x60, 0x4C, 0x9C].contains(&b).then_some(0);
-            assert_eq!(find(&hay, &set), want, "{b:#x}");
+            for len in [200, 63] {
+                let hay = vec![b; len];
+                let want = members.contains(&b).then_some(0);
+                assert_eq!(find(&hay, &set), want, "{b:#x}");
+                for (name, imp) in implementations() {
+                    assert_eq!(
+                        imp(&hay, 0, &set).map(|w| w.start),
+                        want,
+                        "{name}: {b:#x} × {len}"
+                    );
+                }
+            }
         }
         assert!(ByteSet8::new(b"abc").is_none());
         assert!(ByteSet8::new(b"abcdefghi").is_none());

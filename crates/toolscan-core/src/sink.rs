@@ -50,8 +50,17 @@ impl Sink for Vec<Event> {
                 Some(Event::ToolCallArgs { index: i, delta }),
                 EventRef::ToolCallArgs { index, delta: d },
             ) if *i == index => delta.push_str(d),
-            // The common event, built in place.
-            (_, EventRef::Text(t)) => self.push(Event::Text { delta: t.into() }),
+            // The common event, built in place: `extend` reserves first and
+            // then writes what the closure makes straight into the vector.
+            // `push` built the event on the stack and then copied it, with
+            // 16-byte loads of bytes just written by narrower stores (the
+            // inline `Delta`): a store-forwarding stall, most of the `Vec`
+            // API's cost on token-sized chunks (`Vec` ÷ sink API at 4-byte
+            // chunks, `hermes`: 1.51–1.56× with `push`, 1.36–1.37× with
+            // this, measured side by side).
+            (_, EventRef::Text(t)) => {
+                self.extend(std::iter::once_with(|| Event::Text { delta: t.into() }))
+            }
             (_, e) => self.push(e.to_owned()),
         }
     }

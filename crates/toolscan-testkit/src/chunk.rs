@@ -57,7 +57,7 @@ impl Plan {
     pub fn fixed(len: usize, n: usize) -> Plan {
         assert!(n > 0, "pieces of 0 bytes");
         let mut sizes = vec![n; len / n];
-        if len % n != 0 {
+        if !len.is_multiple_of(n) {
             sizes.push(len % n);
         }
         Plan {
