@@ -101,6 +101,9 @@ impl RareBytes {
         }
         let mut begins_at = Box::new([false; 256]);
         let mut within: Vec<Vec<(usize, usize)>> = vec![Vec::new(); 256];
+        // The bytes that come right before each rare byte in the markers
+        // it is the rare byte of; `None` once one marker begins with it.
+        let mut before: Vec<Option<Vec<u8>>> = vec![Some(Vec::new()); 256];
         for (pid, p) in patterns.iter().enumerate() {
             // The rarest byte; the most shared, then the earliest, of
             // equally rare ones.
@@ -139,7 +142,21 @@ impl RareBytes {
             } else {
                 [b, b]
             };
+            let prev = match k {
+                0 => None,
+                _ => p.bytes.get(usize::from(k) - 1).copied(),
+            };
             for c in cases {
+                match (&mut before[usize::from(c)], prev) {
+                    (Some(list), Some(a)) => {
+                        if p.case_insensitive {
+                            list.extend([a.to_ascii_lowercase(), a.to_ascii_uppercase()]);
+                        } else {
+                            list.push(a);
+                        }
+                    }
+                    (slot, _) => *slot = None,
+                }
                 let slot = &mut back[usize::from(c)];
                 *slot = Some(slot.map_or(k, |x| x.max(k)));
                 if !bytes.contains(&c) {
@@ -153,7 +170,20 @@ impl RareBytes {
             [a, b] => Search::Two(a, b),
             [a, b, c] => Search::Three(a, b, c),
             // (The bytes are different from each other.)
-            _ => crate::simd::ByteSet8::new(&bytes).map_or(Search::Table, Search::Many),
+            // Where the vectorised search can tell, a rare byte counts
+            // only after the byte its markers hold before it (the `L` of
+            // `TOOL` after an `O`): capitals and other rare bytes in
+            // prose are mostly not.
+            _ => crate::simd::ByteSet8::new(&bytes).map_or(Search::Table, |set| {
+                Search::Many(
+                    bytes
+                        .iter()
+                        .fold(set, |set, &b| match &before[usize::from(b)] {
+                            Some(list) => set.after(b, list),
+                            None => set,
+                        }),
+                )
+            }),
         };
         let max_back = back
             .iter()
@@ -835,6 +865,8 @@ mod tests {
         assert_eq!(f.back[usize::from(b'T')], None);
         let mut hay = vec![b'x'; 100];
         assert_eq!(f.find(&hay, 0), None);
+        // (The `L` after the `O` it follows in both markers.)
+        hay[89] = b'O';
         for (at, b) in [(90, b'L'), (60, b'{'), (50, b'['), (40, b'<'), (30, b'`')] {
             hay[at] = b;
             assert_eq!(f.find(&hay, 0), Some(at), "{}", b as char);
