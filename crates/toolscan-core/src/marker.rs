@@ -340,8 +340,8 @@ pub(crate) struct MarkerSet {
     /// is one byte long and is `a`.
     pairs: Box<[[u64; 4]; 256]>,
     any_ci: bool,
-    /// Invariant: some marker begins with a word byte, so counts only at a
-    /// word start ([`Pattern::word_start`]).
+    /// Invariant: `true` iff some marker begins with a word byte (and so
+    /// counts only at a word start, [`Pattern::word_start`]).
     word_begins: bool,
 }
 
