@@ -73,6 +73,7 @@ pub mod sink;
 mod steps;
 mod tools;
 mod utf8;
+mod validate;
 mod value;
 mod xml;
 

@@ -46,7 +46,7 @@ impl<'a> Chunk<'a> {
         let fast = if rest.len() < 64 {
             std::str::from_utf8(rest).ok()
         } else {
-            simdutf8::basic::from_utf8(rest).ok()
+            crate::validate::from_utf8(rest)
         };
         let valid = match fast {
             Some(s) => s,
