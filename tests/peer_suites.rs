@@ -8,6 +8,7 @@
 
 use serde_json::{json, Value};
 use toolscan::{coalesce, Event, IdMint, Options, Parser, Registry, Response};
+use toolscan_testkit::check::calls_of as calls;
 use toolscan_testkit::check::text_of as text;
 use toolscan_testkit::chunk;
 
@@ -34,22 +35,6 @@ fn run_with(format: &str, opts: &Options, input: &str) -> Vec<Event> {
 
 fn run(format: &str, input: &str) -> Vec<Event> {
     run_with(format, &options(), input)
-}
-
-/// The completed calls: (name, arguments as a JSON value).
-fn calls(events: &[Event]) -> Vec<(String, Value)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCallEnd {
-                name, arguments, ..
-            } => Some((
-                name.clone(),
-                serde_json::from_str(arguments.as_str()).expect("arguments are JSON"),
-            )),
-            _ => None,
-        })
-        .collect()
 }
 
 fn diagnostics(events: &[Event]) -> Vec<String> {

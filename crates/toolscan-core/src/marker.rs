@@ -340,9 +340,6 @@ pub(crate) struct MarkerSet {
     /// is one byte long and is `a`.
     pairs: Box<[[u64; 4]; 256]>,
     any_ci: bool,
-    /// Invariant: `true` iff some marker begins with a word byte (and so
-    /// counts only at a word start, [`Pattern::word_start`]).
-    word_begins: bool,
 }
 
 /// What scanning a slice found.
@@ -455,7 +452,6 @@ impl MarkerSet {
             depth,
             depth_shift,
             rare,
-            word_begins: patterns.iter().any(Pattern::word_start),
             patterns,
             any_ci,
         })
@@ -594,7 +590,7 @@ impl MarkerSet {
 
     /// Whether some marker begins with a word byte.
     pub(crate) fn has_word_start(&self) -> bool {
-        self.word_begins
+        self.patterns.iter().any(Pattern::word_start)
     }
 
     /// Whether some marker counts only at a line start.

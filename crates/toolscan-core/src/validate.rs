@@ -210,8 +210,7 @@ mod avx512 {
         // as the last lanes of a block whose first lanes are zero (ASCII
         // before the start): the loads after it then never straddle two
         // cache lines, which halved the speed.
-        let head = (bytes.as_ptr() as usize).wrapping_neg() % 64;
-        let head = if head == 0 { 0 } else { head.min(bytes.len()) };
+        let head = ((bytes.as_ptr() as usize).wrapping_neg() % 64).min(bytes.len());
         let mut prev = _mm512_setzero_si512();
         if head > 0 {
             let mut buf = [0u8; 64];
