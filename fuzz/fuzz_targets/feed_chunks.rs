@@ -1,104 +1,87 @@
-//! Feeds arbitrary bytes, in arbitrary chunks, to a parser of an arbitrary
-//! format, and checks the contract invariants that hold for every input.
+//! Feeds arbitrary bytes, in arbitrary chunks, to a parser of any built-in
+//! format (or `auto`) with any options, and checks the contract's
+//! invariants that hold for every input.
 //!
 //! Input layout:
 //!
-//! - byte 0 picks the format and the reasoning options: `b0 % (3 * n)`
-//!   where `n` is the number of built-in formats plus `auto`; the index
-//!   modulo `n` names the format (`auto` last), the quotient is 0 (plain),
-//!   1 (reasoning separation) or 2 (reasoning separation, starting inside a
-//!   reasoning block);
-//! - byte 1 picks the chunking and the API: 0 feeds the rest at once; any
-//!   other value seeds random chunk sizes between 1 and a maximum picked by
-//!   its low three bits (`toolscan_testkit::chunk::Plan::random`: splits
-//!   fall inside markers and inside UTF-8 characters); bits 3–4 pick the
-//!   parser API the chunks go through (`feed`, `feed_into`, the sink API,
-//!   `feed_str_with` — the last for UTF-8 input only, else `feed_into`);
-//! - the rest is the model output.
+//! | byte | meaning |
+//! |---|---|
+//! | 0 | the format: an index into the built-in formats, then `auto` (`toolscan_fuzz::formats::builtin`), modulo their number |
+//! | 1 | options (`toolscan_fuzz::flag`): reasoning separation, starting inside reasoning, the tools list, `complete_at_stop` with `finish_at_stop`, small limits |
+//! | 2 | chunking (`toolscan_fuzz::chunks`): 0 = at once; else seeded random chunk sizes up to 1…1024 bytes (low three bits) through `feed`, `feed_into`, the sink API or `feed_str_with` (bits 3–4) |
+//! | 3.. | the model output |
 //!
-//! Checked (contract §2), with the workspace's test kit:
-//!
-//! - no panic (invariant 6), for the chunked run and the whole-input run;
-//!   a finished parser stays finished;
-//! - the event contract on both runs (`check::check_events`): one `done`,
-//!   last, whose `finish_reason` agrees with the calls and a truncation;
-//!   per call `tool_call_start` once with indices 0, 1, 2, … and unique
-//!   ids, then its argument deltas, then `tool_call_end` (same id and name,
-//!   deltas exactly its arguments, an object) or a diagnostic that abandons
-//!   it; no text inside a call; no empty delta;
-//! - no `reasoning` event with reasoning separation off; diagnostic offsets
-//!   lie within the input;
-//! - nothing lost (invariant 2): with reasoning separation off and no
-//!   completed call, the text is the input (invalid UTF-8 as U+FFFD);
-//! - chunking invariance (invariant 1): the coalesced events of the chunked
-//!   run equal those of the whole-input run (both with `IdMint::Seeded(0)`);
-//! - streaming equals non-streaming (invariant 7): `parse` gives the
-//!   `Response` of the whole-input run's events.
+//! Checked (contract §2), for the chunked run and a whole-input run:
+//! no panic; the event contract; nothing lost (as far as the format's
+//! framing allows, `toolscan_fuzz::check::one_run`); chunking invariance
+//! (coalesced events equal, ids minted from one seed); `parse` returns the
+//! `Response` of the streamed events.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolscan_core::{parse, Event, IdMint, Options, Parser, Registry, Response};
-use toolscan_testkit::check::{check_events, nothing_lost, offsets_within, same_coalesced};
-use toolscan_testkit::chunk::{self, Api, Plan};
+use toolscan_core::{parse, Parser, Response};
+use toolscan_fuzz::check::{one_run, same_events, Run};
+use toolscan_fuzz::{chunks, flag, formats, options, seed};
 
-/// The largest chunk, by the low three bits of the chunking byte.
-const MAX_CHUNK: [usize; 8] = [1, 2, 3, 4, 7, 16, 64, 1024];
-
-/// The invariants one run must satisfy on its own.
-fn check(events: &[Event], input: &[u8], reasoning: bool) {
-    let tally = check_events(events).unwrap_or_else(|e| panic!("{e}"));
-    offsets_within(events, input.len()).unwrap_or_else(|e| panic!("{e}"));
-    if !reasoning {
-        assert!(
-            !events.iter().any(|e| matches!(e, Event::Reasoning { .. })),
-            "reasoning event with reasoning separation off"
-        );
-        if tally.completed == 0 {
-            nothing_lost(events, input, &[]).unwrap_or_else(|e| panic!("{e}"));
-        }
-    }
-}
-
-fuzz_target!(|data: &[u8]| {
-    let [sel, seed, input @ ..] = data else {
+fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
+    let [format, flags, chunking, input @ ..] = data else {
         return;
     };
-    let registry = Registry::builtin();
-    let mut names: Vec<&str> = registry.formats().iter().map(|f| f.name()).collect();
-    names.push("auto");
-    let n = names.len();
-    let pick = usize::from(*sel) % (3 * n);
-    let name = names[pick % n];
-    let reasoning = pick >= n;
-    let starts_in_reasoning = pick >= 2 * n;
-    let grammar = registry.grammar(name).expect("built-in grammar compiles");
-    let options = || {
-        Options::default()
-            .with_ids(IdMint::Seeded(0))
-            .with_reasoning(reasoning)
-            .with_starts_in_reasoning(starts_in_reasoning)
-    };
-    let parser = || Parser::new(grammar.clone(), options());
+    let entry = formats::pick(*format);
+    let at_stop = flags & flag::AT_STOP != 0;
+    let parser = || Parser::new(entry.grammar.clone(), options(*flags));
 
-    let plan = match *seed {
-        0 => Plan::whole(input.len()),
-        s => Plan::random(input.len(), u64::from(s), MAX_CHUNK[usize::from(s & 7)]),
+    let chunked = chunks::run(parser(), input, *chunking, at_stop);
+    let whole = chunks::run(parser(), input, 0, at_stop);
+    let lossy = String::from_utf8_lossy(input);
+    let run = Run {
+        input,
+        lossy: &lossy,
+        reasoning: flags & flag::REASONING != 0,
+        rule: entry.rule,
     };
-    let api = match Api::ALL[usize::from(seed >> 3) & 3] {
-        Api::Str if std::str::from_utf8(input).is_err() => Api::FeedInto,
-        api => api,
-    };
-    let chunked = chunk::feed(parser(), api, input, &plan);
-    let whole = chunk::feed(parser(), Api::FeedInto, input, &Plan::whole(input.len()));
-    check(&chunked, input, reasoning);
-    check(&whole, input, reasoning);
-
-    if let Err(e) = same_coalesced(&chunked, &whole) {
-        panic!("chunking changed the events (format {name}, {plan}, {api:?}): {e}");
+    one_run(&chunked, &run);
+    one_run(&whole, &run);
+    same_events(&chunked, &whole, &format_args!("format {}, chunking {chunking}", entry.name));
+    if !at_stop {
+        assert_eq!(
+            parse(entry.grammar.clone(), options(*flags), input),
+            Response::from_events(&whole),
+            "parse differs from the streamed events"
+        );
     }
-    assert_eq!(
-        parse(grammar, options(), input),
-        Response::from_events(&whole),
-        "parse differs from the streamed events"
-    );
 });
+
+/// Each conformance case (under its format, `auto` for formats this build
+/// lacks; with the tools list when it has tools) whole, in small chunks,
+/// with reasoning separation and with small limits; and the example
+/// outputs under `auto`.
+fn seeds(repo: &seed::Repo) -> seed::Seeds {
+    let mut s = seed::Seeds {
+        words: seed::format_words(false),
+        ..Default::default()
+    };
+    let mut add = |format: usize, flags: u8, chunking: u8, input: &[u8]| {
+        let mut v = vec![format as u8, flags, chunking];
+        v.extend_from_slice(input);
+        s.inputs.push(v);
+    };
+    for case in &repo.cases {
+        let f = formats::index_of(&case.format);
+        let base = if case.tools.is_some() { flag::TOOLS } else { 0 };
+        let input = case.input.as_bytes();
+        add(f, base, 0, input);
+        add(f, base, 1, input);
+        add(f, base | flag::REASONING, 3 | 2 << 3, input);
+        add(
+            f,
+            base | flag::SMALL_LIMITS | flag::AT_STOP,
+            5 | 3 << 3,
+            input,
+        );
+    }
+    for (_, text) in repo.files("examples/data", ".txt") {
+        add(formats::index_of("auto"), 0, 4, &text);
+    }
+    s
+}
