@@ -15,6 +15,12 @@
 #                   outside its SIMD and UTF-8 spots) or address (ASan, for
 #                   those spots: a few times slower)
 #   FUZZ_JOBS       parallel fuzzing processes (default 1; libFuzzer -fork)
+#   FUZZ_KEEP_GOING 1: go on after a finding (libFuzzer -fork with
+#                   -ignore_crashes/-ignore_timeouts/-ignore_ooms; each
+#                   finding is still written to fuzz/artifacts/TARGET/)
+#   FUZZ_MAX_LEN    largest input libFuzzer makes (default 4096)
+#   TOOLSCAN_FUZZ_KNOWN  panic locations (FILE:LINE, comma-separated) that
+#                   are known findings being fixed: skipped, not reported
 #   FUZZ_TIMEOUT    seconds one input may take before it is a finding
 #                   (default 10)
 #
@@ -40,6 +46,8 @@ esac
 sanitizer=${FUZZ_SANITIZER:-none}
 jobs=${FUZZ_JOBS:-1}
 timeout=${FUZZ_TIMEOUT:-10}
+keep_going=${FUZZ_KEEP_GOING:-0}
+max_len=${FUZZ_MAX_LEN:-4096}
 
 # What the run needs.
 if ! command -v rustup >/dev/null 2>&1; then
@@ -70,21 +78,25 @@ for t in "${targets[@]}"; do
 
   log="$root/fuzz/artifacts/logs/$t-$(date +%Y%m%d-%H%M%S).log"
   echo "== $t: fuzzing for ${secs}s ($jobs process(es)), log $log"
-  args=(-max_total_time="$secs" -timeout="$timeout" -rss_limit_mb=2048
+  args=(-max_total_time="$secs" -timeout="$timeout" -rss_limit_mb=2048 -max_len="$max_len"
     -dict="$dict" -artifact_prefix="$root/fuzz/artifacts/$t/" -print_final_stats=1)
-  [ "$jobs" -gt 1 ] && args+=(-fork="$jobs")
+  if [ "$keep_going" = 1 ]; then
+    args+=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  elif [ "$jobs" -gt 1 ]; then
+    args+=(-fork="$jobs")
+  fi
   set +e
   "$bin" "$corpus" "${args[@]}" "$@" >"$log" 2>&1
   rc=$?
   set -e
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{n += $NF} END {if (NR) print n}' || true)
-  [ -n "$execs" ] || execs=$(grep -o '#[0-9]*' "$log" | tail -1 | tr -d '#')
+  [ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
   rate=$(grep -o 'exec/s: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
   line="$t: ${execs:-?} executions in ${secs}s (${rate:-?}/s at the end), coverage ${cov:-?}, exit $rc"
   if [ "$rc" -ne 0 ]; then
     status=1
-    line="$line — FINDING: $(grep -o 'Test unit written to .*' "$log" | tail -1)"
+    line="$line — FINDING(S): $(ls "$root/fuzz/artifacts/$t" | wc -l) file(s) in fuzz/artifacts/$t/"
     grep -m1 -B2 -A12 "panicked at\|ERROR: libFuzzer\|ERROR: AddressSanitizer" "$log" >&2 || tail -20 "$log" >&2
   fi
   summary+=("$line")

@@ -18,12 +18,20 @@
 //! `Response` of the streamed events.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+use libfuzzer_sys::{fuzz_target, Corpus};
 use toolscan_core::{parse, Parser, Response};
 use toolscan_fuzz::check::{one_run, same_events, Run};
-use toolscan_fuzz::{chunks, flag, formats, options, seed};
+use toolscan_fuzz::{chunks, flag, formats, known, options, seed};
 
-fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
+fuzz_target!(init: seed::init(seeds), |data: &[u8]| -> Corpus {
+    if known::run(|| check(data)) {
+        Corpus::Keep
+    } else {
+        Corpus::Reject
+    }
+});
+
+fn check(data: &[u8]) {
     let [format, flags, chunking, input @ ..] = data else {
         return;
     };
@@ -42,7 +50,11 @@ fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
     };
     one_run(&chunked, &run);
     one_run(&whole, &run);
-    same_events(&chunked, &whole, &format_args!("format {}, chunking {chunking}", entry.name));
+    same_events(
+        &chunked,
+        &whole,
+        &format_args!("format {}, chunking {chunking}", entry.name),
+    );
     if !at_stop {
         assert_eq!(
             parse(entry.grammar.clone(), options(*flags), input),
@@ -50,7 +62,7 @@ fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
             "parse differs from the streamed events"
         );
     }
-});
+}
 
 /// Each conformance case (under its format, `auto` for formats this build
 /// lacks; with the tools list when it has tools) whole, in small chunks,

@@ -12,11 +12,11 @@
 //! | 2.. | the description (JSON text), up to the first `0xFF` byte (never in UTF-8); after it, the model output |
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+use libfuzzer_sys::{fuzz_target, Corpus};
 use toolscan_core::{parse, Format, Grammar, Options, Parser, Registry, Response};
 use toolscan_fuzz::check::{one_run, same_events, Run};
 use toolscan_fuzz::formats::{text_rule, TextRule};
-use toolscan_fuzz::{chunks, flag, options, seed};
+use toolscan_fuzz::{chunks, flag, known, options, seed};
 
 /// Bit of byte 0: read the output with `auto` too.
 const AUTO: u8 = 1 << 5;
@@ -58,7 +58,15 @@ fn exercise(
     }
 }
 
-fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
+fuzz_target!(init: seed::init(seeds), |data: &[u8]| -> Corpus {
+    if known::run(|| check(data)) {
+        Corpus::Keep
+    } else {
+        Corpus::Reject
+    }
+});
+
+fn check(data: &[u8]) {
     let [flags, chunking, rest @ ..] = data else {
         return;
     };
@@ -77,7 +85,10 @@ fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
         .to_json()
         .unwrap_or_else(|e| panic!("a loaded format does not write back: {e}"));
     match Format::from_json(&written) {
-        Ok(again) => assert_eq!(again, format, "the written description reads back another format:\n{written}"),
+        Ok(again) => assert_eq!(
+            again, format,
+            "the written description reads back another format:\n{written}"
+        ),
         Err(e) => panic!("the written description does not load: {e}\n{written}"),
     }
     // Its markers were checked as a grammar checks them: it compiles.
@@ -85,7 +96,14 @@ fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
         .unwrap_or_else(|e| panic!("a loaded format does not compile: {e}"))
         .shared();
     let opts = options(*flags);
-    exercise(&grammar, &opts, text_rule([&format], false), *flags, *chunking, input);
+    exercise(
+        &grammar,
+        &opts,
+        text_rule([&format], false),
+        *flags,
+        *chunking,
+        input,
+    );
 
     if flags & AUTO != 0 {
         let mut reg = Registry::builtin();
@@ -93,7 +111,10 @@ fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
         match reg.register(format.clone()) {
             Ok(()) => assert!(!builtin, "registered over a built-in name"),
             Err(e) => {
-                assert!(builtin, "a loaded format with a new name does not register: {e}");
+                assert!(
+                    builtin,
+                    "a loaded format with a new name does not register: {e}"
+                );
                 return;
             }
         }
@@ -104,7 +125,7 @@ fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
             exercise(&auto, &opts, rule, *flags, *chunking, input);
         }
     }
-});
+}
 
 /// Every built-in format written as a description (renamed, so that it
 /// registers beside the built-ins) and every example description, each

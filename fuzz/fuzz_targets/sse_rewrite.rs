@@ -14,10 +14,10 @@
 #![no_main]
 
 use bytes::Bytes;
-use libfuzzer_sys::fuzz_target;
+use libfuzzer_sys::{fuzz_target, Corpus};
 use toolscan_fuzz::chunks::Sizes;
 use toolscan_fuzz::stream::drain;
-use toolscan_fuzz::{flag, formats, options, seed};
+use toolscan_fuzz::{flag, formats, known, options, seed};
 use toolscan_sse::{rewrite_body, rewrite_stream, Config};
 
 /// Bit of byte 1: `Config::complete_at_stop`.
@@ -69,7 +69,15 @@ fn futures_util_iter<T: Unpin>(items: Vec<T>) -> impl futures_core::Stream<Item 
     Iter(items.into_iter())
 }
 
-fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
+fuzz_target!(init: seed::init(seeds), |data: &[u8]| -> Corpus {
+    if known::run(|| check(data)) {
+        Corpus::Keep
+    } else {
+        Corpus::Reject
+    }
+});
+
+fn check(data: &[u8]) {
     let [format, flags, chunking, body @ ..] = data else {
         return;
     };
@@ -94,11 +102,19 @@ fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
         // A decoding error may be found at another point of the body
         // depending on the cuts; what came before it must agree.
         let n = whole.len().min(chunked.len());
-        assert_eq!(whole[..n], chunked[..n], "chunking changed the output before an error");
+        assert_eq!(
+            whole[..n],
+            chunked[..n],
+            "chunking changed the output before an error"
+        );
     }
     // What the rewrite sends is SSE its own decoder reads without error.
     let (_, again_failed) = rewrite(&whole, 0, config());
-    assert!(!again_failed, "the rewritten stream is not valid SSE: {:?}", String::from_utf8_lossy(&whole));
+    assert!(
+        !again_failed,
+        "the rewritten stream is not valid SSE: {:?}",
+        String::from_utf8_lossy(&whole)
+    );
 
     if flags & BODY != 0 {
         if let Ok(out) = rewrite_body(body, &config()) {
@@ -108,7 +124,7 @@ fuzz_target!(init: seed::init(seeds), |data: &[u8]| {
             );
         }
     }
-});
+}
 
 /// The bundled SSE recordings (`examples/data/sse`), under their format and
 /// `auto`; and conformance cases wrapped as the content deltas of a stream

@@ -7,6 +7,7 @@
 pub mod check;
 pub mod chunks;
 pub mod formats;
+pub mod known;
 pub mod seed;
 pub mod stream;
 

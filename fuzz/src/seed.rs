@@ -57,8 +57,20 @@ impl Repo {
 
 /// If `TOOLSCAN_FUZZ_SEED_OUT` is set: writes the seeds `make` gives (and
 /// the dictionary, with `TOOLSCAN_FUZZ_DICT`), then exits the process.
+///
+/// With `TOOLSCAN_FUZZ_FORMATS` set instead, prints the format table that
+/// an input's format byte indexes (index, name, text rule) and exits.
+///
+/// Otherwise installs the filter of known panics ([`crate::known`]).
 pub fn init(make: fn(&Repo) -> Seeds) {
+    if std::env::var_os("TOOLSCAN_FUZZ_FORMATS").is_some() {
+        for (k, e) in crate::formats::builtin().iter().enumerate() {
+            println!("{k}\t{}\t{:?}", e.name, e.rule);
+        }
+        std::process::exit(0);
+    }
     let Some(out) = std::env::var_os("TOOLSCAN_FUZZ_SEED_OUT") else {
+        crate::known::install();
         return;
     };
     let root = std::env::var_os("TOOLSCAN_FUZZ_REPO")
