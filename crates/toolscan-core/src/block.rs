@@ -862,12 +862,22 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
         return Failed::Over((!markup.is_empty()).then_some(markup));
     };
     // The failed call's bytes are text, but for a tail that may begin one
-    // of the literals sought (a partly matched marker is read again).
+    // of the literals sought (a partly matched marker is read again), and
+    // an unfinished character before it, which the next bytes may finish
+    // (released as text now, its first bytes would be a U+FFFD of their
+    // own, and the bytes that follow another).
     let p = &mut *env.pending;
-    let keep = steps::literal_start(&p.buf, t.opts.iter().map(|o| &o.lit)) as u64;
+    let keep = steps::literal_start(&p.buf, t.opts.iter().map(|o| &o.lit));
     let at = p.pos;
-    p.flush(&Chunk::from_str("", at), at, at - keep, true, env.out);
+    p.flush(
+        &Chunk::from_str("", at),
+        at,
+        at - keep as u64,
+        false,
+        env.out,
+    );
+    let held = p.buf[p.buf.len() - keep.min(p.buf.len())..].to_vec();
     b.pc = pc;
-    b.st = StepState::Then(ThenMatch::seeking(p.buf_start, p.buf.clone()));
+    b.st = StepState::Then(ThenMatch::seeking(p.buf_start, held));
     Failed::Recovered
 }

@@ -1,0 +1,51 @@
+//! Inputs the fuzz targets (`fuzz/`, `scripts/fuzz.sh`) found, minimized,
+//! one test per defect, named after what it protects. Each input is fed
+//! whole, byte by byte and in random chunks through every feeding API
+//! (`toolscan_testkit::chunk::invariant`), and the guarantee the fuzzer saw
+//! broken is asserted on its own.
+
+use toolscan::{Event, IdMint, Options, Parser, Registry};
+use toolscan_testkit::check::{check_events, nothing_lost};
+use toolscan_testkit::chunk;
+
+fn options() -> Options {
+    Options::new().with_ids(IdMint::Seeded(0))
+}
+
+fn parser(format: &str, options: Options) -> Parser {
+    let g = Registry::builtin().grammar(format).expect("format exists");
+    Parser::new(g, options)
+}
+
+/// The coalesced events of `input` under `format`, the same under every
+/// chunking and API, keeping the event contract.
+fn events(format: &str, opts: &Options, input: &[u8]) -> Vec<Event> {
+    let events = chunk::invariant(|| parser(format, opts.clone()), input)
+        .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"));
+    check_events(&events).unwrap_or_else(|e| panic!("{format}: {e}"));
+    events
+}
+
+// ---------------------------------------------------------------------------
+// Invalid UTF-8 at the end of a block that is given back as text
+
+/// A DeepSeek calls section cut off by the end of the stream, its last
+/// bytes an unfinished character: the block comes back as text, and the
+/// unfinished character is one U+FFFD, as `String::from_utf8_lossy`
+/// counts it (not one per byte, nor twice).
+#[test]
+fn truncated_block_ending_in_a_cut_character_is_one_replacement() {
+    let input = b"<\xef\xbd\x9ctool\xe2\x96\x81calls\xef\xbd\x9c><\xef\xbd\x9ctool\xe2\x96\x81call\xe2\x96\x81begin\xef\xbd\x9c><\xef\xbd\x9ctool\xe2\x96\x81sep\xef\x9e";
+    let ev = events("deepseek-v3.1", &options(), input);
+    nothing_lost(&ev, input, &[]).unwrap();
+}
+
+/// The same block with the character whole (U+FF5E, valid UTF-8): it
+/// comes back as itself, under every chunking — a failed call's bytes are
+/// released as text without cutting the character the next bytes finish.
+#[test]
+fn failed_call_in_a_calls_section_keeps_a_following_character_whole() {
+    let input = "<｜tool▁calls｜><｜tool▁call▁begin｜><｜tool▁sep～>{city: Paris}";
+    let ev = events("deepseek-v3.1", &options(), input.as_bytes());
+    nothing_lost(&ev, input.as_bytes(), &[]).unwrap();
+}
