@@ -49,3 +49,31 @@ fn failed_call_in_a_calls_section_keeps_a_following_character_whole() {
     let ev = events("deepseek-v3.1", &options(), input.as_bytes());
     nothing_lost(&ev, input.as_bytes(), &[]).unwrap();
 }
+
+// ---------------------------------------------------------------------------
+// Offsets of diagnostics under any chunking
+
+/// FunctionGemma's brace notation naming a tool the tools list lacks: the
+/// `unknown_tool` diagnostic's offset is the byte where the call showed
+/// (its first key), the same whether the input came whole or in pieces —
+/// not the end of the chunk that held that byte.
+#[test]
+fn unknown_tool_offset_in_python_like_arguments_does_not_depend_on_chunking() {
+    let tools = toolscan::Tools::from_json(&serde_json::json!([
+        {"type": "function", "function": {"name": "get_weather", "parameters": {}}}
+    ]))
+    .unwrap();
+    let input = b"<start_function_call>call:s{nr:[p";
+    let ev = events("functiongemma", &options().with_tools(tools), input);
+    let offsets: Vec<u64> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Diagnostic(d) if d.kind == toolscan::DiagnosticKind::UnknownTool => {
+                Some(d.offset)
+            }
+            _ => None,
+        })
+        .collect();
+    // Right after `nr:`, the first key.
+    assert_eq!(offsets, [31]);
+}

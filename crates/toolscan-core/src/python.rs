@@ -148,6 +148,10 @@ pub(crate) struct PyReader {
     tok: Vec<u8>,
     /// A key was read, or the arguments closed: the text is a call.
     shown: bool,
+    /// In the last `feed`, the reader became `shown` after this many of
+    /// its bytes (where the call shows is a byte of the input, not the end
+    /// of whatever chunk held it).
+    shown_at: Option<usize>,
 }
 
 /// Writes a decoded character as JSON string content.
@@ -276,12 +280,19 @@ impl PyReader {
             frames: vec![Frame::new(Kind::Args)],
             tok: Vec::new(),
             shown: false,
+            shown_at: None,
         }
     }
 
     /// A key was read, or the arguments closed: the text is a call.
     pub(crate) fn shown(&self) -> bool {
         self.shown
+    }
+
+    /// After how many bytes of the last `feed` the reader became
+    /// [`shown`](PyReader::shown), if it did then.
+    pub(crate) fn shown_at(&self) -> Option<usize> {
+        self.shown_at
     }
 
     /// Reads `input`, writing the arguments to `out`: `Done(n)` once the
@@ -295,9 +306,14 @@ impl PyReader {
         out: &mut Vec<u8>,
     ) -> Progress {
         let mut i = 0;
+        self.shown_at = None;
         while i < input.len() {
+            let was_shown = self.shown;
             if let Err(reason) = self.step(step, max_depth, input, &mut i, out) {
                 return Progress::Fail(i, reason);
+            }
+            if self.shown && !was_shown {
+                self.shown_at = Some(i);
             }
             if self.st == St::Done {
                 return Progress::Done(i);
