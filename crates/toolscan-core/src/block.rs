@@ -98,6 +98,10 @@ pub(crate) struct Env<'a> {
     pub reasoning: bool,
 }
 
+/// The fewest bytes a JSON step takes from the chunk at once (see `Op::Json`
+/// in [`run`]).
+const JSON_WINDOW: usize = 256;
+
 /// Runs the block from chunk byte `i`; returns where it stopped.
 pub(crate) fn run(
     prog: &[Op],
@@ -487,7 +491,14 @@ pub(crate) fn run(
                 };
                 // The bytes are taken first, so that arguments can be spans of
                 // the pending buffer; those the value did not use are given
-                // back after.
+                // back after. They are taken in windows no larger than the
+                // block so far (at least `JSON_WINDOW`): a value that ends
+                // early in a long chunk copies a few bytes more than it
+                // reads, not the rest of the chunk (which made one chunk of
+                // many calls quadratic), and a long value is still copied
+                // once, in windows that double.
+                let want = (env.pending.held() as usize).max(JSON_WINDOW);
+                let input = &input[..input.len().min(want)];
                 let base = env.pending.pos;
                 env.pending.take_n(ch, input.len());
                 let mut builder = Builder {
@@ -864,10 +875,20 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
     // The failed call's bytes are text, but for a tail that may begin one
     // of the literals sought (a partly matched marker is read again).
     let p = &mut *env.pending;
-    let keep = steps::literal_start(&p.buf, t.opts.iter().map(|o| &o.lit)) as u64;
+    // A character the failing byte may still finish (the first bytes of
+    // `ｔ` read as the start of `｜`) is not cut: it stays pending, ahead of
+    // what the seek holds, and leaves with the bytes that finish it.
+    let keep = steps::literal_start(&p.buf, t.opts.iter().map(|o| &o.lit));
     let at = p.pos;
-    p.flush(&Chunk::from_str("", at), at, at - keep, true, env.out);
+    p.flush(
+        &Chunk::from_str("", at),
+        at,
+        at - keep as u64,
+        keep > 0,
+        env.out,
+    );
     b.pc = pc;
-    b.st = StepState::Then(ThenMatch::seeking(p.buf_start, p.buf.clone()));
+    let held = p.buf[p.buf.len() - keep.min(p.buf.len())..].to_vec();
+    b.st = StepState::Then(ThenMatch::seeking(p.buf_start, held));
     Failed::Recovered
 }

@@ -56,6 +56,21 @@ pub(crate) struct Compiled {
     pub trust: Trust,
     pub replay: bool,
     pub program: Vec<Op>,
+    /// For a bare marker that starts a JSON value (`{`, `[`): the bytes
+    /// that may follow it (see [`crate::json::second_bytes`]). Any other
+    /// byte fails the block at once, silently, so text mode does not open
+    /// it. `None`: no such knowledge, open the block.
+    pub follow: Option<[u64; 4]>,
+}
+
+impl Compiled {
+    /// The marker is followed by `b`, which fails the block it opens at
+    /// once (see [`Compiled::follow`]).
+    #[inline]
+    pub(crate) fn fails_before(&self, b: u8) -> bool {
+        self.follow
+            .is_some_and(|f| f[usize::from(b >> 6)] & (1 << (b & 63)) == 0)
+    }
 }
 
 /// A compiled set of formats, shared (`Arc`) by every parser that uses it.
@@ -98,6 +113,7 @@ impl Grammar {
                         trust: o.trust,
                         replay: false,
                         program: ops,
+                        follow: None,
                     });
                     continue;
                 }
@@ -145,6 +161,13 @@ impl Grammar {
         });
         split_outer_markers(&mut patterns, &mut openers);
         check_substrings(&patterns).map_err(invalid)?;
+        for (o, p) in openers.iter_mut().zip(&patterns) {
+            if let (true, false, Some(Op::Json(j))) =
+                (o.replay, p.case_insensitive, o.program.first())
+            {
+                o.follow = crate::json::second_bytes(&p.bytes, j.lenient);
+            }
+        }
         let build = |extra: &[(&str, PatKind)]| -> Result<TextSet, Error> {
             let mut pats = patterns.clone();
             let mut kinds: Vec<PatKind> = (0..pats.len()).map(PatKind::Opener).collect();
@@ -221,6 +244,7 @@ fn merge(list: &[Merged]) -> Result<Compiled, String> {
             trust: first.trust,
             replay: first.replay,
             program: first_ops.clone(),
+            follow: None,
         });
     }
     if list.iter().any(|(o, _)| o.replay != first.replay) {
@@ -251,6 +275,7 @@ fn merge(list: &[Merged]) -> Result<Compiled, String> {
         trust,
         replay: first.replay,
         program,
+        follow: None,
     })
 }
 
