@@ -87,6 +87,9 @@ pub(crate) enum Outcome {
     /// It is over, and these bytes it looked at are to be scanned again as
     /// text.
     Replay(Vec<u8>),
+    /// It goes on, and reads these bytes it looked at again (what followed
+    /// the markup that ended an unclosed value).
+    Reread(Vec<u8>),
 }
 
 /// What the block runner works with besides the block.
@@ -410,10 +413,19 @@ pub(crate) fn run(
                 }
                 env.pending.take_n(ch, n);
                 i += n;
+                if end == End::Closed {
+                    // The value ended at the call's closer it met: the block
+                    // reads what followed that closer again.
+                    match end_value_at_candidate(b, env) {
+                        Ok(Some((_, tail))) => return (i, Outcome::Reread(tail)),
+                        Ok(None) => fail!(Stop::fail(Reason::NoProgress)),
+                        Err(stop) => fail!(stop),
+                    }
+                }
                 let pos = env.pending.pos;
                 vr.hand(env.pending.src(), pos, end != End::No, &mut b.calls);
                 let next = match end {
-                    End::No | End::Bad(_) => None,
+                    End::No | End::Bad(_) | End::Closed => None,
                     End::Nest(to) => {
                         // A container, not text: no value to end.
                         b.goto(to);
@@ -648,14 +660,26 @@ fn unclosed(calls: &mut Calls, offset: u64) {
 /// markup ends and the bytes after it, which the block reads again from
 /// the markup's label; `None` if the block is not in such a value.
 pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut Env<'_>) -> Option<(u64, Vec<u8>)> {
+    end_value_at_candidate(b, env).ok().flatten()
+}
+
+/// Ends the value the block is in at the markup met in it that may end it
+/// (see [`end_value_at_eof`]); the next call's markup after that markup
+/// does so at once. `Ok(None)`: no such markup was met.
+fn end_value_at_candidate(
+    b: &mut Block,
+    env: &mut Env<'_>,
+) -> Result<Option<(u64, Vec<u8>)>, Stop> {
     let StepState::Value(vr) = &mut b.st else {
-        return None;
+        return Ok(None);
     };
     if !vr.has_candidate() {
-        return None;
+        return Ok(None);
     }
-    let (at, len, to) = vr.end_at_candidate(env.pending.src(), &mut b.calls)?;
-    b.calls.value_end(at).ok()?;
+    let Some((at, len, to)) = vr.end_at_candidate(env.pending.src(), &mut b.calls) else {
+        return Ok(None);
+    };
+    b.calls.value_end(at)?;
     unclosed(&mut b.calls, at);
     b.calls.sync(env.out, env.pending.src());
     let resume = at + len as u64;
@@ -664,7 +688,7 @@ pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut Env<'_>) -> Option<(u64,
     let tail = p.buf.split_off(k);
     p.pos = p.buf_start + k as u64;
     b.goto(to);
-    Some((p.pos, tail))
+    Ok(Some((p.pos, tail)))
 }
 
 /// What the end of the stream does to the step a block waits at.

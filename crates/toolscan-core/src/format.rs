@@ -381,7 +381,10 @@ pub struct ValueStep {
     /// closer), but may as well be part of the value: the value reads on.
     /// If the stream ends before the value's closer, the value ends at the
     /// first such literal (with a diagnostic) and what follows it is read
-    /// again from the label.
+    /// again from the label. So it does as soon as the next call's markup
+    /// follows such a literal: what the program reads after the dispatch
+    /// the label leads to (a `Then`'s literals), or the opener's marker
+    /// followed by a `recover` literal (the next call's parameter).
     pub recover_at_end: Vec<(Lit, Label)>,
     /// Markup that, before any text of the value (whitespace aside), makes
     /// the value a container — nested parameters (`<arg name=`), a list of

@@ -430,10 +430,14 @@ fn deepseek(name: &str, models: &str, description: &str) -> Format {
     // reading goes on at the next call, or at the end of the failed call or
     // of the section (which still belongs to the calls that completed), or
     // at a new section.
+    //
+    // R1 distills may leave out the first `<｜tool▁call▁begin｜>`:
+    // `<｜tool▁calls｜>function<｜tool▁sep｜>NAME…` (a name never begins
+    // with `<`).
     let program = vec![
         label("section"),
         Step::Ws,
-        lit(CALL_BEGIN),
+        Step::OptLit(Lit::new(CALL_BEGIN)),
         Step::Recover(vec![
             (Lit::new(CALL_END), Label::from("next")),
             (Lit::new(CALL_BEGIN), Label::from("call")),
@@ -723,14 +727,26 @@ fn glm(name: &str, models: &str, description: &str) -> Format {
 }
 
 /// `<invoke name="NAME">` parameters `</invoke>`, then more invokes or
-/// `wrapper_close`.
+/// `wrapper_close`. A call that fails does not end the group: its bytes
+/// are text, and reading goes on at the next invoke (or the end of the
+/// failed one, or the group's end).
 fn invokes(params: &Params, invoke: &'static str, wrapper_close: &str) -> Vec<Step> {
-    let mut program = vec![Step::Ws, lit(invoke), label("name")];
+    let mut program = vec![
+        Step::Ws,
+        lit(invoke),
+        Step::Recover(vec![
+            (Lit::new(params.call_close), Label::from("next")),
+            (Lit::new(invoke), Label::from("name")),
+            (Lit::new(wrapper_close), Label::from("end")),
+        ]),
+        label("name"),
+    ];
     program.extend(quoted_name("named"));
     program.push(label("named"));
     program.extend(params.steps());
     program.extend([
         Step::Dispatch,
+        label("next"),
         then(&[(invoke, "name"), (wrapper_close, "end")]),
         label("end"),
         Step::End,
@@ -802,7 +818,18 @@ fn kimi_k3() -> Format {
     let params = Params::new("<|open|>argument key=\"", "\"", "<|close|>argument<|sep|>")
         .between(type_attribute(" type=\"", "<|sep|>"))
         .call_close(CALL_CLOSE);
-    let mut program = vec![Step::Ws, lit(CALL), label("name")];
+    const TOOLS_CLOSE: &str = "<|close|>tools<|sep|>";
+    // A call that fails does not end the section (as DeepSeek's).
+    let mut program = vec![
+        Step::Ws,
+        lit(CALL),
+        Step::Recover(vec![
+            (Lit::new(CALL_CLOSE), Label::from("next")),
+            (Lit::new(CALL), Label::from("name")),
+            (Lit::new(TOOLS_CLOSE), Label::from("end")),
+        ]),
+        label("name"),
+    ];
     program.extend([
         capture(Field::Name, &[("\"", None)]),
         fork(&[(b" ", "index"), (b"<", "sep")]),
@@ -822,7 +849,8 @@ fn kimi_k3() -> Format {
     program.extend(params.steps());
     program.extend([
         Step::Dispatch,
-        then(&[(CALL, "name"), ("<|close|>tools<|sep|>", "end")]),
+        label("next"),
+        then(&[(CALL, "name"), (TOOLS_CLOSE, "end")]),
         label("end"),
         Step::End,
         label("json"),
@@ -859,9 +887,17 @@ fn step3() -> Format {
     let params = Params::new("<steptml:parameter name=\"", "\">", "</steptml:parameter>")
         .call_close("</steptml:invoke>")
         .trim(Trim::All);
+    const CALL_END: &str = "<｜tool_call_end｜>";
+    const CALLS_END: &str = "<｜tool_calls_end｜>";
+    // A call that fails does not end the section (as DeepSeek's).
     let mut program = vec![
         Step::Ws,
         lit(CALL),
+        Step::Recover(vec![
+            (Lit::new(CALL_END), Label::from("next")),
+            (Lit::new(CALL), Label::from("call")),
+            (Lit::new(CALLS_END), Label::from("end")),
+        ]),
         label("call"),
         lit("function"),
         lit("<｜tool_sep｜>"),
@@ -871,9 +907,10 @@ fn step3() -> Format {
     program.extend(params.steps());
     program.extend([
         Step::Ws,
-        lit("<｜tool_call_end｜>"),
+        lit(CALL_END),
         Step::Dispatch,
-        then(&[(CALL, "call"), ("<｜tool_calls_end｜>", "end")]),
+        label("next"),
+        then(&[(CALL, "call"), (CALLS_END, "end")]),
         label("end"),
         Step::End,
     ]);
@@ -1174,16 +1211,29 @@ fn pythonic() -> Format {
 /// Olmo 3: calls one per line between `<function_calls>` and
 /// `</function_calls>`; JSON's literals are allowed besides Python's.
 fn olmo3() -> Format {
-    let mut program = vec![label("call"), Step::Ws];
+    // A call that fails does not end the block: its line is text, and
+    // reading goes on at the next line.
+    let mut program = vec![
+        Step::Recover(vec![
+            (Lit::new("\n"), Label::from("line")),
+            (Lit::new("</function_calls>"), Label::from("end")),
+        ]),
+        label("call"),
+        Step::Ws,
+    ];
     program.extend(py_call(PyStep::keywords().json_literals()));
     program.extend([
+        label("line"),
         Step::Ws,
         Step::Fork(vec![
             (ByteSet::Bytes(b"<".to_vec()), Label::from("close")),
+            // (The stream ended between lines.)
+            (ByteSet::End, Label::from("end")),
             (ByteSet::Any, Label::from("call")),
         ]),
         label("close"),
         lit("</function_calls>"),
+        label("end"),
         Step::End,
     ]);
     Format::new(

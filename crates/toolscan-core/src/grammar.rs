@@ -232,6 +232,7 @@ fn check_opener(o: &Opener) -> Result<Vec<Op>, String> {
     let mut ops = program::compile(&o.program)
         .map_err(|e| format!("marker `{}`: {e}", o.marker.display()))?;
     program::check_targets(&mut ops)?;
+    program::link_follow(&mut ops, &o.marker);
     Ok(ops)
 }
 

@@ -370,6 +370,10 @@ impl Parser {
                 let ch = Chunk::from_bytes(&bytes, self.shared.pending.pos);
                 self.process(&ch, out);
             }
+            After::Reread(bytes) => {
+                let ch = Chunk::from_bytes(&bytes, self.shared.pending.pos);
+                self.process(&ch, out);
+            }
         }
     }
 
@@ -479,6 +483,8 @@ enum After {
     Block(Box<Block>),
     /// Switch to the block (or to text), then feed these bytes again.
     Replay(Option<Box<Block>>, Vec<u8>),
+    /// Stay in the block, and feed these bytes again.
+    Reread(Vec<u8>),
 }
 
 impl Shared {
@@ -513,6 +519,7 @@ impl Shared {
             Outcome::Text => After::Text,
             Outcome::Skip(sc) => After::Skip(sc),
             Outcome::Replay(bytes) => After::Replay(None, bytes),
+            Outcome::Reread(bytes) => After::Reread(bytes),
         }
     }
 
