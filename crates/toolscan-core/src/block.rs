@@ -423,7 +423,7 @@ pub(crate) fn run(
                     }
                 };
                 if let Some(next) = next {
-                    if let Err(stop) = b.calls.value_end(pos) {
+                    if let Err(stop) = b.calls.value_end(pos, env.pending.src()) {
                         fail!(stop);
                     }
                     b.goto(next);
@@ -644,7 +644,7 @@ pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut Env<'_>) -> Option<(u64,
         return None;
     }
     let (at, len, to) = vr.end_at_candidate(env.pending.src(), &mut b.calls)?;
-    b.calls.value_end(at).ok()?;
+    b.calls.value_end(at, env.pending.src()).ok()?;
     unclosed(&mut b.calls, at);
     b.calls.sync(env.out, env.pending.src());
     let resume = at + len as u64;
@@ -722,7 +722,7 @@ pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut Env<'_>) -> AtEnd {
             }
             vr.end_at_eof();
             vr.hand(env.pending.src(), pos, true, &mut b.calls);
-            if let Err(stop) = b.calls.value_end(pos) {
+            if let Err(stop) = b.calls.value_end(pos, env.pending.src()) {
                 return failed_at_end(b, prog, env, stop);
             }
             b.calls.sync(env.out, env.pending.src());

@@ -40,8 +40,15 @@ pub(crate) struct Param {
     /// The value is being written as a JSON string (only when `declared`
     /// is exactly `string`); otherwise it is collected in `raw`.
     live: bool,
-    /// The raw value so far (not live).
+    /// The raw value so far (not live), when it is not [`Param::span`]:
+    /// its bytes were not handed on as they stand in the pending buffer
+    /// (entities decoded, a guard skipped), so they are copied here.
     raw: Vec<u8>,
+    /// The raw value so far (not live), as the absolute offsets of a span
+    /// of the pending buffer, which holds the block's bytes anyway: while
+    /// the value's bytes come as they stand there, nothing is copied, so a
+    /// long value costs its bytes once, not twice.
+    span: Option<(u64, u64)>,
     /// Objects and arrays open inside the arguments object, innermost
     /// last (nested `<arg>` objects, `<item>` lists).
     frames: Vec<Frame>,
@@ -176,28 +183,47 @@ impl Calls {
             .filter(|s| s.get("properties").is_some() || s.get("items").is_some())
             .cloned();
         p.raw.clear();
+        p.span = None;
         p.slot = false;
         p.live = p.declared.is_string_only();
         self.try_start(ctx, out, at, src)
     }
 
     /// The next bytes of the value (entities decoded, markup whitespace
-    /// trimmed).
-    pub(crate) fn value_bytes(&mut self, bytes: &[u8]) {
+    /// trimmed); `at`: their absolute offset when they are bytes of the
+    /// pending buffer `src` as they stand there.
+    pub(crate) fn value_bytes(&mut self, bytes: &[u8], at: Option<u64>, src: Src<'_>) {
         if bytes.is_empty() {
             return;
         }
         let c = self.cur();
-        if c.param.live {
-            c.param.write_slot(&mut c.args, &mut c.args_state);
+        let p = &mut c.param;
+        if p.live {
+            p.write_slot(&mut c.args, &mut c.args_state);
             push_json_str_content(bytes, &mut c.args);
-        } else {
-            c.param.raw.extend_from_slice(bytes);
+            return;
+        }
+        let end = at.map(|a| a + bytes.len() as u64);
+        match (p.span, at) {
+            // The first bytes, or the next ones of the span.
+            (None, Some(a)) if p.raw.is_empty() => p.span = Some((a, a)),
+            (Some((_, e)), Some(a)) if a == e => {}
+            // Not contiguous: the value is copied from here on.
+            (Some((s, e)), _) => {
+                p.raw.extend_from_slice(src.span(s, (e - s) as usize));
+                p.span = None;
+            }
+            (None, _) => {}
+        }
+        match (&mut p.span, end) {
+            (Some((_, e)), Some(end)) => *e = end,
+            _ => p.raw.extend_from_slice(bytes),
         }
     }
 
-    /// The value ended: closes the string, or converts what was collected.
-    pub(crate) fn value_end(&mut self, at: u64) -> Result<(), Stop> {
+    /// The value ended: closes the string, or converts what was collected
+    /// (the value's bytes are still in the pending buffer, `src`).
+    pub(crate) fn value_end(&mut self, at: u64, src: Src<'_>) -> Result<(), Stop> {
         let Calls { call, notes, .. } = self;
         let c = call.get_or_insert_with(Default::default);
         let p = &mut c.param;
@@ -206,7 +232,11 @@ impl Calls {
             c.args.push(b'"');
             return Ok(());
         }
-        let Ok(raw) = std::str::from_utf8(&p.raw) else {
+        let raw = match p.span.take() {
+            Some((s, e)) => src.span(s, (e - s) as usize),
+            None => &p.raw,
+        };
+        let Ok(raw) = std::str::from_utf8(raw) else {
             return Err(Stop::fail(Reason::ArgsNotUtf8));
         };
         if coerce(raw, p.declared, &mut c.args) == Coerced::Mismatch {
@@ -227,7 +257,7 @@ impl Calls {
     pub(crate) fn open_container(&mut self, array: bool) -> Result<(), Stop> {
         let c = self.cur();
         let p = &mut c.param;
-        if p.slot || !p.raw.is_empty() {
+        if p.slot || !p.raw.is_empty() || p.span.is_some() {
             return Err(Stop::fail(Reason::ArgsNotObject));
         }
         p.live = false;
