@@ -614,15 +614,21 @@ impl Params {
 
     /// The parameters up to and including the call's closer: labels
     /// `params` (the loop), `param` (after a parameter's opener) and
-    /// `params-done` (after the call's closer).
+    /// `params-done` (after the call's closer). Where the block has its own
+    /// closer, it may stand for a missing call closer after the last
+    /// parameter: the program goes on at `call-done`, after it.
     fn steps(&self) -> Vec<Step> {
+        let mut next = vec![
+            (Lit::new(self.open), Label::from("param")),
+            (Lit::new(self.call_close), Label::from("params-done")),
+        ];
+        if let Some(outer) = self.outer_close {
+            next.push((Lit::new(outer), Label::from("call-done")));
+        }
         let mut v = vec![
             label("params"),
             Step::Ws,
-            Step::OneOf(vec![
-                (Lit::new(self.open), Label::from("param")),
-                (Lit::new(self.call_close), Label::from("params-done")),
-            ]),
+            Step::OneOf(next),
             label("param"),
             Step::key_until(self.key_end),
         ];
@@ -685,14 +691,33 @@ fn qwen_xml(open: &str, close: &'static str) -> Opener {
     Opener::definite(open, program)
 }
 
+/// Qwen3-Coder's body without its `<tool_call>` (the models sometimes
+/// drop it): `<function=NAME>` parameters `</function>`, then maybe the
+/// `</tool_call>` that belongs to it.
+fn qwen_bare() -> Opener {
+    let params = Params::new("<parameter=", ">", "</parameter>")
+        .call_close("</function>")
+        .trim(Trim::Newline);
+    let mut program = vec![capture(Field::Name, &[(">", None)])];
+    program.extend(params.steps());
+    program.extend([
+        Step::Dispatch,
+        then(&[("</tool_call>", "end")]),
+        label("end"),
+        Step::End,
+    ]);
+    Opener::definite("<function=", program)
+}
+
 fn qwen3_coder() -> Format {
     Format::new(
         "qwen3-coder",
         "Qwen3-Coder, Qwen3.5+, Step-3.5, Nemotron-3",
         "<tool_call><function=NAME><parameter=KEY>\\nvalue\\n</parameter>…</function></tool_call>; \
-         values are raw text typed by the tools schema",
+         values are raw text typed by the tools schema; also without <tool_call>",
     )
     .opener(qwen_xml("<tool_call>", "</tool_call>"))
+    .opener(qwen_bare())
 }
 
 fn seed_oss() -> Format {

@@ -111,7 +111,7 @@ pub(crate) struct ThenOpt {
 }
 
 impl Op {
-    fn targets_mut(&mut self) -> Vec<&mut usize> {
+    pub(crate) fn targets_mut(&mut self) -> Vec<&mut usize> {
         match self {
             Op::Capture(c) => c
                 .delims

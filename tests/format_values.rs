@@ -1,0 +1,128 @@
+//! What formats' calls hold and how their markup reads, one test per
+//! behaviour: Qwen3-Coder calls that miss `</function>` or `<tool_call>`,
+//! Cohere's response framing, JSON literals in LFM2's Python calls, `null`
+//! in raw parameter values, and names no tool can have.
+//!
+//! Every input runs under every chunking of the test kit
+//! (`chunk::events_everywhere`: whole, fixed sizes 1–16, seeded random
+//! sizes, each through every feeding API, which must agree and keep the
+//! event contract, with the same coalesced events for every chunking; the
+//! one-shot `parse` must give what the events collect to).
+
+use serde_json::{json, Value};
+use toolscan::{DiagnosticKind, Event, Options, Tools};
+use toolscan_testkit::check::{calls_of, diagnostics_of, text_of};
+use toolscan_testkit::chunk;
+
+fn run(format: &str, input: &str) -> Vec<Event> {
+    chunk::events_everywhere(format, &chunk::seeded_options(), input)
+}
+
+fn run_with(format: &str, opts: &Options, input: &str) -> Vec<Event> {
+    chunk::events_everywhere(format, opts, input)
+}
+
+fn call(name: &str, args: Value) -> (String, Value) {
+    (name.to_string(), args)
+}
+
+fn kinds(events: &[Event]) -> Vec<DiagnosticKind> {
+    diagnostics_of(events).into_iter().map(|(k, _)| k).collect()
+}
+
+/// Options with one tool `name` whose parameters have these schemas.
+fn with_tool(name: &str, properties: Value) -> Options {
+    let tools = json!([{"type": "function", "function": {"name": name,
+        "parameters": {"type": "object", "properties": properties}}}]);
+    chunk::seeded_options().with_tools(Tools::from_json(&tools).expect("tools"))
+}
+
+// ------------------------------------------------- Qwen3-Coder's call markup
+
+/// The Qwen3-Coder template's call, `</function>` dropped: every value is
+/// closed and `</tool_call>` ends the call.
+#[test]
+fn qwen3_coder_call_without_function_closer_ends_at_tool_call() {
+    let input = "Let me look.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n\
+                 </parameter>\n<parameter=days>\n3\n</parameter>\n</tool_call>\nDone.";
+    for format in ["qwen3-coder", "auto"] {
+        let events = run(format, input);
+        assert_eq!(
+            calls_of(&events),
+            [call("get_weather", json!({"city": "Paris", "days": 3}))],
+            "{format}"
+        );
+        assert_eq!(text_of(&events), "Let me look.\n\nDone.", "{format}");
+        assert_eq!(kinds(&events), [], "{format}");
+    }
+    // The same in Seed-OSS, whose body is Qwen's.
+    let events = run(
+        "seed-oss",
+        "<seed:tool_call><function=f><parameter=a>1</parameter></seed:tool_call>",
+    );
+    assert_eq!(calls_of(&events), [call("f", json!({"a": 1}))]);
+}
+
+/// Qwen3-Coder models sometimes drop the opening `<tool_call>`:
+/// `<function=Read>…</function></tool_call>` is the call, the stray
+/// closer belongs to it, and so is a call with no `</tool_call>` at all.
+#[test]
+fn qwen3_coder_call_without_tool_call_opener_is_read() {
+    let body = "<function=Read>\n<parameter=path>\n/src/main.rs\n</parameter>\n</function>";
+    for format in ["qwen3-coder", "auto"] {
+        for (input, text) in [
+            (
+                format!("I will read it.\n{body}\n</tool_call>"),
+                "I will read it.\n",
+            ),
+            (
+                format!("I will read it.\n{body}\nThen more."),
+                "I will read it.\n\nThen more.",
+            ),
+            (
+                format!(
+                    "{body}\n<function=Read>\n<parameter=path>\nb.rs\n</parameter>\n</function>"
+                ),
+                "\n",
+            ),
+        ] {
+            let events = run(format, &input);
+            let calls = calls_of(&events);
+            assert_eq!(
+                calls[0],
+                call("Read", json!({"path": "/src/main.rs"})),
+                "{format}"
+            );
+            assert_eq!(text_of(&events), text, "{format}: {input:?}");
+            assert_eq!(kinds(&events), [], "{format}");
+        }
+    }
+    // A missing `</parameter>` is recovered at `</function>` as in the
+    // wrapped form.
+    let events = run(
+        "qwen3-coder",
+        "<function=f>\n<parameter=a>\nx\n</function>\n</tool_call>",
+    );
+    assert_eq!(calls_of(&events), [call("f", json!({"a": "x"}))]);
+    assert_eq!(kinds(&events), [DiagnosticKind::Unclosed]);
+}
+
+/// `auto` reads `<function=NAME>` followed by a JSON object (Functionary
+/// v3.1, Hermes' tolerated variant) and by Qwen's parameters alike: the
+/// name is read once, then the byte after it decides.
+#[test]
+fn auto_reads_function_tag_with_json_or_parameters() {
+    let input = "<function=a>{\"x\": 1}</function>\n\
+                 <function=b>\n<parameter=y>\n2\n</parameter>\n</function>";
+    let events = run("auto", input);
+    assert_eq!(
+        calls_of(&events),
+        [call("a", json!({"x": 1})), call("b", json!({"y": 2}))]
+    );
+    assert_eq!(text_of(&events), "\n");
+    // Neither: the block is text, with a diagnostic.
+    let events = run("auto", "<function=a>not a call</function>");
+    assert_eq!(calls_of(&events), []);
+    assert_eq!(text_of(&events), "<function=a>not a call</function>");
+    assert_eq!(kinds(&events), [DiagnosticKind::Malformed]);
+}
