@@ -126,3 +126,40 @@ fn auto_reads_function_tag_with_json_or_parameters() {
     assert_eq!(text_of(&events), "<function=a>not a call</function>");
     assert_eq!(kinds(&events), [DiagnosticKind::Malformed]);
 }
+
+// ------------------------------------------------- Cohere's response frame
+
+/// Command R7B's template ends a turn without calls as
+/// `<|START_RESPONSE|>…<|END_RESPONSE|>` (Command A's newer ones write
+/// `<|START_TEXT|>…<|END_TEXT|>`): the frame is markup, dropped like other
+/// formats' framing; the content is the text.
+#[test]
+fn command_r7b_response_frame_is_dropped_and_its_content_is_text() {
+    for format in ["command-r7b", "auto"] {
+        for (open, close) in [
+            ("<|START_RESPONSE|>", "<|END_RESPONSE|>"),
+            ("<|START_TEXT|>", "<|END_TEXT|>"),
+        ] {
+            let input = format!("{open}It is 21 °C in Paris.{close}");
+            let events = run(format, &input);
+            assert_eq!(text_of(&events), "It is 21 °C in Paris.", "{format}");
+            assert_eq!(kinds(&events), [], "{format}");
+        }
+        // After a turn's calls, as the template's tool loop writes them.
+        let input = "<|START_THINKING|>I will check the weather.<|END_THINKING|>\
+                     <|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \
+                     \"parameters\": {\"city\": \"Paris\"}}\n]<|END_ACTION|>\
+                     <|START_RESPONSE|>Sunny.<|END_RESPONSE|>";
+        let events = run(format, input);
+        assert_eq!(
+            calls_of(&events),
+            [call("get_weather", json!({"city": "Paris"}))],
+            "{format}"
+        );
+        assert_eq!(
+            text_of(&events),
+            "<|START_THINKING|>I will check the weather.<|END_THINKING|>Sunny.",
+            "{format}"
+        );
+    }
+}
