@@ -163,3 +163,32 @@ fn command_r7b_response_frame_is_dropped_and_its_content_is_text() {
         );
     }
 }
+
+// ------------------------------------------------ LFM2's JSON literals
+
+/// LFM2 writes JSON's `true`, `false` and `null` in its Python calls; they
+/// are literals, as Python's are, and the calls after them in the list
+/// are read too.
+#[test]
+fn lfm2_python_calls_accept_json_literals() {
+    let input = "<|tool_call_start|>[search(query=\"café\", exact=true, page=null), \
+                 set_flag(on=false), get_weather(city=\"Zürich\", metric=True, unit=None)]\
+                 <|tool_call_end|>Checking.";
+    let events = run("lfm2", input);
+    assert_eq!(
+        calls_of(&events),
+        [
+            call(
+                "search",
+                json!({"query": "café", "exact": true, "page": null})
+            ),
+            call("set_flag", json!({"on": false})),
+            call(
+                "get_weather",
+                json!({"city": "Zürich", "metric": true, "unit": null})
+            ),
+        ]
+    );
+    assert_eq!(text_of(&events), "Checking.");
+    assert_eq!(kinds(&events), []);
+}

@@ -1244,7 +1244,8 @@ fn lfm2() -> Format {
         label("call"),
         Step::Ws,
     ];
-    program.extend(py_call(PyStep::keywords()));
+    // LFM2 writes JSON's literals (`true`, `null`) as well as Python's.
+    program.extend(py_call(PyStep::keywords().json_literals()));
     program.extend([
         Step::Ws,
         Step::OneOf(vec![
@@ -1259,8 +1260,8 @@ fn lfm2() -> Format {
     Format::new(
         "lfm2",
         "LFM2, LFM2.5",
-        "<|tool_call_start|>[NAME(key=value, …), …]<|tool_call_end|>; also a list of JSON \
-         call objects",
+        "<|tool_call_start|>[NAME(key=value, …), …]<|tool_call_end|>, Python or JSON literals; \
+         also a list of JSON call objects",
     )
     .opener(Opener::definite("<|tool_call_start|>", program))
 }
