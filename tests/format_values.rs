@@ -192,3 +192,60 @@ fn lfm2_python_calls_accept_json_literals() {
     assert_eq!(text_of(&events), "Checking.");
     assert_eq!(kinds(&events), []);
 }
+
+// ------------------------------------------------ `null` in raw values
+
+/// Newer Qwen templates write a `None` value as `null`, and strings
+/// verbatim, so `null` can only mean null: it is JSON null whatever the
+/// schema declares, a string included. Text that merely begins like it is
+/// the string, streamed as usual.
+#[test]
+fn qwen3_coder_null_text_is_json_null_whatever_the_type() {
+    let opts = with_tool(
+        "note",
+        json!({"title": {"type": "string"}, "body": {"type": "string"},
+               "tag": {"type": "string"}, "days": {"type": "integer"},
+               "meta": {}}),
+    );
+    let param = |k: &str, v: &str| format!("<parameter={k}>\n{v}\n</parameter>\n");
+    let input = format!(
+        "<tool_call>\n<function=note>\n{}{}{}{}{}</function>\n</tool_call>",
+        param("title", "null"),
+        param("body", "nullable"),
+        param("tag", "nul"),
+        param("days", "null"),
+        param("meta", "null"),
+    );
+    for format in ["qwen3-coder", "auto"] {
+        let events = run_with(format, &opts, &input);
+        assert_eq!(
+            calls_of(&events),
+            [call(
+                "note",
+                json!({"title": null, "body": "nullable", "tag": "nul", "days": null, "meta": null})
+            )],
+            "{format}"
+        );
+        assert_eq!(kinds(&events), [], "{format}");
+    }
+    // Seed-OSS reads values as Qwen does; the bare `<function=` form too.
+    let events = run_with(
+        "seed-oss",
+        &opts,
+        "<seed:tool_call><function=note><parameter=title>null</parameter></function></seed:tool_call>",
+    );
+    assert_eq!(calls_of(&events), [call("note", json!({"title": null}))]);
+    let events = run_with(
+        "qwen3-coder",
+        &opts,
+        "<function=note>\n<parameter=title>\nnull\n</parameter>\n</function>",
+    );
+    assert_eq!(calls_of(&events), [call("note", json!({"title": null}))]);
+    // GLM writes every non-string value as JSON: there a string stays one.
+    let events = run_with(
+        "glm47",
+        &opts,
+        "<tool_call>note<arg_key>title</arg_key><arg_value>null</arg_value></tool_call>",
+    );
+    assert_eq!(calls_of(&events), [call("note", json!({"title": "null"}))]);
+}

@@ -389,8 +389,8 @@ pub(crate) fn run(
                     let at = env.pending.pos;
                     let vr = ValueRead::new(v, at, b.calls.param_name());
                     b.st = StepState::Value(Box::new(vr));
-                    if let Err(stop) = b.calls.value_begin(env.ctx, env.out, at, env.pending.src())
-                    {
+                    let src = env.pending.src();
+                    if let Err(stop) = b.calls.value_begin(env.ctx, env.out, at, v.null, src) {
                         fail!(stop);
                     }
                 }

@@ -556,6 +556,8 @@ struct Params {
     outer_close: Option<&'static str>,
     trim: Trim,
     entities: bool,
+    /// The text `null` is JSON null whatever the declared type.
+    null: bool,
 }
 
 impl Params {
@@ -569,6 +571,7 @@ impl Params {
             outer_close: None,
             trim: Trim::None,
             entities: false,
+            null: false,
         }
     }
 
@@ -597,6 +600,11 @@ impl Params {
         self
     }
 
+    fn null(mut self) -> Params {
+        self.null = true;
+        self
+    }
+
     /// The value of one parameter: its recovery when its closer is missing
     /// is the next parameter's opener (at once) or the call's closer (when
     /// the stream ends: that closer may be part of the value).
@@ -609,6 +617,7 @@ impl Params {
             v = v.recover_at_end(outer, "call-done");
         }
         v.entities = self.entities;
+        v.null = self.null;
         Step::Value(v)
     }
 
@@ -670,11 +679,14 @@ fn quoted_name(after: &'static str) -> Vec<Step> {
 
 /// Qwen3-Coder's body, inside `open`…`close`:
 /// `<function=NAME>` `<parameter=KEY>` value `</parameter>` … `</function>`.
+/// Strings are written verbatim, so the text `null` is the only way to
+/// write null: it is null whatever the schema says.
 fn qwen_xml(open: &str, close: &'static str) -> Opener {
     let params = Params::new("<parameter=", ">", "</parameter>")
         .call_close("</function>")
         .outer_close(close)
-        .trim(Trim::Newline);
+        .trim(Trim::Newline)
+        .null();
     let mut program = vec![
         Step::Ws,
         lit("<function="),
@@ -697,7 +709,8 @@ fn qwen_xml(open: &str, close: &'static str) -> Opener {
 fn qwen_bare() -> Opener {
     let params = Params::new("<parameter=", ">", "</parameter>")
         .call_close("</function>")
-        .trim(Trim::Newline);
+        .trim(Trim::Newline)
+        .null();
     let mut program = vec![capture(Field::Name, &[(">", None)])];
     program.extend(params.steps());
     program.extend([

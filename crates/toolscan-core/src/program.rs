@@ -70,6 +70,8 @@ pub(crate) struct ValueOp {
     pub entities: bool,
     /// The end of the stream ends the value.
     pub or_end: bool,
+    /// The text `null` is JSON null whatever the declared type.
+    pub null: bool,
 }
 
 /// What ends a raw value (see [`Close`]).
@@ -218,6 +220,7 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                 trim: v.trim,
                 entities: v.entities,
                 or_end: v.or_end,
+                null: v.null,
             }),
             Step::Py(p) => {
                 if let PyStrings::Delimited(d) = &p.strings {

@@ -40,6 +40,9 @@ pub(crate) struct Param {
     /// The value is being written as a JSON string (only when `declared`
     /// is exactly `string`); otherwise it is collected in `raw`.
     live: bool,
+    /// The text `null` is JSON null whatever `declared` says: a live
+    /// string's first bytes wait in `raw` while they may still be `null`.
+    null: bool,
     /// The raw value so far (not live), when it is not [`Param::span`]:
     /// its bytes were not handed on as they stand in the pending buffer
     /// (entities decoded, a guard skipped), so they are copied here.
@@ -64,6 +67,10 @@ struct Frame {
     /// Its schema: members are typed by its `properties` or `items`.
     schema: Option<Value>,
 }
+
+/// The text that is JSON null for a value that may be null whatever its
+/// type ([`Param::null`]).
+const NULL: &[u8] = b"null";
 
 /// How a parameter's own type attribute reads.
 fn declared_by_attribute(word: &str) -> Declared {
@@ -137,11 +144,13 @@ impl Calls {
 
     /// The value begins: finds its type (its attribute, else the schema of
     /// its container), and starts the call.
+    /// `null`: the text `null` is JSON null whatever the type.
     pub(crate) fn value_begin(
         &mut self,
         ctx: &mut Ctx,
         out: &mut dyn Sink,
         at: u64,
+        null: bool,
         src: Src<'_>,
     ) -> Result<(), Stop> {
         let Calls { call, notes, .. } = self;
@@ -186,6 +195,7 @@ impl Calls {
         p.span = None;
         p.slot = false;
         p.live = p.declared.is_string_only();
+        p.null = null;
         self.try_start(ctx, out, at, src)
     }
 
@@ -199,6 +209,17 @@ impl Calls {
         let c = self.cur();
         let p = &mut c.param;
         if p.live {
+            if p.null && !p.slot {
+                // Not written while it may still be `null`.
+                p.raw.extend_from_slice(bytes);
+                if NULL.starts_with(&p.raw) {
+                    return;
+                }
+                p.write_slot(&mut c.args, &mut c.args_state);
+                push_json_str_content(&p.raw, &mut c.args);
+                p.raw.clear();
+                return;
+            }
             p.write_slot(&mut c.args, &mut c.args_state);
             push_json_str_content(bytes, &mut c.args);
             return;
@@ -227,12 +248,30 @@ impl Calls {
         let Calls { call, notes, .. } = self;
         let c = call.get_or_insert_with(Default::default);
         let p = &mut c.param;
-        p.write_slot(&mut c.args, &mut c.args_state);
+        let span = p.span.take();
+        let is_null = p.null
+            && match span {
+                Some((s, e)) => src.span(s, (e - s) as usize) == NULL,
+                None => p.raw == NULL,
+            };
+        if is_null {
+            p.live = false;
+            p.write_slot(&mut c.args, &mut c.args_state);
+            c.args.extend_from_slice(NULL);
+            return Ok(());
+        }
         if p.live {
+            // What waited as a possible `null` is the string.
+            let held = !p.slot;
+            p.write_slot(&mut c.args, &mut c.args_state);
+            if held {
+                push_json_str_content(&p.raw, &mut c.args);
+            }
             c.args.push(b'"');
             return Ok(());
         }
-        let raw = match p.span.take() {
+        p.write_slot(&mut c.args, &mut c.args_state);
+        let raw = match span {
             Some((s, e)) => src.span(s, (e - s) as usize),
             None => &p.raw,
         };

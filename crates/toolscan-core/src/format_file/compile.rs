@@ -148,6 +148,9 @@ fn params_steps(d: &ParamsDesc, call_close: Option<&str>) -> Vec<Step> {
     if d.entities {
         value = value.entities();
     }
+    if d.null {
+        value = value.null();
+    }
     let mut next = vec![
         (Lit::new(&d.open), Label::from("param")),
         (Lit::new(&d.end), Label::from("params-done")),
