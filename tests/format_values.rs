@@ -249,3 +249,91 @@ fn qwen3_coder_null_text_is_json_null_whatever_the_type() {
     );
     assert_eq!(calls_of(&events), [call("note", json!({"title": "null"}))]);
 }
+
+// ------------------------------------------------ names no tool can have
+
+/// Anthropic's prompt shows the call syntax with placeholders; a model (or
+/// a document) that quotes it in a code fence makes no call: a name that
+/// holds `$`, whitespace, quotes or brackets is no tool's, in any format.
+/// The block is text, with a diagnostic.
+#[test]
+fn names_no_tool_can_have_are_text_with_a_diagnostic() {
+    let example = "The syntax is:\n```\n<function_calls>\n<invoke name=\"$FUNCTION_NAME\">\n\
+                   <parameter name=\"$PARAMETER_NAME\">$PARAMETER_VALUE</parameter>\n\
+                   </invoke>\n</function_calls>\n```\nThat is all.";
+    for format in ["claude-xml", "auto"] {
+        let events = run(format, example);
+        assert_eq!(calls_of(&events), [], "{format}");
+        assert_eq!(text_of(&events), example, "{format}");
+        assert_eq!(kinds(&events), [DiagnosticKind::Malformed], "{format}");
+    }
+    for (format, input) in [
+        (
+            "hermes",
+            "<tool_call>{\"name\": \"$TOOL\", \"arguments\": {}}</tool_call>",
+        ),
+        (
+            "hermes",
+            "<tool_call>{\"name\": \"get weather\", \"arguments\": {}}</tool_call>",
+        ),
+        (
+            "hermes",
+            "<tool_call>{\"name\": \"get\\\"weather\", \"arguments\": {}}</tool_call>",
+        ),
+        (
+            "qwen3-coder",
+            "<tool_call>\n<function=$NAME>\n</function>\n</tool_call>",
+        ),
+        (
+            "qwen3-coder",
+            "<tool_call>\n<function=get weather>\n</function>\n</tool_call>",
+        ),
+        (
+            "glm47",
+            "<tool_call>f[0]<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
+        ),
+        (
+            "minimax-m2",
+            "<minimax:tool_call><invoke name=\"'f'\"></invoke></minimax:tool_call>",
+        ),
+        ("mistral-v11", "[TOOL_CALLS]${name}[ARGS]{}"),
+    ] {
+        let events = run(format, input);
+        assert_eq!(calls_of(&events), [], "{format}: {input}");
+        assert_eq!(text_of(&events), input, "{format}");
+        assert_eq!(
+            kinds(&events),
+            [DiagnosticKind::Malformed],
+            "{format}: {input}"
+        );
+    }
+}
+
+/// A parameter's name that markup cuts into (GLM's `<arg_key>x>y`) fails
+/// the call, and the diagnostic says it is the parameter's name, not the
+/// tool's.
+#[test]
+fn bad_parameter_name_is_reported_as_a_parameter_name() {
+    let input = "<tool_call>f<arg_key>x>y</arg_key><arg_value>1</arg_value></tool_call>";
+    let events = run("glm47", input);
+    assert_eq!(calls_of(&events), []);
+    assert_eq!(text_of(&events), input);
+    let messages: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Diagnostic(d) => Some(d.message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].contains("parameter name") && !messages[0].contains("tool name"),
+        "{messages:?}"
+    );
+    // A `$` is no markup in a parameter's name.
+    let events = run(
+        "glm47",
+        "<tool_call>f<arg_key>$ref</arg_key><arg_value>1</arg_value></tool_call>",
+    );
+    assert_eq!(calls_of(&events), [call("f", json!({"$ref": 1}))]);
+}

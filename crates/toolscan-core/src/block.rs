@@ -4,7 +4,7 @@
 //! dispatched, a block that ends, a block that fails and becomes text.
 
 use crate::call::calls::Args;
-use crate::call::{check_word, Builder, Calls, Ctx, JsonCalls};
+use crate::call::{check_field, fault_of, Builder, Calls, Ctx, JsonCalls};
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::format::{ByteSet, Field, Lit};
 use crate::json::JsonScanner;
@@ -298,7 +298,7 @@ pub(crate) fn run(
                     }
                     b.goto(next);
                 } else if let Progress::Fail(_, r) = p {
-                    let r = prose_word(r, &b.calls);
+                    let r = fault_of(c.field, prose_word(r, &b.calls));
                     fail!(Stop {
                         reason: r,
                         not_a_call: !r.is_limit(),
@@ -574,8 +574,8 @@ fn consumed(p: Progress) -> usize {
 /// may still be replaced (DeepSeek V3 writes a type word first) or followed
 /// by an id: the call starts when its arguments do.
 fn captured(b: &mut Block, field: Field, raw: &[u8], env: &mut Env<'_>) -> Result<(), Stop> {
-    let word =
-        check_word(raw, &env.ctx.limits).map_err(|r| Stop::not_a_call(prose_word(r, &b.calls)))?;
+    let word = check_field(raw, field, &env.ctx.limits)
+        .map_err(|r| Stop::not_a_call(prose_word(r, &b.calls)))?;
     let at = env.pending.pos;
     let src = env.pending.src();
     match field {
