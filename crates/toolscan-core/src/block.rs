@@ -4,7 +4,7 @@
 //! dispatched, a block that ends, a block that fails and becomes text.
 
 use crate::call::calls::Args;
-use crate::call::{check_word, Builder, Calls, Ctx, JsonCalls};
+use crate::call::{check_field, fault_of, Builder, Calls, Ctx, JsonCalls};
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::format::{ByteSet, Field, Lit};
 use crate::json::JsonScanner;
@@ -305,7 +305,7 @@ pub(crate) fn run(
                     }
                     b.goto(next);
                 } else if let Progress::Fail(_, r) = p {
-                    let r = prose_word(r, &b.calls);
+                    let r = fault_of(c.field, prose_word(r, &b.calls));
                     fail!(Stop {
                         reason: r,
                         not_a_call: !r.is_limit(),
@@ -396,8 +396,8 @@ pub(crate) fn run(
                     let at = env.pending.pos;
                     let vr = ValueRead::new(v, at, b.calls.param_name());
                     b.st = StepState::Value(Box::new(vr));
-                    if let Err(stop) = b.calls.value_begin(env.ctx, env.out, at, env.pending.src())
-                    {
+                    let src = env.pending.src();
+                    if let Err(stop) = b.calls.value_begin(env.ctx, env.out, at, v.null, src) {
                         fail!(stop);
                     }
                 }
@@ -439,7 +439,7 @@ pub(crate) fn run(
                     }
                 };
                 if let Some(next) = next {
-                    if let Err(stop) = b.calls.value_end(pos) {
+                    if let Err(stop) = b.calls.value_end(pos, env.pending.src()) {
                         fail!(stop);
                     }
                     b.goto(next);
@@ -597,8 +597,8 @@ fn consumed(p: Progress) -> usize {
 /// may still be replaced (DeepSeek V3 writes a type word first) or followed
 /// by an id: the call starts when its arguments do.
 fn captured(b: &mut Block, field: Field, raw: &[u8], env: &mut Env<'_>) -> Result<(), Stop> {
-    let word =
-        check_word(raw, &env.ctx.limits).map_err(|r| Stop::not_a_call(prose_word(r, &b.calls)))?;
+    let word = check_field(raw, field, &env.ctx.limits)
+        .map_err(|r| Stop::not_a_call(prose_word(r, &b.calls)))?;
     let at = env.pending.pos;
     let src = env.pending.src();
     match field {
@@ -679,7 +679,7 @@ fn end_value_at_candidate(
     let Some((at, len, to)) = vr.end_at_candidate(env.pending.src(), &mut b.calls) else {
         return Ok(None);
     };
-    b.calls.value_end(at)?;
+    b.calls.value_end(at, env.pending.src())?;
     unclosed(&mut b.calls, at);
     b.calls.sync(env.out, env.pending.src());
     let resume = at + len as u64;
@@ -757,7 +757,7 @@ pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut Env<'_>) -> AtEnd {
             }
             vr.end_at_eof();
             vr.hand(env.pending.src(), pos, true, &mut b.calls);
-            if let Err(stop) = b.calls.value_end(pos) {
+            if let Err(stop) = b.calls.value_end(pos, env.pending.src()) {
                 return failed_at_end(b, prog, env, stop);
             }
             b.calls.sync(env.out, env.pending.src());

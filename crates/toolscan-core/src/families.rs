@@ -176,16 +176,29 @@ pub(crate) fn command_r() -> Format {
 }
 
 pub(crate) fn command_r7b() -> Format {
-    Format::new(
+    let f = Format::new(
         "command-r7b",
         "Cohere Command R7B, Command A",
         "<|START_ACTION|>[{\"tool_call_id\", \"tool_name\", \"parameters\"}, …]<|END_ACTION|> \
-         (or one object)",
+         (or one object); <|START_RESPONSE|>…<|END_RESPONSE|> and <|START_TEXT|>…<|END_TEXT|> \
+         frame text",
     )
     .opener(Opener::definite(
         "<|START_ACTION|>",
         list_closed_by("<|END_ACTION|>", cohere_keys()),
-    ))
+    ));
+    // The answer is framed (Command A's newer templates write `TEXT` for
+    // `RESPONSE`): the frame is markup, the content text.
+    [
+        "<|START_RESPONSE|>",
+        "<|END_RESPONSE|>",
+        "<|START_TEXT|>",
+        "<|END_TEXT|>",
+    ]
+    .into_iter()
+    .fold(f, |f, frame| {
+        f.opener(Opener::definite(frame, vec![Step::Frame, Step::End]))
+    })
 }
 
 pub(crate) fn xlam() -> Format {

@@ -403,6 +403,9 @@ pub struct ValueStep {
     /// The end of the stream ends the value too, a closer it may have
     /// begun included (raw code that runs to the end of the completion).
     pub or_end: bool,
+    /// The text `null` is JSON null, whatever type the value is declared
+    /// (a template that writes a string verbatim writes `None` as `null`).
+    pub null: bool,
 }
 
 impl ValueStep {
@@ -424,6 +427,7 @@ impl ValueStep {
             trim: Trim::None,
             entities: false,
             or_end: false,
+            null: false,
         }
     }
 
@@ -449,6 +453,13 @@ impl ValueStep {
     /// Decodes XML entities.
     pub fn entities(mut self) -> ValueStep {
         self.entities = true;
+        self
+    }
+
+    /// Reads the text `null` as JSON null whatever the declared type (see
+    /// [`ValueStep::null`]).
+    pub fn null(mut self) -> ValueStep {
+        self.null = true;
         self
     }
 

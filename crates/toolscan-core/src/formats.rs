@@ -560,6 +560,8 @@ struct Params {
     outer_close: Option<&'static str>,
     trim: Trim,
     entities: bool,
+    /// The text `null` is JSON null whatever the declared type.
+    null: bool,
 }
 
 impl Params {
@@ -573,6 +575,7 @@ impl Params {
             outer_close: None,
             trim: Trim::None,
             entities: false,
+            null: false,
         }
     }
 
@@ -601,6 +604,11 @@ impl Params {
         self
     }
 
+    fn null(mut self) -> Params {
+        self.null = true;
+        self
+    }
+
     /// The value of one parameter: its recovery when its closer is missing
     /// is the next parameter's opener (at once) or the call's closer (when
     /// the stream ends: that closer may be part of the value).
@@ -613,20 +621,27 @@ impl Params {
             v = v.recover_at_end(outer, "call-done");
         }
         v.entities = self.entities;
+        v.null = self.null;
         Step::Value(v)
     }
 
     /// The parameters up to and including the call's closer: labels
     /// `params` (the loop), `param` (after a parameter's opener) and
-    /// `params-done` (after the call's closer).
+    /// `params-done` (after the call's closer). Where the block has its own
+    /// closer, it may stand for a missing call closer after the last
+    /// parameter: the program goes on at `call-done`, after it.
     fn steps(&self) -> Vec<Step> {
+        let mut next = vec![
+            (Lit::new(self.open), Label::from("param")),
+            (Lit::new(self.call_close), Label::from("params-done")),
+        ];
+        if let Some(outer) = self.outer_close {
+            next.push((Lit::new(outer), Label::from("call-done")));
+        }
         let mut v = vec![
             label("params"),
             Step::Ws,
-            Step::OneOf(vec![
-                (Lit::new(self.open), Label::from("param")),
-                (Lit::new(self.call_close), Label::from("params-done")),
-            ]),
+            Step::OneOf(next),
             label("param"),
             Step::key_until(self.key_end),
         ];
@@ -668,11 +683,14 @@ fn quoted_name(after: &'static str) -> Vec<Step> {
 
 /// Qwen3-Coder's body, inside `open`…`close`:
 /// `<function=NAME>` `<parameter=KEY>` value `</parameter>` … `</function>`.
+/// Strings are written verbatim, so the text `null` is the only way to
+/// write null: it is null whatever the schema says.
 fn qwen_xml(open: &str, close: &'static str) -> Opener {
     let params = Params::new("<parameter=", ">", "</parameter>")
         .call_close("</function>")
         .outer_close(close)
-        .trim(Trim::Newline);
+        .trim(Trim::Newline)
+        .null();
     let mut program = vec![
         Step::Ws,
         lit("<function="),
@@ -689,14 +707,34 @@ fn qwen_xml(open: &str, close: &'static str) -> Opener {
     Opener::definite(open, program)
 }
 
+/// Qwen3-Coder's body without its `<tool_call>` (the models sometimes
+/// drop it): `<function=NAME>` parameters `</function>`, then maybe the
+/// `</tool_call>` that belongs to it.
+fn qwen_bare() -> Opener {
+    let params = Params::new("<parameter=", ">", "</parameter>")
+        .call_close("</function>")
+        .trim(Trim::Newline)
+        .null();
+    let mut program = vec![capture(Field::Name, &[(">", None)])];
+    program.extend(params.steps());
+    program.extend([
+        Step::Dispatch,
+        then(&[("</tool_call>", "end")]),
+        label("end"),
+        Step::End,
+    ]);
+    Opener::definite("<function=", program)
+}
+
 fn qwen3_coder() -> Format {
     Format::new(
         "qwen3-coder",
         "Qwen3-Coder, Qwen3.5+, Step-3.5, Nemotron-3",
         "<tool_call><function=NAME><parameter=KEY>\\nvalue\\n</parameter>…</function></tool_call>; \
-         values are raw text typed by the tools schema",
+         values are raw text typed by the tools schema; also without <tool_call>",
     )
     .opener(qwen_xml("<tool_call>", "</tool_call>"))
+    .opener(qwen_bare())
 }
 
 fn seed_oss() -> Format {
@@ -1269,7 +1307,8 @@ fn lfm2() -> Format {
         label("call"),
         Step::Ws,
     ];
-    program.extend(py_call(PyStep::keywords()));
+    // LFM2 writes JSON's literals (`true`, `null`) as well as Python's.
+    program.extend(py_call(PyStep::keywords().json_literals()));
     program.extend([
         Step::Ws,
         Step::OneOf(vec![
@@ -1284,8 +1323,8 @@ fn lfm2() -> Format {
     Format::new(
         "lfm2",
         "LFM2, LFM2.5",
-        "<|tool_call_start|>[NAME(key=value, …), …]<|tool_call_end|>; also a list of JSON \
-         call objects",
+        "<|tool_call_start|>[NAME(key=value, …), …]<|tool_call_end|>, Python or JSON literals; \
+         also a list of JSON call objects",
     )
     .opener(Opener::definite("<|tool_call_start|>", program))
 }

@@ -81,6 +81,8 @@ pub(crate) struct ValueOp {
     pub entities: bool,
     /// The end of the stream ends the value.
     pub or_end: bool,
+    /// The text `null` is JSON null whatever the declared type.
+    pub null: bool,
 }
 
 /// What ends a raw value (see [`Close`]).
@@ -122,7 +124,7 @@ pub(crate) struct ThenOpt {
 }
 
 impl Op {
-    fn targets_mut(&mut self) -> Vec<&mut usize> {
+    pub(crate) fn targets_mut(&mut self) -> Vec<&mut usize> {
         match self {
             Op::Capture(c) => c
                 .delims
@@ -231,6 +233,7 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                 trim: v.trim,
                 entities: v.entities,
                 or_end: v.or_end,
+                null: v.null,
             }),
             Step::Py(p) => {
                 if let PyStrings::Delimited(d) = &p.strings {

@@ -420,10 +420,11 @@ impl ValueRead {
         if self.entities {
             self.scratch.clear();
             let used = decode_prefix(bytes, fin, &mut self.scratch);
-            calls.value_bytes(&self.scratch);
+            calls.value_bytes(&self.scratch, None, src);
             self.done += used as u64;
         } else {
-            calls.value_bytes(bytes);
+            let at = (self.done >= src.start).then_some(self.done);
+            calls.value_bytes(bytes, at, src);
             self.done += bytes.len() as u64;
         }
         if fin {
