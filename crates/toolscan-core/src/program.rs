@@ -66,10 +66,12 @@ pub(crate) struct ValueOp {
     /// Markup that makes a value a container, before any of its text.
     pub nest: Vec<ThenOpt>,
     /// What the program reads right after the call that an `at_end`
-    /// literal closes, in the same block: the next call's markup, or the
-    /// group's end (the `Then` after its dispatch). Met after an `at_end`
-    /// literal, it shows that literal was the call's closer: an unclosed
-    /// value ends there at once (set by [`link_follow`]).
+    /// literal closes, in the same block: the next call's markup (the
+    /// literals of the `Then` after its dispatch that begin a call). Met
+    /// after an `at_end` literal, it shows that literal was the call's
+    /// closer: an unclosed value ends there at once (set by
+    /// [`link_follow`]). The group's end is left out: a value may quote
+    /// it before its own closer.
     pub follow: Vec<ThenOpt>,
     /// The block's own marker, where the block may end after that call
     /// (the next call is a block of its own): met after an `at_end`
@@ -406,12 +408,19 @@ fn follow_from(ops: &[Op], from: usize, out: &mut Vec<Lit>) -> bool {
                 return false;
             }
             // (Anything but these literals ends the block.)
+            // Only the literals that begin the next call: a value may quote
+            // the group's end before its own closer.
             Op::Then(t) if dispatched && !t.seek => {
-                t.opts.iter().for_each(|o| push(out, &o.lit));
+                t.opts
+                    .iter()
+                    .filter(|o| o.begins_call)
+                    .for_each(|o| push(out, &o.lit));
                 return true;
             }
             Op::OneOf(opts) if dispatched => {
-                opts.iter().for_each(|o| push(out, &o.lit));
+                opts.iter()
+                    .filter(|o| o.begins_call)
+                    .for_each(|o| push(out, &o.lit));
                 return false;
             }
             Op::End => return dispatched,
