@@ -50,6 +50,7 @@
 
 mod block;
 mod call;
+mod cpu;
 mod error;
 mod event;
 mod families;

@@ -77,6 +77,14 @@ struct Shared {
     truncated: bool,
 }
 
+/// A bare block opened by a marker of `marker_len` bytes would read the
+/// byte after it: no limit trips first (a limit's diagnostic is never
+/// silent, so [`Compiled::fails_before`](crate::grammar::Compiled) may
+/// stand for the block only when the block would fail on that byte).
+fn bare_room(limits: &crate::options::Limits, marker_len: usize) -> bool {
+    limits.max_holdback.min(limits.max_call_bytes) > marker_len && limits.max_depth >= 2
+}
+
 #[derive(Debug)]
 enum Mode {
     Text(TextState),
@@ -362,6 +370,10 @@ impl Parser {
                 let ch = Chunk::from_bytes(&bytes, self.shared.pending.pos);
                 self.process(&ch, out);
             }
+            After::Reread(bytes) => {
+                let ch = Chunk::from_bytes(&bytes, self.shared.pending.pos);
+                self.process(&ch, out);
+            }
         }
     }
 
@@ -471,6 +483,8 @@ enum After {
     Block(Box<Block>),
     /// Switch to the block (or to text), then feed these bytes again.
     Replay(Option<Box<Block>>, Vec<u8>),
+    /// Stay in the block, and feed these bytes again.
+    Reread(Vec<u8>),
 }
 
 impl Shared {
@@ -505,6 +519,7 @@ impl Shared {
             Outcome::Text => After::Text,
             Outcome::Skip(sc) => After::Skip(sc),
             Outcome::Replay(bytes) => After::Replay(None, bytes),
+            Outcome::Reread(bytes) => After::Reread(bytes),
         }
     }
 
@@ -558,6 +573,21 @@ impl Shared {
                         p.drop_upto(mend);
                         p.in_reasoning = kind == PatKind::ThinkOpen;
                         After::Text
+                    }
+                    PatKind::Opener(k)
+                        if ch
+                            .bytes
+                            .get(i + end)
+                            .is_some_and(|&b| g.openers[k].fails_before(b))
+                            && bare_room(&self.ctx.limits, pat.bytes.len()) =>
+                    {
+                        // A bare `{` before a byte that fails its block at
+                        // once (`{{`): what the block would come to —
+                        // the marker is text, silently, and text mode
+                        // reads on from the next byte, afresh — without it.
+                        p.flush(ch, mend, mend, true, out);
+                        st.sid = ts.set.start();
+                        return (i + end, After::Stay);
                     }
                     PatKind::Opener(k) => {
                         let op = &g.openers[k];
