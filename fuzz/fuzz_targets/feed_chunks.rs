@@ -39,8 +39,11 @@ fn check(data: &[u8]) {
     let at_stop = flags & flag::AT_STOP != 0;
     let parser = || Parser::new(entry.grammar.clone(), options(*flags));
 
-    let chunked = chunks::run(parser(), input, *chunking, at_stop);
     let whole = chunks::run(parser(), input, 0, at_stop);
+    let chunked = match chunking {
+        0 => whole.clone(),
+        _ => chunks::run(parser(), input, *chunking, at_stop),
+    };
     let lossy = String::from_utf8_lossy(input);
     let run = Run {
         input,
