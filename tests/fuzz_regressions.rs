@@ -77,3 +77,23 @@ fn unknown_tool_offset_in_python_like_arguments_does_not_depend_on_chunking() {
     // Right after `nr:`, the first key.
     assert_eq!(offsets, [31]);
 }
+
+// ---------------------------------------------------------------------------
+// Invalid UTF-8 in a parameter value
+
+/// A qwen3-coder parameter value that is not UTF-8 and never closed, with a
+/// tools list (so the value is typed by its schema): no panic at dispatch
+/// (the fuzzer's first finding, also found and fixed on `main`); the call
+/// is malformed and every byte comes back as text.
+#[test]
+fn unclosed_parameter_value_of_invalid_utf8_is_text_not_a_panic() {
+    let tools = toolscan::Tools::from_json(&serde_json::json!([
+        {"type": "function", "function": {"name": "get_weather", "parameters":
+            {"type": "object", "properties": {"city": {"type": "string"}}}}}
+    ]))
+    .unwrap();
+    let input = b"<tool_call><function=get_weather><parameter=city>\xff</tool_call>";
+    let ev = events("qwen3-coder", &options().with_tools(tools), input);
+    assert!(!ev.iter().any(|e| matches!(e, Event::ToolCallEnd { .. })));
+    nothing_lost(&ev, input, &[]).unwrap();
+}
