@@ -97,3 +97,24 @@ fn unclosed_parameter_value_of_invalid_utf8_is_text_not_a_panic() {
     assert!(!ev.iter().any(|e| matches!(e, Event::ToolCallEnd { .. })));
     nothing_lost(&ev, input, &[]).unwrap();
 }
+
+/// A Python-like call whose name is not in the tools list is not a call;
+/// the block ends at the byte that showed it (its first key), so what
+/// follows is read as text the same way under every chunking: here
+/// `<think>`, with reasoning separation on, opens reasoning whether the
+/// input came whole or in pieces (it was text when it arrived in the same
+/// chunk as the key).
+#[test]
+fn python_like_call_of_an_unknown_tool_ends_where_it_showed() {
+    let tools = toolscan::Tools::from_json(&serde_json::json!([
+        {"type": "function", "function": {"name": "get_weather", "parameters": {}}}
+    ]))
+    .unwrap();
+    let input = b"[c(r='<think>";
+    let ev = events(
+        "pythonic",
+        &options().with_tools(tools).with_reasoning(true),
+        input,
+    );
+    assert_eq!(toolscan_testkit::check::text_of(&ev), "[c(r='");
+}

@@ -462,14 +462,15 @@ pub(crate) fn run(
                 if over(n) {
                     fail!(too_long);
                 }
-                let from = env.pending.pos;
                 env.pending.take_n(ch, n);
                 i += n;
                 if r.shown() && matches!(c.args_state, Args::Missing) {
-                    // A key (or the end of the arguments) shows a call, at
-                    // the byte that showed it, however the input was cut.
+                    // A key (or the end of the arguments) shows a call: the
+                    // reader stopped at the byte that showed it, so the
+                    // call starts (or the block fails) there, however the
+                    // input was cut.
                     c.args_state = Args::Written;
-                    let at = from + r.shown_at().unwrap_or(n) as u64;
+                    let at = env.pending.pos;
                     if let Err(stop) = b.calls.try_start(env.ctx, env.out, at, env.pending.src()) {
                         fail!(stop);
                     }

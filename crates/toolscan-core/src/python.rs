@@ -148,10 +148,6 @@ pub(crate) struct PyReader {
     tok: Vec<u8>,
     /// A key was read, or the arguments closed: the text is a call.
     shown: bool,
-    /// In the last `feed`, the reader became `shown` after this many of
-    /// its bytes (where the call shows is a byte of the input, not the end
-    /// of whatever chunk held it).
-    shown_at: Option<usize>,
 }
 
 /// Writes a decoded character as JSON string content.
@@ -280,7 +276,6 @@ impl PyReader {
             frames: vec![Frame::new(Kind::Args)],
             tok: Vec::new(),
             shown: false,
-            shown_at: None,
         }
     }
 
@@ -288,16 +283,12 @@ impl PyReader {
     pub(crate) fn shown(&self) -> bool {
         self.shown
     }
-
-    /// After how many bytes of the last `feed` the reader became
-    /// [`shown`](PyReader::shown), if it did then.
-    pub(crate) fn shown_at(&self) -> Option<usize> {
-        self.shown_at
-    }
-
     /// Reads `input`, writing the arguments to `out`: `Done(n)` once the
     /// closing bracket (the `n`th byte) was read, `Fail(n, why)` at byte
-    /// `n`, else `Partial`.
+    /// `n`, else `Partial(n)`: all of it, or the first `n` bytes, after
+    /// which the reader became [`shown`](PyReader::shown) (so the caller
+    /// decides whether the text is a call at that byte, however the input
+    /// was cut; it feeds the rest again).
     pub(crate) fn feed(
         &mut self,
         step: &PyStep,
@@ -306,17 +297,16 @@ impl PyReader {
         out: &mut Vec<u8>,
     ) -> Progress {
         let mut i = 0;
-        self.shown_at = None;
         while i < input.len() {
             let was_shown = self.shown;
             if let Err(reason) = self.step(step, max_depth, input, &mut i, out) {
                 return Progress::Fail(i, reason);
             }
-            if self.shown && !was_shown {
-                self.shown_at = Some(i);
-            }
             if self.st == St::Done {
                 return Progress::Done(i);
+            }
+            if self.shown && !was_shown {
+                return Progress::Partial(i);
             }
         }
         Progress::Partial(input.len())
@@ -954,15 +944,26 @@ mod tests {
         let mut from = 0;
         for &to in cuts.iter().chain(std::iter::once(&input.len())) {
             let to = to.clamp(from, input.len());
-            match r.feed(step, depth, &input[from..to], &mut out) {
-                Progress::Partial(n) => assert_eq!(n, to - from),
+            // The reader stops once where the text shows a call.
+            let mut at = from;
+            let shown = r.shown();
+            let p = match r.feed(step, depth, &input[at..to], &mut out) {
+                Progress::Partial(n) if at + n < to => {
+                    assert!(!shown && r.shown(), "stopped early but not where it showed");
+                    at += n;
+                    r.feed(step, depth, &input[at..to], &mut out)
+                }
+                p => p,
+            };
+            match p {
+                Progress::Partial(n) => assert_eq!(at + n, to),
                 Progress::Done(n) => {
-                    return (String::from_utf8(out).unwrap(), End::Done(from + n));
+                    return (String::from_utf8(out).unwrap(), End::Done(at + n));
                 }
                 Progress::Fail(n, why) => {
                     return (
                         String::from_utf8_lossy(&out).into_owned(),
-                        End::Fail(from + n, why),
+                        End::Fail(at + n, why),
                     );
                 }
             }
@@ -1256,6 +1257,12 @@ b')"#,
         assert!(!r.shown());
         assert_eq!(r.feed(&py, 8, b"y=", &mut out), Progress::Partial(2));
         assert!(r.shown());
+        // It stops at the byte that shows the call, then reads on.
+        let mut out = Vec::new();
+        let mut r = PyReader::new(&mut out);
+        assert_eq!(r.feed(&py, 8, b"city='x", &mut out), Progress::Partial(5));
+        assert!(r.shown());
+        assert_eq!(r.feed(&py, 8, b"'x", &mut out), Progress::Partial(2));
         let mut out = Vec::new();
         let mut r = PyReader::new(&mut out);
         assert_eq!(r.feed(&py, 8, b" )x", &mut out), Progress::Done(2));
