@@ -899,6 +899,7 @@ mod tests {
     /// of pieces of every marker of `auto` (prefixes, whole markers, the
     /// bytes around their rare bytes) and prose, split at random.
     #[test]
+    #[cfg_attr(miri, ignore = "thousands of random splits: hours under Miri")]
     fn skipping_finds_what_stepping_every_byte_finds() {
         let g = crate::Registry::builtin().grammar("auto").unwrap();
         let mut seed = 0x5eed_u64;
