@@ -75,8 +75,10 @@ pub enum CallsInReasoning {
     /// call in the block, the bytes and the events they give wait. The
     /// block's closing marker makes every held byte reasoning (no event of
     /// those calls is ever sent); the end of the stream sends the held
-    /// events as they were. A call that fails, or a tentative block that
-    /// is no call, is reasoning at once. The hold is bounded: the
+    /// events as they were. A block that completes no call (a call that
+    /// fails, a tentative block that is no call) holds nothing: what it
+    /// gives goes out at once, as outside reasoning, but unreported (it is
+    /// reasoning, not a broken call). The hold is bounded: the
     /// reasoning after a held call may grow it by at most
     /// [`Limits::max_holdback`] bytes, and the whole hold by at most
     /// [`Limits::max_call_bytes`] (besides the call being read); past

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use crate::block::{self, Block, Env, Outcome};
 use crate::call::Ctx;
 use crate::error::Error;
-use crate::event::{Event, EventRef, FinishReason};
+use crate::event::{DiagnosticKind, Event, EventRef, FinishReason};
 use crate::format::Trust;
 use crate::grammar::{Grammar, PatKind};
 use crate::ids::Minter;
@@ -304,13 +304,8 @@ impl Parser {
         }
         let out = &mut SinkRef(sink);
         self.shared.finished = true;
-        if self.shared.hold.take().is_some() {
-            // The reasoning block never closed: the held calls were meant.
-            self.shared.pending.raw = None;
-            for e in self.deferred.drain(..) {
-                out.event(e.as_ref());
-            }
-        }
+        // The reasoning block never closed: the held calls were meant.
+        self.send_held(true, out);
         self.finish_block(out);
         self.shared.pending.release_all(out);
         let finish_reason = if self.shared.truncated {
@@ -471,17 +466,35 @@ impl Parser {
         }
     }
 
-    /// A block ended while calls are held: if it completed none (it failed,
-    /// or was no call), nothing is held any more and the hold ends; else
-    /// the text after it starts counting.
+    /// A block ended while calls are held: if none was completed since the
+    /// hold began (the block failed, or was no call: a text envelope),
+    /// there is nothing to hold, and what the block gave goes out — but
+    /// for the report of its failure: markup inside reasoning that is no
+    /// call is reasoning, not a broken call. Else the text after it starts
+    /// counting.
     fn left_block(&mut self, out: &mut dyn Sink) {
         let Some(h) = &mut self.shared.hold else {
             return;
         };
         if self.shared.ctx.completed == h.completed {
-            self.release_hold(false, out);
+            self.send_held(false, out);
         } else {
             h.text_from = self.shared.pending.pos;
+        }
+    }
+
+    /// Ends the hold of calls inside a reasoning block: its events go out
+    /// as they were (`failures`: with the diagnostics of blocks that failed).
+    fn send_held(&mut self, failures: bool, out: &mut dyn Sink) {
+        if self.shared.hold.take().is_some() {
+            self.shared.pending.raw = None;
+            for e in self.deferred.drain(..) {
+                let failure =
+                    matches!(&e, Event::Diagnostic(d) if d.kind != DiagnosticKind::InvalidUtf8);
+                if failures || !failure {
+                    out.event(e.as_ref());
+                }
+            }
         }
     }
 
