@@ -214,6 +214,32 @@ fn markup_named_in_reasoning_does_not_hold_it_back() {
 }
 
 #[test]
+fn a_call_quoted_unfinished_inside_reasoning_starts_no_call() {
+    // The quote breaks off where the reasoning closes: no event of a call
+    // (not even its start), no diagnostic, the index unused.
+    let call = "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
+    let input = format!("<think>Send <tool_call>{{\"name\": \"f\", \"argu</think>{call}");
+    for reasoning in [false, true] {
+        let ev = run_with("hermes", &opts().with_reasoning(reasoning), &input);
+        let starts: Vec<usize> = ev
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCallStart { index, .. } => Some(*index),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(starts, [0], "{ev:?}");
+        assert!(diagnostics_of(&ev).is_empty(), "{ev:?}");
+        let quoted = "Send <tool_call>{\"name\": \"f\", \"argu";
+        if reasoning {
+            assert_eq!(reasoning_of(&ev), quoted);
+        } else {
+            assert_eq!(text_of(&ev), format!("<think>{quoted}</think>"));
+        }
+    }
+}
+
+#[test]
 fn a_completion_that_starts_inside_reasoning_quotes_calls_too() {
     let call = "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
     let input = format!("I could send {call}.</think>\n\n{call}");
@@ -281,6 +307,20 @@ fn every_family_reasoning_marker_holds_the_calls_inside_it() {
             };
             assert_eq!(reasoning_of(&ev), want, "{format}");
             assert!(diagnostics_of(&ev).is_empty(), "{format}: {ev:?}");
+            // Closed in the middle of the quoted call: all of it reasoning.
+            for cut in [call.len() / 3, call.len() / 2, call.len() - 1] {
+                let half = &call[..cut];
+                let input = format!("{open}Like {half}{close}Answer.");
+                let ev = run_with(format, &o, &input);
+                assert_eq!(ends(&ev), 0, "{format} {reasoning}: {ev:?}");
+                assert!(diagnostics_of(&ev).is_empty(), "{format}: {ev:?}");
+                if reasoning {
+                    assert_eq!(reasoning_of(&ev), format!("Like {half}"), "{format}");
+                    assert_eq!(text_of(&ev), "Answer.", "{format}");
+                } else {
+                    assert_eq!(text_of(&ev), input, "{format}");
+                }
+            }
             // Never closed: the call is a call, at the end.
             let input = format!("{open}Calling.{call}");
             let ev = run_with(format, &o, &input);
@@ -387,4 +427,44 @@ fn nothing_is_lost_around_quoted_calls() {
         ),
         input
     );
+}
+
+#[test]
+fn random_mixtures_of_reasoning_and_calls_keep_the_contract() {
+    // Reasoning markers, whole and broken calls, prose and multi-byte text
+    // in random order, under `auto`, every option: the same events under
+    // every chunking and API, the contract's structure, and what `parse`
+    // gives.
+    let pieces = [
+        "<think>",
+        "</think>",
+        "<seed:think>",
+        "</seed:think>",
+        "[THINK]",
+        "[/THINK]",
+        "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>",
+        "<tool_call>{\"name\": \"g\", \"argu",
+        "<seed:tool_call>\n<function=h>\n<parameter=q>1</parameter>\n</function>\n</seed:tool_call>",
+        "<seed:tool_call>\n<function=h>\n<parameter=q>1",
+        "[TOOL_CALLS]k[ARGS]{\"b\": [1, 2]}",
+        "{\"response\": \"hi\"}",
+        "prose é 東京 ",
+        "\n",
+        "<",
+        "<tool",
+    ];
+    let mut rng = toolscan_testkit::rng::Rng::new(15);
+    for round in 0..120 {
+        let n = 1 + rng.below(8);
+        let input: String = (0..n).map(|_| pieces[rng.below(pieces.len())]).collect();
+        for reasoning in [false, true] {
+            for calls in [CallsInReasoning::Text, CallsInReasoning::Call] {
+                let o = opts()
+                    .with_reasoning(reasoning)
+                    .with_calls_in_reasoning(calls)
+                    .with_starts_in_reasoning(round % 3 == 0);
+                run_with("auto", &o, &input);
+            }
+        }
+    }
 }

@@ -67,6 +67,9 @@ pub struct Grammar {
     pub(crate) openers: Vec<Compiled>,
     /// Openers only; openers + reasoning openers; openers + reasoning closers.
     pub(crate) sets: [TextSet; 3],
+    /// The reasoning closers of `sets[2]` alone: sought inside a call held
+    /// in a reasoning block (the block may close inside a quoted call).
+    pub(crate) closers: Option<MarkerSet>,
     /// The program that runs at the start of the stream, if a format has
     /// one (an index into `openers`, with no marker in `sets`).
     pub(crate) start: Option<usize>,
@@ -174,10 +177,23 @@ impl Grammar {
             .map(|&(_, c)| (c, PatKind::ThinkClose))
             .collect();
         let sets = [build(&[])?, build(&opens)?, build(&closes)?];
+        let closers: Vec<Pattern> = sets[2]
+            .kinds
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| **k == PatKind::ThinkClose)
+            .map(|(i, _)| sets[2].set.pattern(i).clone())
+            .collect();
+        let closers = if closers.is_empty() {
+            None
+        } else {
+            Some(MarkerSet::new(closers).map_err(invalid)?)
+        };
         Ok(Grammar {
             name: name.to_string(),
             openers,
             sets,
+            closers,
             start,
         })
     }

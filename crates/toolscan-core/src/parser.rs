@@ -108,6 +108,9 @@ enum Mode {
 struct Hold {
     /// Where the text after the last held block began.
     text_from: u64,
+    /// The state of the search for a reasoning closer in the bytes of the
+    /// current block (`Grammar::closers`).
+    closer: StateID,
     /// The call context when the hold began, restored if the calls were
     /// only quoted: their indices and ids are not used up.
     next_index: usize,
@@ -387,17 +390,34 @@ impl Parser {
             // While calls are held, text may add only so much to the hold;
             // the byte that would exceed it ends the hold.
             let mut head = None;
-            if let (Some(h), false) = (&self.shared.hold, matches!(self.mode, Mode::Block(_))) {
-                let p = &self.shared.pending;
-                let start = p.raw.as_ref().map_or(p.pos, |r| r.start);
-                let room = h.room(start, p.pos, &self.shared.ctx.limits);
-                if room == 0 {
-                    self.release_hold(true, out);
-                    continue;
+            // Inside a held call: where a reasoning closer ends, if one does
+            // in this chunk (the chunk given to the block then ends there).
+            let mut closer = None;
+            let mut searched = None;
+            match (&self.shared.hold, &self.mode, &self.g.closers) {
+                (Some(h), Mode::Block(_), Some(set)) => {
+                    let mut sid = h.closer;
+                    match set.scan(&mut sid, &ch.bytes[i..], &[], &mut |_, _| true) {
+                        Found::Marker { pattern, end } => {
+                            head = Some(ch.head(i + end));
+                            closer = Some(set.pattern(pattern).bytes.len());
+                        }
+                        Found::Nothing => searched = Some(sid),
+                    }
                 }
-                if ch.bytes.len() - i > room {
-                    head = Some(ch.head(i + room));
+                (Some(h), Mode::Text(_) | Mode::Skip(_), _) => {
+                    let p = &self.shared.pending;
+                    let start = p.raw.as_ref().map_or(p.pos, |r| r.start);
+                    let room = h.room(start, p.pos, &self.shared.ctx.limits);
+                    if room == 0 {
+                        self.release_hold(true, out);
+                        continue;
+                    }
+                    if ch.bytes.len() - i > room {
+                        head = Some(ch.head(i + room));
+                    }
                 }
+                _ => {}
             }
             let c = head.as_ref().unwrap_or(ch);
             let sink: &mut dyn Sink = if self.shared.hold.is_some() {
@@ -417,8 +437,32 @@ impl Parser {
             i = next;
             if !matches!(after, After::Stay) {
                 self.switch(after, out);
+            } else if let Some(len) = closer {
+                // The block read up to the end of a reasoning closer: the
+                // reasoning block closed inside the call, which was quoted.
+                self.closed_inside_block(len, out);
+            } else if let (Some(h), Some(sid)) = (&mut self.shared.hold, searched) {
+                h.closer = sid;
             }
         }
+    }
+
+    /// A reasoning closer of `len` bytes ended with the last byte a held
+    /// block read: the block is dropped, everything held before the closer
+    /// is reasoning, and the closer closes the reasoning block.
+    fn closed_inside_block(&mut self, len: usize, out: &mut dyn Sink) {
+        let p = &mut self.shared.pending;
+        let Some(raw) = &p.raw else {
+            return;
+        };
+        let at = p.pos - len as u64;
+        let from = (at.saturating_sub(raw.start) as usize).min(raw.bytes.len());
+        p.buf.clear();
+        p.buf.extend_from_slice(&raw.bytes[from..]);
+        p.buf_start = at;
+        tracing::trace!(offset = at, "reasoning closes inside a held call");
+        self.mode = Mode::Text(self.shared.text_state(&self.g));
+        self.switch(After::Think(false), out);
     }
 
     /// Applies a mode change.
@@ -466,18 +510,27 @@ impl Parser {
         }
     }
 
-    /// A block ended while calls are held: if none was completed since the
-    /// hold began (the block failed, or was no call: a text envelope),
-    /// there is nothing to hold, and what the block gave goes out — but
-    /// for the report of its failure: markup inside reasoning that is no
-    /// call is reasoning, not a broken call. Else the text after it starts
-    /// counting.
+    /// A block ended while calls are held. If none was completed since the
+    /// hold began, there is nothing to hold: a call the block began and
+    /// could not finish was quoted markup, reasoning as written; a block
+    /// that began none (a text envelope, markup that is no call) gives
+    /// what it gives outside reasoning, but for the report of its failure
+    /// (markup inside reasoning is reasoning, not a broken call). Else the
+    /// text after it starts counting.
     fn left_block(&mut self, out: &mut dyn Sink) {
         let Some(h) = &mut self.shared.hold else {
             return;
         };
         if self.shared.ctx.completed == h.completed {
-            self.send_held(false, out);
+            if self
+                .deferred
+                .iter()
+                .any(|e| matches!(e, Event::ToolCallStart { .. }))
+            {
+                self.release_hold(false, out);
+            } else {
+                self.send_held(false, out);
+            }
         } else {
             h.text_from = self.shared.pending.pos;
         }
@@ -728,12 +781,17 @@ impl Shared {
                     PatKind::Opener(k) => {
                         let op = &g.openers[k];
                         tracing::trace!(offset = start, opener = k, "block opens");
-                        if self.think && self.hold_calls && self.hold.is_none() {
+                        // (unused without closers)
+                        let closer = g.closers.as_ref().map_or(st.sid, |c| c.start());
+                        if let Some(h) = &mut self.hold {
+                            h.closer = closer;
+                        } else if self.think && self.hold_calls {
                             // A call inside reasoning: held from its marker.
                             tracing::trace!(offset = start, "held inside reasoning");
                             p.start_raw();
                             self.hold = Some(Hold {
                                 text_from: start,
+                                closer,
                                 next_index: self.ctx.next_index,
                                 completed: self.ctx.completed,
                                 text_ids: self.ctx.text_ids.clone(),
