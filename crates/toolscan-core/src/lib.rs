@@ -39,6 +39,19 @@
 //! assert_eq!(calls, 1);
 //! ```
 //!
+//! Nothing is lost: every input byte reaches a [`Event::Text`] (or, with
+//! reasoning separation, [`Event::Reasoning`]) delta, except the bytes
+//! that are dropped — the span of a dispatched call (its markers, and the
+//! wrappers and separators of a group of calls); a format's framing, the
+//! markup around ordinary content (Harmony's message headers up to
+//! `<|message|>`, its `<|end|>`, `<|return|>` and `<|call|>`;
+//! Functionary v3.2's `all` recipient lines; Kimi K3's
+//! `<|open|>response<|sep|>` and `<|close|>response<|sep|>`; `json`'s
+//! `{"response": …}` envelope, whose string is text, decoded); and, with
+//! reasoning separation, the reasoning markers. A call written inside
+//! reasoning is reasoning unless the stream never closes the reasoning
+//! block ([`CallsInReasoning`]).
+//!
 //! The pieces: [`Registry`] names the formats and compiles a [`Grammar`]
 //! (the marker automata and block programs of one format, or of `auto`);
 //! a [`Parser`] runs one response through it; [`Response`] collects events
