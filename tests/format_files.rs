@@ -406,3 +406,92 @@ fn a_wrong_value_anywhere_is_an_error_naming_that_field() {
     }
     assert!(checked > 1000, "{checked} mutations checked");
 }
+
+/// A description with `n` openers `<cK>NAME>{json}</c>`.
+fn many_openers(n: usize) -> String {
+    let openers: Vec<serde_json::Value> = (0..n)
+        .map(|k| {
+            serde_json::json!({
+                "open": format!("<c{k}>"),
+                "name_at": {"until": ">"},
+                "arguments": {"json": "object"},
+                "close": "</c>"
+            })
+        })
+        .collect();
+    serde_json::json!({"name": "many", "openers": openers}).to_string()
+}
+
+#[test]
+fn loading_thousands_of_openers_is_not_quadratic() {
+    // 4 000 openers took 15.8 s (release) when every marker was compared
+    // with every other, and each opener built automata of its own; now
+    // the clashes are found with one automaton over the markers.
+    let f = Format::from_json(&many_openers(4000)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(f.markers().len(), 4000);
+    let mut reg = Registry::builtin();
+    reg.register(f).expect("registers");
+    let mut p = Parser::new(reg.grammar("many").expect("grammar"), Default::default());
+    let mut ev = p.feed(b"x <c3999>get>{\"a\": 1}</c> <c0>f>{}</c>");
+    ev.extend(p.finish());
+    let names: Vec<&str> = ev
+        .iter()
+        .filter_map(|e| match e {
+            toolscan::Event::ToolCallEnd { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["get", "f"]);
+}
+
+/// A description with one opener per marker.
+fn openers(markers: &[(&str, bool)]) -> String {
+    let openers: Vec<serde_json::Value> = markers
+        .iter()
+        .map(|(open, ci)| {
+            serde_json::json!({
+                "open": open,
+                "case_insensitive": ci,
+                "name_at": {"until": ">"},
+                "arguments": {"json": "object"}
+            })
+        })
+        .collect();
+    serde_json::json!({"name": "clash", "openers": openers}).to_string()
+}
+
+#[test]
+fn overlapping_markers_error_names_the_markers_as_written() {
+    // `[TOOL_CALLS]` holds `TOOL_CALL`: the grammar cuts it to
+    // `[TOOL_CALL` internally; the message names the markers the
+    // description wrote.
+    let e = Format::from_json(&openers(&[
+        ("[TOOL_CALLS]", false),
+        ("TOOL_CALL", false),
+        ("l_c", true),
+    ]))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/openers: marker `l_c` occurs inside marker `[TOOL_CALLS]`"
+    );
+    let e = Format::from_json(&openers(&[
+        ("[TOOL_CALLS]", false),
+        ("TOOL_CALL", false),
+        ("[TOOL_CALL", false),
+    ]))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/openers: marker `[TOOL_CALL` occurs inside marker `[TOOL_CALLS]`"
+    );
+    // Inner first, outer second, whatever the order of the openers.
+    let e = Format::from_json(&openers(&[("x<A>y", true), ("<a>", false)])).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/openers: marker `<a>` occurs inside marker `x<A>y`"
+    );
+    // A marker inside another that ignores no case is read by cutting the
+    // outer one: no error.
+    assert!(Format::from_json(&openers(&[("<a>", false), ("x<a>y", false)])).is_ok());
+}
