@@ -495,3 +495,58 @@ fn overlapping_markers_error_names_the_markers_as_written() {
     // outer one: no error.
     assert!(Format::from_json(&openers(&[("<a>", false), ("x<a>y", false)])).is_ok());
 }
+
+#[test]
+fn a_key_given_twice_is_refused_naming_it() {
+    let e = Format::from_json(
+        r#"{"name": "a", "open": "<c>", "name": "b", "name_at": {"until": ">"}, "arguments": {"json": "object"}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/name: the key `name` is given twice in this object"
+    );
+    // Nested, in an array, and with a key that needs escaping.
+    let e = Format::from_json(
+        r#"{"name": "a", "openers": [{"open": "<c>", "name_at": {"until": ">"}, "arguments": {"json": "object", "json": "call"}}]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/openers/0/arguments/json: the key `json` is given twice in this object"
+    );
+    let e = Format::from_json(r#"{"name": "a", "x/y": 1, "x/y": 2}"#).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/x~1y: the key `x/y` is given twice in this object"
+    );
+    // The same key in two objects is no duplicate.
+    assert!(Format::from_json(
+        r#"{"name": "a", "openers": [{"open": "<c>", "name_at": {"until": ">"}, "arguments": {"json": "object"}}, {"open": "<d>", "name_at": {"until": ">"}, "arguments": {"json": "object"}}]}"#
+    )
+    .is_ok());
+}
+
+#[test]
+fn a_byte_order_mark_before_the_description_is_accepted() {
+    let text = r#"{"name": "bom", "open": "<c>", "name_at": {"until": ">"}, "arguments": {"json": "object"}, "close": "</c>"}"#;
+    let with_bom = format!("\u{FEFF}{text}");
+    assert_eq!(
+        Format::from_json(&with_bom).map(|f| f.markers()),
+        Ok(vec!["<c>".to_string()])
+    );
+    // From a file, as editors on Windows save it.
+    let dir = std::env::temp_dir().join(format!("toolscan-bom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("bom.json");
+    std::fs::write(&path, with_bom.as_bytes()).expect("write");
+    let mut reg = Registry::builtin();
+    assert_eq!(
+        reg.register_file(&path)
+            .map(|f| f.name().to_string())
+            .ok()
+            .as_deref(),
+        Some("bom")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -41,7 +41,8 @@
 //! # The schema
 //!
 //! A description is a JSON object. Unknown keys are errors (a misspelt key
-//! would otherwise be silently ignored). Every "literal" below is a
+//! would otherwise be silently ignored), and so is a key given twice in
+//! one object; a byte-order mark before the object is ignored. Every "literal" below is a
 //! non-empty string matched byte for byte; lists are never empty (leave
 //! an optional one out).
 //!
