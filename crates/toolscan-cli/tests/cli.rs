@@ -528,24 +528,46 @@ fn formats_table_and_json() {
 }
 
 #[test]
-fn closed_stdout_does_not_panic() {
-    let mut child = Command::new(BIN)
-        .args(["parse", "--chunk", "1"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    drop(child.stdout.take()); // close the reading end at once
-    let mut pipe = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(&vec![b'x'; 1 << 20]);
-    });
-    let out = child.wait_with_output().expect("wait");
-    writer.join().expect("writer");
-    let err = stderr(&out);
-    assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(out.status.code(), Some(0), "{err}");
+fn a_closed_stdout_is_reported_without_a_panic() {
+    // The reader is gone before the first line (`| head -c0`): a one-line
+    // error, exit status 1 — the output was cut short, not delivered.
+    for args in [
+        &["parse", "--chunk", "1"][..],
+        &["parse", "--output", "final"],
+    ] {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        drop(child.stdout.take()); // close the reading end at once
+        let mut pipe = child.stdin.take().expect("stdin");
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&vec![b'x'; 1 << 20]);
+        });
+        let out = child.wait_with_output().expect("wait");
+        writer.join().expect("writer");
+        let err = stderr(&out);
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err:?}");
+        assert!(
+            err.starts_with("toolscan: cannot write output: "),
+            "{err:?}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_argument_is_named_in_the_usage_error() {
+    let out = run(&["proxy"], b"");
+    assert_usage_error(&out, "proxy without --upstream");
+    assert!(stderr(&out).contains("--upstream"), "{}", stderr(&out));
+    let out = run(&["parse", "--chunk"], b"");
+    assert_usage_error(&out, "--chunk without a value");
+    assert!(stderr(&out).contains("--chunk"), "{}", stderr(&out));
 }
 
 /// The bundled example of the README's main command.
