@@ -4,10 +4,12 @@
 //! - the text path allocates nothing per feed through the sink API;
 //! - 100 MB of prose leave the peak heap under 1 MB beyond the chunk;
 //! - one call with a 1 MB argument peaks at most 2.5× the call;
+//! - an unclosed raw parameter value peaks within the call limit (its
+//!   bytes are kept once, not once more as the value);
 //! - memory does not grow with the number of calls, nor with blocks that
 //!   fail: it is O(largest call), not O(response).
 
-use toolscan::{sink, EventRef, IdMint, Options, Parser, Registry};
+use toolscan::{sink, DiagnosticKind, EventRef, IdMint, Limits, Options, Parser, Registry};
 use toolscan_testkit::alloc::{mark, since, Counting};
 
 #[global_allocator]
@@ -146,6 +148,62 @@ fn a_one_megabyte_argument_peaks_under_two_and_a_half_times_the_call() {
             ratio <= 2.5,
             "chunk {chunk}: peak {peak} = {ratio:.2}× the call"
         );
+    }
+}
+
+#[test]
+fn an_unclosed_parameter_value_peaks_within_the_call_limit() {
+    const LIMIT: usize = 4 << 20;
+    let limits = Limits {
+        max_call_bytes: LIMIT,
+        ..Limits::default()
+    };
+    let line = "let x = \"<value>\"; // a line of code, never closed\n";
+    for (format, head) in [
+        (
+            "qwen3-coder",
+            "<tool_call>\n<function=write>\n<parameter=content>\n",
+        ),
+        (
+            "glm47",
+            "<tool_call>write<arg_key>content</arg_key><arg_value>",
+        ),
+    ] {
+        // Past the limit (a `limit` diagnostic), and ended by the stream
+        // inside the value (`truncated`).
+        for (size, kind) in [
+            (LIMIT + (LIMIT >> 1), DiagnosticKind::Limit),
+            (LIMIT - (LIMIT >> 2), DiagnosticKind::Truncated),
+        ] {
+            let body = line.repeat(size / line.len());
+            let mut p = Parser::new(
+                Registry::builtin().grammar(format).expect("built in"),
+                Options::new()
+                    .with_ids(IdMint::Seeded(0))
+                    .with_limits(limits),
+            );
+            let mut text = 0usize;
+            let mut kinds = Vec::new();
+            let mut s = sink::from_fn(|e: EventRef<'_>| match e {
+                EventRef::Text(t) => text += t.len(),
+                EventRef::Diagnostic(d) => kinds.push(d.kind),
+                _ => {}
+            });
+            let m = mark();
+            p.feed_str_with(head, &mut s);
+            for piece in body.as_bytes().chunks(1 << 16) {
+                p.feed_with(piece, &mut s);
+            }
+            p.finish_with(&mut s);
+            let (_, peak) = since(m);
+            assert_eq!(text, head.len() + body.len(), "{format}: nothing lost");
+            assert_eq!(kinds, [kind], "{format}");
+            assert!(
+                peak as usize <= LIMIT + (64 << 10),
+                "{format}, {size} bytes of value: peak {peak} = {:.2}× the call limit",
+                peak as f64 / LIMIT as f64
+            );
+        }
     }
 }
 

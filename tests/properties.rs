@@ -1055,6 +1055,27 @@ impl XFmt {
         }
     }
 
+    /// A call's closer and the next call's opener: after the one, the
+    /// other ends an unclosed value at the closer (so a value that holds
+    /// both, in this order, cannot be carried).
+    fn closer_then_next(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            XFmt::MinimaxM2 | XFmt::ClaudeXml => Some(("</invoke>", "<invoke name=")),
+            XFmt::DeepseekV32 => Some(("</｜DSML｜invoke>", "<｜DSML｜invoke name=")),
+            XFmt::KimiK3 => Some(("<|close|>call<|sep|>", "<|open|>call tool=\"")),
+            XFmt::Step3 => Some(("</steptml:invoke>", "<｜tool_call_begin｜>")),
+            _ => None,
+        }
+    }
+
+    /// Whether `s` holds a call's closer and, after it, the next call's
+    /// opener (see [`XFmt::closer_then_next`]); where that opener begins.
+    fn next_after_closer(self, s: &str) -> Option<usize> {
+        let (closer, next) = self.closer_then_next()?;
+        let after = s.find(closer)? + closer.len();
+        s[after..].find(next).map(|k| after + k)
+    }
+
     /// Consecutive calls share one block (a wrapper around invokes).
     fn grouping(self) -> bool {
         matches!(
@@ -1071,6 +1092,9 @@ impl XFmt {
         while let Some(f) = self.value_enders().iter().find(|f| s.contains(**f)) {
             // `<` → `(`: no longer markup.
             s = s.replacen(f, &format!("({}", &f[1..]), 1);
+        }
+        while let Some(k) = self.next_after_closer(&s) {
+            s.replace_range(k..k + 1, "(");
         }
         if self == XFmt::Step3 && top {
             s = s.trim_matches([' ', '\t', '\n', '\r']).to_string();
@@ -1759,7 +1783,9 @@ fn carriable(fmt: XFmt, r: &XResp) -> bool {
         c.params.iter().all(|p| {
             let v = raw_value(fmt, c, &p.val);
             let quotes_ok = fmt != XFmt::UseTag || !(v.contains('"') && v.contains('\''));
-            quotes_ok && !fmt.value_enders().iter().any(|e| v.contains(e))
+            quotes_ok
+                && !fmt.value_enders().iter().any(|e| v.contains(e))
+                && fmt.next_after_closer(&v).is_none()
         })
     })
 }

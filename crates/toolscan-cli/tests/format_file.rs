@@ -152,7 +152,10 @@ fn formats_lists_the_described_format_last() {
     let text = String::from_utf8(out.stdout).expect("UTF-8");
     let last: Value = serde_json::from_str(text.lines().last().expect("a line")).expect("JSON");
     assert_eq!(last["name"], "file-qwen3-coder");
-    assert_eq!(last["markers"], serde_json::json!(["<tool_call>"]));
+    assert_eq!(
+        last["markers"],
+        serde_json::json!(["<tool_call>", "<function="])
+    );
 }
 
 #[test]

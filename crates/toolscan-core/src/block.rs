@@ -4,7 +4,7 @@
 //! dispatched, a block that ends, a block that fails and becomes text.
 
 use crate::call::calls::Args;
-use crate::call::{check_word, Builder, Calls, Ctx, JsonCalls};
+use crate::call::{check_field, fault_of, Builder, Calls, Ctx, JsonCalls};
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::format::{ByteSet, Field, Lit};
 use crate::json::JsonScanner;
@@ -87,6 +87,9 @@ pub(crate) enum Outcome {
     /// It is over, and these bytes it looked at are to be scanned again as
     /// text.
     Replay(Vec<u8>),
+    /// It goes on, and reads these bytes it looked at again (what followed
+    /// the markup that ended an unclosed value).
+    Reread(Vec<u8>),
 }
 
 /// What the block runner works with besides the block.
@@ -97,6 +100,10 @@ pub(crate) struct Env<'a> {
     /// Reasoning separation is on.
     pub reasoning: bool,
 }
+
+/// The fewest bytes a JSON step takes from the chunk at once (see `Op::Json`
+/// in [`run`]).
+const JSON_WINDOW: usize = 256;
 
 /// Runs the block from chunk byte `i`; returns where it stopped.
 pub(crate) fn run(
@@ -298,7 +305,7 @@ pub(crate) fn run(
                     }
                     b.goto(next);
                 } else if let Progress::Fail(_, r) = p {
-                    let r = prose_word(r, &b.calls);
+                    let r = fault_of(c.field, prose_word(r, &b.calls));
                     fail!(Stop {
                         reason: r,
                         not_a_call: !r.is_limit(),
@@ -389,8 +396,8 @@ pub(crate) fn run(
                     let at = env.pending.pos;
                     let vr = ValueRead::new(v, at, b.calls.param_name());
                     b.st = StepState::Value(Box::new(vr));
-                    if let Err(stop) = b.calls.value_begin(env.ctx, env.out, at, env.pending.src())
-                    {
+                    let src = env.pending.src();
+                    if let Err(stop) = b.calls.value_begin(env.ctx, env.out, at, v.null, src) {
                         fail!(stop);
                     }
                 }
@@ -406,10 +413,19 @@ pub(crate) fn run(
                 }
                 env.pending.take_n(ch, n);
                 i += n;
+                if end == End::Closed {
+                    // The value ended at the call's closer it met: the block
+                    // reads what followed that closer again.
+                    match end_value_at_candidate(b, env) {
+                        Ok(Some((_, tail))) => return (i, Outcome::Reread(tail)),
+                        Ok(None) => fail!(Stop::fail(Reason::NoProgress)),
+                        Err(stop) => fail!(stop),
+                    }
+                }
                 let pos = env.pending.pos;
                 vr.hand(env.pending.src(), pos, end != End::No, &mut b.calls);
                 let next = match end {
-                    End::No | End::Bad(_) => None,
+                    End::No | End::Bad(_) | End::Closed => None,
                     End::Nest(to) => {
                         // A container, not text: no value to end.
                         b.goto(to);
@@ -423,7 +439,7 @@ pub(crate) fn run(
                     }
                 };
                 if let Some(next) = next {
-                    if let Err(stop) = b.calls.value_end(pos) {
+                    if let Err(stop) = b.calls.value_end(pos, env.pending.src()) {
                         fail!(stop);
                     }
                     b.goto(next);
@@ -487,7 +503,14 @@ pub(crate) fn run(
                 };
                 // The bytes are taken first, so that arguments can be spans of
                 // the pending buffer; those the value did not use are given
-                // back after.
+                // back after. They are taken in windows no larger than the
+                // block so far (at least `JSON_WINDOW`): a value that ends
+                // early in a long chunk copies a few bytes more than it
+                // reads, not the rest of the chunk (which made one chunk of
+                // many calls quadratic), and a long value is still copied
+                // once, in windows that double.
+                let want = (env.pending.held() as usize).max(JSON_WINDOW);
+                let input = &input[..input.len().min(want)];
                 let base = env.pending.pos;
                 env.pending.take_n(ch, input.len());
                 let mut builder = Builder {
@@ -574,8 +597,8 @@ fn consumed(p: Progress) -> usize {
 /// may still be replaced (DeepSeek V3 writes a type word first) or followed
 /// by an id: the call starts when its arguments do.
 fn captured(b: &mut Block, field: Field, raw: &[u8], env: &mut Env<'_>) -> Result<(), Stop> {
-    let word =
-        check_word(raw, &env.ctx.limits).map_err(|r| Stop::not_a_call(prose_word(r, &b.calls)))?;
+    let word = check_field(raw, field, &env.ctx.limits)
+        .map_err(|r| Stop::not_a_call(prose_word(r, &b.calls)))?;
     let at = env.pending.pos;
     let src = env.pending.src();
     match field {
@@ -637,14 +660,26 @@ fn unclosed(calls: &mut Calls, offset: u64) {
 /// markup ends and the bytes after it, which the block reads again from
 /// the markup's label; `None` if the block is not in such a value.
 pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut Env<'_>) -> Option<(u64, Vec<u8>)> {
+    end_value_at_candidate(b, env).ok().flatten()
+}
+
+/// Ends the value the block is in at the markup met in it that may end it
+/// (see [`end_value_at_eof`]); the next call's markup after that markup
+/// does so at once. `Ok(None)`: no such markup was met.
+fn end_value_at_candidate(
+    b: &mut Block,
+    env: &mut Env<'_>,
+) -> Result<Option<(u64, Vec<u8>)>, Stop> {
     let StepState::Value(vr) = &mut b.st else {
-        return None;
+        return Ok(None);
     };
     if !vr.has_candidate() {
-        return None;
+        return Ok(None);
     }
-    let (at, len, to) = vr.end_at_candidate(env.pending.src(), &mut b.calls)?;
-    b.calls.value_end(at).ok()?;
+    let Some((at, len, to)) = vr.end_at_candidate(env.pending.src(), &mut b.calls) else {
+        return Ok(None);
+    };
+    b.calls.value_end(at, env.pending.src())?;
     unclosed(&mut b.calls, at);
     b.calls.sync(env.out, env.pending.src());
     let resume = at + len as u64;
@@ -653,7 +688,7 @@ pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut Env<'_>) -> Option<(u64,
     let tail = p.buf.split_off(k);
     p.pos = p.buf_start + k as u64;
     b.goto(to);
-    Some((p.pos, tail))
+    Ok(Some((p.pos, tail)))
 }
 
 /// What the end of the stream does to the step a block waits at.
@@ -722,7 +757,7 @@ pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut Env<'_>) -> AtEnd {
             }
             vr.end_at_eof();
             vr.hand(env.pending.src(), pos, true, &mut b.calls);
-            if let Err(stop) = b.calls.value_end(pos) {
+            if let Err(stop) = b.calls.value_end(pos, env.pending.src()) {
                 return failed_at_end(b, prog, env, stop);
             }
             b.calls.sync(env.out, env.pending.src());
@@ -864,10 +899,20 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
     // The failed call's bytes are text, but for a tail that may begin one
     // of the literals sought (a partly matched marker is read again).
     let p = &mut *env.pending;
-    let keep = steps::literal_start(&p.buf, t.opts.iter().map(|o| &o.lit)) as u64;
+    // A character the failing byte may still finish (the first bytes of
+    // `ｔ` read as the start of `｜`) is not cut: it stays pending, ahead of
+    // what the seek holds, and leaves with the bytes that finish it.
+    let keep = steps::literal_start(&p.buf, t.opts.iter().map(|o| &o.lit));
     let at = p.pos;
-    p.flush(&Chunk::from_str("", at), at, at - keep, true, env.out);
+    p.flush(
+        &Chunk::from_str("", at),
+        at,
+        at - keep as u64,
+        keep > 0,
+        env.out,
+    );
     b.pc = pc;
-    b.st = StepState::Then(ThenMatch::seeking(p.buf_start, p.buf.clone()));
+    let held = p.buf[p.buf.len() - keep.min(p.buf.len())..].to_vec();
+    b.st = StepState::Then(ThenMatch::seeking(p.buf_start, held));
     Failed::Recovered
 }

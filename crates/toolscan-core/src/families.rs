@@ -120,13 +120,26 @@ pub(crate) fn minimax_m1() -> Format {
         "<tool_calls>",
         vec![
             Step::Ws,
+            // A line that fails does not end the block: it is text, and
+            // reading goes on at the next line.
+            Step::Recover(vec![
+                (Lit::new("\n"), Label::from("line")),
+                (Lit::new("</tool_calls>"), Label::from("end")),
+            ]),
             label("call"),
             json(Shape::Call, name_args(), false),
             Step::Dispatch,
+            label("line"),
             Step::Ws,
-            fork(&[(b"{", "call"), (b"<", "close")]),
+            Step::Fork(vec![
+                (ByteSet::Bytes(b"{".to_vec()), Label::from("call")),
+                (ByteSet::Bytes(b"<".to_vec()), Label::from("close")),
+                // (The stream ended between lines.)
+                (ByteSet::End, Label::from("end")),
+            ]),
             label("close"),
             lit("</tool_calls>"),
+            label("end"),
             Step::End,
         ],
     ))
@@ -163,16 +176,29 @@ pub(crate) fn command_r() -> Format {
 }
 
 pub(crate) fn command_r7b() -> Format {
-    Format::new(
+    let f = Format::new(
         "command-r7b",
         "Cohere Command R7B, Command A",
         "<|START_ACTION|>[{\"tool_call_id\", \"tool_name\", \"parameters\"}, …]<|END_ACTION|> \
-         (or one object)",
+         (or one object); <|START_RESPONSE|>…<|END_RESPONSE|> and <|START_TEXT|>…<|END_TEXT|> \
+         frame text",
     )
     .opener(Opener::definite(
         "<|START_ACTION|>",
         list_closed_by("<|END_ACTION|>", cohere_keys()),
-    ))
+    ));
+    // The answer is framed (Command A's newer templates write `TEXT` for
+    // `RESPONSE`): the frame is markup, the content text.
+    [
+        "<|START_RESPONSE|>",
+        "<|END_RESPONSE|>",
+        "<|START_TEXT|>",
+        "<|END_TEXT|>",
+    ]
+    .into_iter()
+    .fold(f, |f, frame| {
+        f.opener(Opener::definite(frame, vec![Step::Frame, Step::End]))
+    })
 }
 
 pub(crate) fn xlam() -> Format {
@@ -312,11 +338,21 @@ pub(crate) fn harmony() -> Format {
         lit(" to="),
         opt("functions."),
         Step::Capture(Capture::before(Field::Name, b" <")),
+        // The content type: `<|constrain|>json`, a bare word (`json`, as
+        // the HF template writes it), or none — the recipient may go
+        // straight to `<|message|>`.
         label("content-type"),
         Step::Blank,
-        opt("<|constrain|>"),
+        fork(&[(b"<", "constrain-or-message"), (b"", "type-word")]),
+        label("constrain-or-message"),
+        Step::OneOf(vec![
+            (Lit::new("<|constrain|>"), Label::from("type-word")),
+            (Lit::new(MESSAGE), Label::from("message")),
+        ]),
+        label("type-word"),
         Step::Word,
         lit(MESSAGE),
+        label("message"),
         Step::Ws,
         Step::args(),
         Step::Dispatch,
@@ -343,6 +379,9 @@ pub(crate) fn harmony() -> Format {
             opt("functions."),
             Step::Capture(Capture::before(Field::Name, b" <")),
             lit("<|channel|>"),
+            // A recipient and a channel: Harmony's markup, at the start of
+            // the stream too (a failure from here on is reported).
+            Step::Definite,
             Step::Capture(Capture::before(Field::Discard, b" <")),
             Step::goto("content-type"),
         ]

@@ -381,7 +381,10 @@ pub struct ValueStep {
     /// closer), but may as well be part of the value: the value reads on.
     /// If the stream ends before the value's closer, the value ends at the
     /// first such literal (with a diagnostic) and what follows it is read
-    /// again from the label.
+    /// again from the label. So it does as soon as the next call's markup
+    /// follows such a literal: what the program reads after the dispatch
+    /// the label leads to (a `Then`'s literals), or the opener's marker
+    /// followed by a `recover` literal (the next call's parameter).
     pub recover_at_end: Vec<(Lit, Label)>,
     /// Markup that, before any text of the value (whitespace aside), makes
     /// the value a container — nested parameters (`<arg name=`), a list of
@@ -400,6 +403,9 @@ pub struct ValueStep {
     /// The end of the stream ends the value too, a closer it may have
     /// begun included (raw code that runs to the end of the completion).
     pub or_end: bool,
+    /// The text `null` is JSON null, whatever type the value is declared
+    /// (a template that writes a string verbatim writes `None` as `null`).
+    pub null: bool,
 }
 
 impl ValueStep {
@@ -421,6 +427,7 @@ impl ValueStep {
             trim: Trim::None,
             entities: false,
             or_end: false,
+            null: false,
         }
     }
 
@@ -446,6 +453,13 @@ impl ValueStep {
     /// Decodes XML entities.
     pub fn entities(mut self) -> ValueStep {
         self.entities = true;
+        self
+    }
+
+    /// Reads the text `null` as JSON null whatever the declared type (see
+    /// [`ValueStep::null`]).
+    pub fn null(mut self) -> ValueStep {
+        self.null = true;
         self
     }
 

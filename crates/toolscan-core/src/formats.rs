@@ -430,10 +430,14 @@ fn deepseek(name: &str, models: &str, description: &str) -> Format {
     // reading goes on at the next call, or at the end of the failed call or
     // of the section (which still belongs to the calls that completed), or
     // at a new section.
+    //
+    // R1 distills may leave out the first `<｜tool▁call▁begin｜>`:
+    // `<｜tool▁calls｜>function<｜tool▁sep｜>NAME…` (a name never begins
+    // with `<`).
     let program = vec![
         label("section"),
         Step::Ws,
-        lit(CALL_BEGIN),
+        Step::OptLit(Lit::new(CALL_BEGIN)),
         Step::Recover(vec![
             (Lit::new(CALL_END), Label::from("next")),
             (Lit::new(CALL_BEGIN), Label::from("call")),
@@ -556,6 +560,8 @@ struct Params {
     outer_close: Option<&'static str>,
     trim: Trim,
     entities: bool,
+    /// The text `null` is JSON null whatever the declared type.
+    null: bool,
 }
 
 impl Params {
@@ -569,6 +575,7 @@ impl Params {
             outer_close: None,
             trim: Trim::None,
             entities: false,
+            null: false,
         }
     }
 
@@ -597,6 +604,11 @@ impl Params {
         self
     }
 
+    fn null(mut self) -> Params {
+        self.null = true;
+        self
+    }
+
     /// The value of one parameter: its recovery when its closer is missing
     /// is the next parameter's opener (at once) or the call's closer (when
     /// the stream ends: that closer may be part of the value).
@@ -609,20 +621,27 @@ impl Params {
             v = v.recover_at_end(outer, "call-done");
         }
         v.entities = self.entities;
+        v.null = self.null;
         Step::Value(v)
     }
 
     /// The parameters up to and including the call's closer: labels
     /// `params` (the loop), `param` (after a parameter's opener) and
-    /// `params-done` (after the call's closer).
+    /// `params-done` (after the call's closer). Where the block has its own
+    /// closer, it may stand for a missing call closer after the last
+    /// parameter: the program goes on at `call-done`, after it.
     fn steps(&self) -> Vec<Step> {
+        let mut next = vec![
+            (Lit::new(self.open), Label::from("param")),
+            (Lit::new(self.call_close), Label::from("params-done")),
+        ];
+        if let Some(outer) = self.outer_close {
+            next.push((Lit::new(outer), Label::from("call-done")));
+        }
         let mut v = vec![
             label("params"),
             Step::Ws,
-            Step::OneOf(vec![
-                (Lit::new(self.open), Label::from("param")),
-                (Lit::new(self.call_close), Label::from("params-done")),
-            ]),
+            Step::OneOf(next),
             label("param"),
             Step::key_until(self.key_end),
         ];
@@ -664,11 +683,14 @@ fn quoted_name(after: &'static str) -> Vec<Step> {
 
 /// Qwen3-Coder's body, inside `open`…`close`:
 /// `<function=NAME>` `<parameter=KEY>` value `</parameter>` … `</function>`.
+/// Strings are written verbatim, so the text `null` is the only way to
+/// write null: it is null whatever the schema says.
 fn qwen_xml(open: &str, close: &'static str) -> Opener {
     let params = Params::new("<parameter=", ">", "</parameter>")
         .call_close("</function>")
         .outer_close(close)
-        .trim(Trim::Newline);
+        .trim(Trim::Newline)
+        .null();
     let mut program = vec![
         Step::Ws,
         lit("<function="),
@@ -685,14 +707,34 @@ fn qwen_xml(open: &str, close: &'static str) -> Opener {
     Opener::definite(open, program)
 }
 
+/// Qwen3-Coder's body without its `<tool_call>` (the models sometimes
+/// drop it): `<function=NAME>` parameters `</function>`, then maybe the
+/// `</tool_call>` that belongs to it.
+fn qwen_bare() -> Opener {
+    let params = Params::new("<parameter=", ">", "</parameter>")
+        .call_close("</function>")
+        .trim(Trim::Newline)
+        .null();
+    let mut program = vec![capture(Field::Name, &[(">", None)])];
+    program.extend(params.steps());
+    program.extend([
+        Step::Dispatch,
+        then(&[("</tool_call>", "end")]),
+        label("end"),
+        Step::End,
+    ]);
+    Opener::definite("<function=", program)
+}
+
 fn qwen3_coder() -> Format {
     Format::new(
         "qwen3-coder",
         "Qwen3-Coder, Qwen3.5+, Step-3.5, Nemotron-3",
         "<tool_call><function=NAME><parameter=KEY>\\nvalue\\n</parameter>…</function></tool_call>; \
-         values are raw text typed by the tools schema",
+         values are raw text typed by the tools schema; also without <tool_call>",
     )
     .opener(qwen_xml("<tool_call>", "</tool_call>"))
+    .opener(qwen_bare())
 }
 
 fn seed_oss() -> Format {
@@ -723,14 +765,26 @@ fn glm(name: &str, models: &str, description: &str) -> Format {
 }
 
 /// `<invoke name="NAME">` parameters `</invoke>`, then more invokes or
-/// `wrapper_close`.
+/// `wrapper_close`. A call that fails does not end the group: its bytes
+/// are text, and reading goes on at the next invoke (or the end of the
+/// failed one, or the group's end).
 fn invokes(params: &Params, invoke: &'static str, wrapper_close: &str) -> Vec<Step> {
-    let mut program = vec![Step::Ws, lit(invoke), label("name")];
+    let mut program = vec![
+        Step::Ws,
+        lit(invoke),
+        Step::Recover(vec![
+            (Lit::new(params.call_close), Label::from("next")),
+            (Lit::new(invoke), Label::from("name")),
+            (Lit::new(wrapper_close), Label::from("end")),
+        ]),
+        label("name"),
+    ];
     program.extend(quoted_name("named"));
     program.push(label("named"));
     program.extend(params.steps());
     program.extend([
         Step::Dispatch,
+        label("next"),
         then(&[(invoke, "name"), (wrapper_close, "end")]),
         label("end"),
         Step::End,
@@ -802,7 +856,18 @@ fn kimi_k3() -> Format {
     let params = Params::new("<|open|>argument key=\"", "\"", "<|close|>argument<|sep|>")
         .between(type_attribute(" type=\"", "<|sep|>"))
         .call_close(CALL_CLOSE);
-    let mut program = vec![Step::Ws, lit(CALL), label("name")];
+    const TOOLS_CLOSE: &str = "<|close|>tools<|sep|>";
+    // A call that fails does not end the section (as DeepSeek's).
+    let mut program = vec![
+        Step::Ws,
+        lit(CALL),
+        Step::Recover(vec![
+            (Lit::new(CALL_CLOSE), Label::from("next")),
+            (Lit::new(CALL), Label::from("name")),
+            (Lit::new(TOOLS_CLOSE), Label::from("end")),
+        ]),
+        label("name"),
+    ];
     program.extend([
         capture(Field::Name, &[("\"", None)]),
         fork(&[(b" ", "index"), (b"<", "sep")]),
@@ -822,7 +887,8 @@ fn kimi_k3() -> Format {
     program.extend(params.steps());
     program.extend([
         Step::Dispatch,
-        then(&[(CALL, "name"), ("<|close|>tools<|sep|>", "end")]),
+        label("next"),
+        then(&[(CALL, "name"), (TOOLS_CLOSE, "end")]),
         label("end"),
         Step::End,
         label("json"),
@@ -859,9 +925,17 @@ fn step3() -> Format {
     let params = Params::new("<steptml:parameter name=\"", "\">", "</steptml:parameter>")
         .call_close("</steptml:invoke>")
         .trim(Trim::All);
+    const CALL_END: &str = "<｜tool_call_end｜>";
+    const CALLS_END: &str = "<｜tool_calls_end｜>";
+    // A call that fails does not end the section (as DeepSeek's).
     let mut program = vec![
         Step::Ws,
         lit(CALL),
+        Step::Recover(vec![
+            (Lit::new(CALL_END), Label::from("next")),
+            (Lit::new(CALL), Label::from("call")),
+            (Lit::new(CALLS_END), Label::from("end")),
+        ]),
         label("call"),
         lit("function"),
         lit("<｜tool_sep｜>"),
@@ -871,9 +945,10 @@ fn step3() -> Format {
     program.extend(params.steps());
     program.extend([
         Step::Ws,
-        lit("<｜tool_call_end｜>"),
+        lit(CALL_END),
         Step::Dispatch,
-        then(&[(CALL, "call"), ("<｜tool_calls_end｜>", "end")]),
+        label("next"),
+        then(&[(CALL, "call"), (CALLS_END, "end")]),
         label("end"),
         Step::End,
     ]);
@@ -1174,16 +1249,29 @@ fn pythonic() -> Format {
 /// Olmo 3: calls one per line between `<function_calls>` and
 /// `</function_calls>`; JSON's literals are allowed besides Python's.
 fn olmo3() -> Format {
-    let mut program = vec![label("call"), Step::Ws];
+    // A call that fails does not end the block: its line is text, and
+    // reading goes on at the next line.
+    let mut program = vec![
+        Step::Recover(vec![
+            (Lit::new("\n"), Label::from("line")),
+            (Lit::new("</function_calls>"), Label::from("end")),
+        ]),
+        label("call"),
+        Step::Ws,
+    ];
     program.extend(py_call(PyStep::keywords().json_literals()));
     program.extend([
+        label("line"),
         Step::Ws,
         Step::Fork(vec![
             (ByteSet::Bytes(b"<".to_vec()), Label::from("close")),
+            // (The stream ended between lines.)
+            (ByteSet::End, Label::from("end")),
             (ByteSet::Any, Label::from("call")),
         ]),
         label("close"),
         lit("</function_calls>"),
+        label("end"),
         Step::End,
     ]);
     Format::new(
@@ -1219,7 +1307,8 @@ fn lfm2() -> Format {
         label("call"),
         Step::Ws,
     ];
-    program.extend(py_call(PyStep::keywords()));
+    // LFM2 writes JSON's literals (`true`, `null`) as well as Python's.
+    program.extend(py_call(PyStep::keywords().json_literals()));
     program.extend([
         Step::Ws,
         Step::OneOf(vec![
@@ -1234,8 +1323,8 @@ fn lfm2() -> Format {
     Format::new(
         "lfm2",
         "LFM2, LFM2.5",
-        "<|tool_call_start|>[NAME(key=value, …), …]<|tool_call_end|>; also a list of JSON \
-         call objects",
+        "<|tool_call_start|>[NAME(key=value, …), …]<|tool_call_end|>, Python or JSON literals; \
+         also a list of JSON call objects",
     )
     .opener(Opener::definite("<|tool_call_start|>", program))
 }

@@ -10,7 +10,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use crate::error::Error;
 use crate::format::{ByteSet, Format, Lit, Opener, Trust};
 use crate::marker::{MarkerSet, Pattern};
-use crate::program::{self, first_set, Op};
+use crate::program::{self, first_set, CaptureOp, Op};
 
 /// Reasoning block markers (used with reasoning separation on), every
 /// family's: Qwen, DeepSeek R1, GLM, MiniMax, Kimi K2 (`<think>`), Mistral
@@ -59,6 +59,21 @@ pub(crate) struct Compiled {
     pub trust: Trust,
     pub replay: bool,
     pub program: Vec<Op>,
+    /// For a bare marker that starts a JSON value (`{`, `[`): the bytes
+    /// that may follow it (see [`crate::json::second_bytes`]). Any other
+    /// byte fails the block at once, silently, so text mode does not open
+    /// it. `None`: no such knowledge, open the block.
+    pub follow: Option<[u64; 4]>,
+}
+
+impl Compiled {
+    /// The marker is followed by `b`, which fails the block it opens at
+    /// once (see [`Compiled::follow`]).
+    #[inline]
+    pub(crate) fn fails_before(&self, b: u8) -> bool {
+        self.follow
+            .is_some_and(|f| f[usize::from(b >> 6)] & (1 << (b & 63)) == 0)
+    }
 }
 
 /// A compiled set of formats, shared (`Arc`) by every parser that uses it.
@@ -107,6 +122,7 @@ impl Grammar {
                         trust: o.trust,
                         replay: false,
                         program: ops,
+                        follow: None,
                     });
                     continue;
                 }
@@ -156,6 +172,13 @@ impl Grammar {
         let written: Vec<Vec<u8>> = patterns.iter().map(|p| p.bytes.clone()).collect();
         split_outer_markers(&mut patterns, &mut openers);
         check_substrings(&patterns, &written).map_err(invalid)?;
+        for (o, p) in openers.iter_mut().zip(&patterns) {
+            if let (true, false, Some(Op::Json(j))) =
+                (o.replay, p.case_insensitive, o.program.first())
+            {
+                o.follow = crate::json::second_bytes(&p.bytes, j.lenient);
+            }
+        }
         let build = |extra: &[(&str, PatKind)]| -> Result<TextSet, Error> {
             let mut pats = patterns.clone();
             let mut kinds: Vec<PatKind> = (0..pats.len()).map(PatKind::Opener).collect();
@@ -251,6 +274,7 @@ fn check_opener(o: &Opener) -> Result<Vec<Op>, String> {
     let mut ops = program::compile(&o.program)
         .map_err(|e| format!("marker `{}`: {e}", o.marker.display()))?;
     program::check_targets(&mut ops)?;
+    program::link_follow(&mut ops, &o.marker);
     Ok(ops)
 }
 
@@ -263,6 +287,7 @@ fn merge(list: &[Merged]) -> Result<Compiled, String> {
             trust: first.trust,
             replay: first.replay,
             program: first_ops.clone(),
+            follow: None,
         });
     }
     if list.iter().any(|(o, _)| o.replay != first.replay) {
@@ -271,17 +296,7 @@ fn merge(list: &[Merged]) -> Result<Compiled, String> {
             first.marker.display()
         ));
     }
-    let mut alts: Vec<(ByteSet, usize)> = Vec::new();
-    let mut program = vec![Op::Ws, Op::Fork(Vec::new())];
-    for (_, ops) in list {
-        let offset = program.len();
-        alts.push((first_set(ops), offset));
-        program.extend(ops.iter().map(|op| op.clone().shifted(offset)));
-    }
-    // Specific first bytes before "anything": a name-first body is the
-    // fallback of a JSON-first one.
-    alts.sort_by_key(|(set, _)| matches!(set, ByteSet::Any));
-    program[1] = Op::Fork(alts);
+    let program = fork_bodies(list.iter().map(|(_, ops)| ops.clone()).collect());
     let trust = if list.iter().any(|(o, _)| o.trust == Trust::Definite) {
         Trust::Definite
     } else if list.iter().any(|(o, _)| o.trust == Trust::Tentative) {
@@ -293,7 +308,82 @@ fn merge(list: &[Merged]) -> Result<Compiled, String> {
         trust,
         replay: first.replay,
         program,
+        follow: None,
     })
+}
+
+/// One program for several bodies that follow the same marker: optional
+/// whitespace, then a fork on the body's first byte. Bodies that begin
+/// with the same name capture (`<function=NAME>` followed by a JSON
+/// object in one format, by parameters in another) share it: the capture
+/// comes first, and the fork is on the byte after the name.
+fn fork_bodies(bodies: Vec<Vec<Op>>) -> Vec<Op> {
+    let mut groups: Vec<Vec<Vec<Op>>> = Vec::new();
+    for body in bodies {
+        match groups
+            .iter_mut()
+            .find(|g| shared_capture(&g[0]).is_some_and(|c| Some(c) == shared_capture(&body)))
+        {
+            Some(g) => g.push(body),
+            None => groups.push(vec![body]),
+        }
+    }
+    let mut bodies: Vec<Vec<Op>> = groups
+        .into_iter()
+        .map(|mut g| {
+            if g.len() == 1 {
+                return g.pop().unwrap_or_default();
+            }
+            // The capture, then the rest of each body (its jumps one step
+            // back: none of them goes to the capture).
+            let head = g[0][0].clone();
+            let rests = g
+                .into_iter()
+                .map(|b| {
+                    b.into_iter()
+                        .skip(1)
+                        .map(|mut op| {
+                            op.targets_mut().into_iter().for_each(|t| *t -= 1);
+                            op
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut merged = vec![head];
+            merged.extend(fork_bodies(rests).into_iter().map(|op| op.shifted(1)));
+            merged
+        })
+        .collect();
+    if bodies.len() == 1 {
+        return bodies.pop().unwrap_or_default();
+    }
+    let mut alts: Vec<(ByteSet, usize)> = Vec::new();
+    let mut program = vec![Op::Ws, Op::Fork(Vec::new())];
+    for ops in &bodies {
+        let offset = program.len();
+        alts.push((first_set(ops), offset));
+        program.extend(ops.iter().map(|op| op.clone().shifted(offset)));
+    }
+    // Specific first bytes before "anything": a name-first body is the
+    // fallback of a JSON-first one.
+    alts.sort_by_key(|(set, _)| matches!(set, ByteSet::Any));
+    program[1] = Op::Fork(alts);
+    program
+}
+
+/// The capture a body begins with, if bodies that begin with it can share
+/// it: every delimiter goes on with the next step, there are no keywords,
+/// and no step of the body jumps back to it.
+fn shared_capture(body: &[Op]) -> Option<&CaptureOp> {
+    let Some(Op::Capture(c)) = body.first() else {
+        return None;
+    };
+    let plain = c.keywords.is_empty() && c.delims.iter().all(|&(_, to)| to == 1);
+    let no_return = body
+        .iter()
+        .skip(1)
+        .all(|op| op.clone().targets_mut().into_iter().all(|t| *t != 0));
+    (plain && no_return).then_some(c)
 }
 
 /// A marker inside another one, not at its end (`TOOL_CALL` in
@@ -542,6 +632,40 @@ mod tests {
             v
         };
         assert_eq!(sorted(inside_pairs(&pats)), sorted(pairwise(&pats)));
+    }
+
+    #[test]
+    fn bodies_after_the_same_name_capture_share_it() {
+        let json = Format::new("j", "", "").opener(Opener::definite(
+            "<f=",
+            vec![
+                Step::name_until(">"),
+                Step::call(CallKeys::default()),
+                Step::End,
+            ],
+        ));
+        let tags = Format::new("t", "", "").opener(Opener::definite(
+            "<f=",
+            vec![
+                Step::name_until(">"),
+                Step::label("again"),
+                Step::Lit(Lit::new("<p>")),
+                Step::goto("again"),
+            ],
+        ));
+        let g = Grammar::new("jt", &[&json, &tags]).unwrap();
+        let p = &g.openers[0].program;
+        // The capture, then a fork on the byte after the name; the loop of
+        // the second body still jumps to its own step.
+        assert!(matches!(&p[0], Op::Capture(c) if c.delims[0].1 == 1));
+        match &p[2] {
+            Op::Fork(alts) => {
+                assert_eq!(alts[0], (ByteSet::Bytes(vec![b'{']), 3));
+                assert_eq!(alts[1], (ByteSet::Bytes(vec![b'<']), 5));
+            }
+            s => panic!("{s:?}"),
+        }
+        assert_eq!(p[6], Op::Goto(5));
     }
 
     #[test]

@@ -45,6 +45,33 @@ pub(crate) trait Sink {
     fn output(&mut self, bytes: &[u8]);
 }
 
+/// The bytes that may follow `first`, the first bytes of a JSON value, as
+/// a 256-bit set (bit `b` of word `b / 64`): a fresh scanner fed `first`
+/// and then such a byte does not fail at it. `None` if `first` itself
+/// fails or ends a value (nothing can be said then). Depth limits are not
+/// considered (the caller checks them).
+///
+/// A bare `{` that opens a block which fails at once (`{{`, `{x` in
+/// strict JSON) is text, silently: with this set, text mode sees so
+/// without opening the block.
+pub(crate) fn second_bytes(first: &[u8], lenient: bool) -> Option<[u64; 4]> {
+    let mut head = JsonScanner::new(lenient, usize::MAX);
+    if head.feed(first, 0, &mut Ignore) != Ok(first.len()) || head.is_done() {
+        return None;
+    }
+    let mut set = [0u64; 4];
+    for b in 0..=255u8 {
+        let mut s = JsonScanner::new(lenient, usize::MAX);
+        let _ = s.feed(first, 0, &mut Ignore);
+        let fails_here = matches!(s.feed(&[b], first.len() as u64, &mut Ignore),
+            Err(e) if e.at == first.len() as u64);
+        if !fails_here {
+            set[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
+    }
+    Some(set)
+}
+
 /// Longest key the scanner keeps for [`Sink::key`].
 pub(crate) const KEY_CAP: usize = 64;
 
@@ -567,6 +594,31 @@ pub(crate) fn is_one_object(text: &[u8], max_depth: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn in_set(set: [u64; 4], b: u8) -> bool {
+        set[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+    }
+
+    #[test]
+    fn second_bytes_are_those_a_scanner_takes() {
+        let obj = second_bytes(b"{", false).unwrap();
+        let takes: Vec<u8> = (0..=255u8).filter(|&b| in_set(obj, b)).collect();
+        assert_eq!(takes, b"\t\n\r \"}");
+        let arr = second_bytes(b"[", false).unwrap();
+        for b in *b"[{\"]-0123456789tfn \n" {
+            assert!(in_set(arr, b), "{:?}", b as char);
+        }
+        for b in *b"}:,x'" {
+            assert!(!in_set(arr, b), "{:?}", b as char);
+        }
+        // Lenient JSON takes single quotes too.
+        let lenient = second_bytes(b"{", true).unwrap();
+        assert!(in_set(lenient, b'\'') && !in_set(obj, b'\''));
+        assert!(!in_set(lenient, b'{'));
+        // A start that fails, or a whole value, says nothing.
+        assert_eq!(second_bytes(b"}", false), None);
+        assert_eq!(second_bytes(b"1 ", false), None);
+    }
 
     #[test]
     fn one_object() {

@@ -63,6 +63,7 @@
 
 mod block;
 mod call;
+mod cpu;
 mod error;
 mod event;
 mod families;

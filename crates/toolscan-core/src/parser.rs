@@ -93,6 +93,14 @@ struct Shared {
     truncated: bool,
 }
 
+/// A bare block opened by a marker of `marker_len` bytes would read the
+/// byte after it: no limit trips first (a limit's diagnostic is never
+/// silent, so [`Compiled::fails_before`](crate::grammar::Compiled) may
+/// stand for the block only when the block would fail on that byte).
+fn bare_room(limits: &crate::options::Limits, marker_len: usize) -> bool {
+    limits.max_holdback.min(limits.max_call_bytes) > marker_len && limits.max_depth >= 2
+}
+
 #[derive(Debug)]
 enum Mode {
     Text(TextState),
@@ -395,11 +403,15 @@ impl Parser {
             let mut closer = None;
             let mut searched = None;
             match (&self.shared.hold, &self.mode, &self.g.closers) {
+                // (Only bytes read for the first time: bytes a block reads
+                // again were searched when they came.)
                 (Some(h), Mode::Block(_), Some(set)) => {
+                    let seen = self.shared.pending.raw.as_ref().map_or(0, |r| r.end());
+                    let fresh = (seen.saturating_sub(ch.base) as usize).clamp(i, ch.bytes.len());
                     let mut sid = h.closer;
-                    match set.scan(&mut sid, &ch.bytes[i..], &[], &mut |_, _| true) {
+                    match set.scan(&mut sid, &ch.bytes[fresh..], &[], &mut |_, _| true) {
                         Found::Marker { pattern, end } => {
-                            head = Some(ch.head(i + end));
+                            head = Some(ch.head(fresh + end));
                             closer = Some(set.pattern(pattern).bytes.len());
                         }
                         Found::Nothing => searched = Some(sid),
@@ -500,6 +512,11 @@ impl Parser {
                 if from_block && !to_block {
                     self.left_block(out);
                 }
+                let ch = Chunk::from_bytes(&bytes, self.shared.pending.pos);
+                self.process(&ch, out);
+                return;
+            }
+            After::Reread(bytes) => {
                 let ch = Chunk::from_bytes(&bytes, self.shared.pending.pos);
                 self.process(&ch, out);
                 return;
@@ -693,6 +710,8 @@ enum After {
     /// A reasoning block opens (`true`) or closes: its marker is the
     /// pending bytes.
     Think(bool),
+    /// Stay in the block, and feed these bytes again.
+    Reread(Vec<u8>),
 }
 
 impl Shared {
@@ -727,6 +746,7 @@ impl Shared {
             Outcome::Text => After::Text,
             Outcome::Skip(sc) => After::Skip(sc),
             Outcome::Replay(bytes) => After::Replay(None, bytes),
+            Outcome::Reread(bytes) => After::Reread(bytes),
         }
     }
 
@@ -778,6 +798,21 @@ impl Shared {
                 let after = match ts.kinds[pattern] {
                     PatKind::ThinkOpen => After::Think(true),
                     PatKind::ThinkClose => After::Think(false),
+                    PatKind::Opener(k)
+                        if ch
+                            .bytes
+                            .get(i + end)
+                            .is_some_and(|&b| g.openers[k].fails_before(b))
+                            && bare_room(&self.ctx.limits, pat.bytes.len()) =>
+                    {
+                        // A bare `{` before a byte that fails its block at
+                        // once (`{{`): what the block would come to —
+                        // the marker is text, silently, and text mode
+                        // reads on from the next byte, afresh — without it.
+                        p.flush(ch, mend, mend, true, out);
+                        st.sid = ts.set.start();
+                        return (i + end, After::Stay);
+                    }
                     PatKind::Opener(k) => {
                         let op = &g.openers[k];
                         tracing::trace!(offset = start, opener = k, "block opens");

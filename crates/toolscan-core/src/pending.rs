@@ -170,7 +170,7 @@ pub(crate) struct Raw {
 }
 
 impl Raw {
-    fn end(&self) -> u64 {
+    pub(crate) fn end(&self) -> u64 {
         self.start + self.bytes.len() as u64
     }
 }

@@ -65,11 +65,26 @@ pub(crate) struct ValueOp {
     pub at_end: Vec<ThenOpt>,
     /// Markup that makes a value a container, before any of its text.
     pub nest: Vec<ThenOpt>,
+    /// What the program reads right after the call that an `at_end`
+    /// literal closes, in the same block: the next call's markup (the
+    /// literals of the `Then` after its dispatch that begin a call). Met
+    /// after an `at_end` literal, it shows that literal was the call's
+    /// closer: an unclosed value ends there at once (set by
+    /// [`link_follow`]). The group's end is left out: a value may quote
+    /// it before its own closer.
+    pub follow: Vec<ThenOpt>,
+    /// The block's own marker, where the block may end after that call
+    /// (the next call is a block of its own): met after an `at_end`
+    /// literal and followed by a `recover` literal (the next call's
+    /// parameter), it shows that literal was the call's closer.
+    pub next_block: Vec<ThenOpt>,
     pub guard: Option<(Lit, Lit)>,
     pub trim: Trim,
     pub entities: bool,
     /// The end of the stream ends the value.
     pub or_end: bool,
+    /// The text `null` is JSON null whatever the declared type.
+    pub null: bool,
 }
 
 /// What ends a raw value (see [`Close`]).
@@ -111,7 +126,7 @@ pub(crate) struct ThenOpt {
 }
 
 impl Op {
-    fn targets_mut(&mut self) -> Vec<&mut usize> {
+    pub(crate) fn targets_mut(&mut self) -> Vec<&mut usize> {
         match self {
             Op::Capture(c) => c
                 .delims
@@ -211,6 +226,8 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                 recover: options(&v.recover)?,
                 at_end: options(&v.recover_at_end)?,
                 nest: options(&v.nest)?,
+                follow: Vec::new(),
+                next_block: Vec::new(),
                 guard: match &v.guard {
                     Some((a, b)) => Some((nonempty(a)?, nonempty(b)?)),
                     None => None,
@@ -218,6 +235,7 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                 trim: v.trim,
                 entities: v.entities,
                 or_end: v.or_end,
+                null: v.null,
             }),
             Step::Py(p) => {
                 if let PyStrings::Delimited(d) = &p.strings {
@@ -310,6 +328,107 @@ fn capture(
             .map(|(w, l)| Ok((w.clone(), target(l)?)))
             .collect::<Result<_, String>>()?,
     })
+}
+
+/// Sets each value's [`ValueOp::follow`] and [`ValueOp::next_block`]:
+/// from each `at_end` literal's target, through closing markup
+/// (whitespace, literals, jumps) to the call's dispatch, then what comes
+/// next — the literals of a `Then` or `OneOf`, and `marker` (the block's
+/// own) where the block may end there. A literal the value already seeks
+/// is left out.
+pub(crate) fn link_follow(ops: &mut [Op], marker: &Lit) {
+    for pc in 0..ops.len() {
+        let Op::Value(v) = &ops[pc] else {
+            continue;
+        };
+        let mut follow: Vec<Lit> = Vec::new();
+        let mut ends = false;
+        for o in &v.at_end {
+            ends |= follow_from(ops, o.to, &mut follow);
+        }
+        let Op::Value(v) = &mut ops[pc] else {
+            continue;
+        };
+        let sought = |l: &Lit| {
+            v.recover
+                .iter()
+                .chain(&v.at_end)
+                .chain(&v.nest)
+                .any(|o| o.lit == *l)
+                || matches!(&v.close, CloseOp::Lit(c) if c == l)
+        };
+        let opt = |lit: Lit| ThenOpt {
+            lit,
+            to: 0,
+            begins_call: true,
+        };
+        let own = |l: &Lit| l.bytes.eq_ignore_ascii_case(&marker.bytes);
+        for lit in follow {
+            if !sought(&lit) && !own(&lit) && !v.follow.iter().any(|o| o.lit == lit) {
+                v.follow.push(opt(lit));
+            }
+        }
+        if ends && !marker.bytes.is_empty() && !sought(marker) {
+            v.next_block.push(opt(marker.clone()));
+        }
+    }
+}
+
+/// The literals that may follow, in the block, the call dispatched after
+/// `from`; whether the block may end after it (see [`link_follow`]).
+fn follow_from(ops: &[Op], from: usize, out: &mut Vec<Lit>) -> bool {
+    let mut pc = from;
+    let mut dispatched = false;
+    let push = |out: &mut Vec<Lit>, l: &Lit| {
+        if !out.contains(l) {
+            out.push(l.clone());
+        }
+    };
+    // (Bounded: a program that loops without a dispatch gives nothing.)
+    for _ in 0..ops.len() {
+        let Some(op) = ops.get(pc) else {
+            return false;
+        };
+        match op {
+            Op::Dispatch => dispatched = true,
+            Op::Goto(to) => {
+                pc = *to;
+                continue;
+            }
+            Op::Ws
+            | Op::Blank
+            | Op::Frame
+            | Op::Definite
+            | Op::Reasoning(_)
+            | Op::Recover(_)
+            | Op::Unhold(_) => {}
+            Op::Lit(_) | Op::OptLit(_) | Op::LitOrEof(_) if !dispatched => {}
+            Op::Lit(l) | Op::OptLit(l) | Op::LitOrEof(l) => {
+                push(out, l);
+                return false;
+            }
+            // (Anything but these literals ends the block.)
+            // Only the literals that begin the next call: a value may quote
+            // the group's end before its own closer.
+            Op::Then(t) if dispatched && !t.seek => {
+                t.opts
+                    .iter()
+                    .filter(|o| o.begins_call)
+                    .for_each(|o| push(out, &o.lit));
+                return true;
+            }
+            Op::OneOf(opts) if dispatched => {
+                opts.iter()
+                    .filter(|o| o.begins_call)
+                    .for_each(|o| push(out, &o.lit));
+                return false;
+            }
+            Op::End => return dispatched,
+            _ => return false,
+        }
+        pc += 1;
+    }
+    false
 }
 
 /// Checks that every jump (and a capture's "next step") stays inside.

@@ -25,6 +25,10 @@ pub(crate) enum Reason {
     TwoNames,
     NoName,
     BadNamedId,
+    // Parameters' names.
+    EmptyKey,
+    KeyByte { found: u8 },
+    KeySpace,
     // Arguments.
     TwoArgs,
     ArgsNotObject,
@@ -109,6 +113,9 @@ impl Reason {
             TwoNames => "the call has two names".into(),
             NoName => "the call has no tool name".into(),
             BadNamedId => "the call id is not `NAMESPACE.NAME:INDEX`".into(),
+            EmptyKey => "empty parameter name".into(),
+            KeyByte { found } => format!("{} is not allowed in a parameter name", describe(found)),
+            KeySpace => "whitespace inside a parameter name".into(),
             TwoArgs => "the call has two arguments values".into(),
             ArgsNotObject => "the arguments are not a JSON object".into(),
             EncodedArgsNotObject => "the arguments string does not hold a JSON object".into(),

@@ -111,11 +111,10 @@ pub(crate) struct Window {
 pub(crate) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<Window> {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512bw") {
-            return avx512::window(hay, from, set);
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return avx2::window(hay, from, set);
+        match crate::cpu::level() {
+            crate::cpu::Level::Avx512 => return avx512::window(hay, from, set),
+            crate::cpu::Level::Avx2 => return avx2::window(hay, from, set),
+            crate::cpu::Level::Portable => {}
         }
     }
     portable_window(hay, from, set)
@@ -172,8 +171,9 @@ mod avx2 {
     /// See [`super::window`]. Callers check that the CPU has AVX2.
     #[inline]
     pub(super) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<super::Window> {
-        // SAFETY: the only caller, `super::window`, has just checked with
-        // `is_x86_feature_detected!("avx2")` that the CPU has AVX2, which is
+        // SAFETY: the only caller, `super::window`, calls this when
+        // `cpu::level()` is `Avx2`, which it is only on a CPU that
+        // `is_x86_feature_detected!("avx2")` said has AVX2 (`cpu::allowed`):
         // all `window_avx2` requires of its caller.
         unsafe { window_avx2(hay, from, set) }
     }
@@ -295,10 +295,11 @@ mod avx512 {
     /// See [`super::window`]. Callers check that the CPU has AVX-512BW.
     #[inline]
     pub(super) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<super::Window> {
-        // SAFETY: the only caller, `super::window`, has just checked with
-        // `is_x86_feature_detected!("avx512bw")` that the CPU has AVX-512BW
-        // (which implies AVX-512F), all `window_avx512` requires of its
-        // caller.
+        // SAFETY: the only caller, `super::window`, calls this when
+        // `cpu::level()` is `Avx512`, which it is only on a CPU that
+        // `is_x86_feature_detected!("avx512bw")` said has AVX-512BW (which
+        // implies AVX-512F; `cpu::allowed`): all `window_avx512` requires
+        // of its caller.
         unsafe { window_avx512(hay, from, set) }
     }
 

@@ -19,15 +19,14 @@
 /// `None` (the caller finds out where the error is).
 #[inline]
 pub(crate) fn from_utf8(bytes: &[u8]) -> Option<&str> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vbmi")
-        {
-            return avx512::from_utf8(bytes);
+    match crate::cpu::level() {
+        #[cfg(target_arch = "x86_64")]
+        crate::cpu::Level::Avx512 if std::arch::is_x86_feature_detected!("avx512vbmi") => {
+            avx512::from_utf8(bytes)
         }
+        crate::cpu::Level::Portable => std::str::from_utf8(bytes).ok(),
+        _ => simdutf8::basic::from_utf8(bytes).ok(),
     }
-    simdutf8::basic::from_utf8(bytes).ok()
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -127,9 +126,11 @@ mod avx512 {
     /// and AVX-512VBMI.
     #[inline]
     pub(super) fn from_utf8(bytes: &[u8]) -> Option<&str> {
-        // SAFETY: the only caller, `super::from_utf8`, has just checked with
-        // `is_x86_feature_detected!` that the CPU has AVX-512BW and
-        // AVX-512VBMI, all `valid` requires of its caller.
+        // SAFETY: the only caller, `super::from_utf8`, calls this when
+        // `cpu::level()` is `Avx512` (only on a CPU that has AVX-512BW,
+        // `cpu::allowed`) and it has just checked with
+        // `is_x86_feature_detected!` that the CPU has AVX-512VBMI: all
+        // `valid` requires of its caller.
         if unsafe { valid(bytes) } {
             // SAFETY: `valid` returned true: `bytes` is UTF-8 (tested
             // against `std::str::from_utf8` on every sequence of up to

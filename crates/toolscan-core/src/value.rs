@@ -28,6 +28,10 @@ pub(crate) enum End {
     /// Markup that makes the value a container (`nest`), before any of its
     /// text: the program goes on at this step.
     Nest(usize),
+    /// The next call's markup after markup that may end the value (an
+    /// `at_end` literal): that literal was the call's closer, so the value
+    /// ends there, and what follows it is read again.
+    Closed,
     /// The value cannot begin with this byte (a word value with no byte,
     /// a bracketed one without its bracket): the block fails.
     Bad(u8),
@@ -132,9 +136,15 @@ pub(crate) struct ValueRead {
     n_recover: usize,
     /// How many `at_end` literals follow them.
     n_at_end: usize,
-    /// How many `nest` literals follow them; the guard's opener, if any,
-    /// is last.
+    /// How many `nest` literals follow them.
     n_nest: usize,
+    /// How many `follow` literals follow them, then how many `next_block`
+    /// ones; the guard's opener, if any, is last.
+    n_follow: usize,
+    n_next_block: usize,
+    /// A `next_block` literal was met after an `at_end` one: a `recover`
+    /// literal now belongs to the next call.
+    next_call: bool,
     /// The raw-content guards; once the opener was met, `opts` is the
     /// closing guard alone, then the value's closer alone.
     guard: Option<(crate::format::Lit, crate::format::Lit)>,
@@ -197,6 +207,8 @@ impl ValueRead {
         opts.extend(op.recover.iter().cloned());
         opts.extend(op.at_end.iter().cloned());
         opts.extend(op.nest.iter().cloned());
+        opts.extend(op.follow.iter().cloned());
+        opts.extend(op.next_block.iter().cloned());
         if let Some((open, _)) = &op.guard {
             opts.push(ThenOpt {
                 lit: open.clone(),
@@ -212,6 +224,9 @@ impl ValueRead {
             n_recover: op.recover.len(),
             n_at_end: op.at_end.len(),
             n_nest: op.nest.len(),
+            n_follow: op.follow.len(),
+            n_next_block: op.next_block.len(),
+            next_call: false,
             guard: op.guard.clone(),
             stop_at: None,
             guarded: Guarded::No,
@@ -275,10 +290,15 @@ impl ValueRead {
             if j == 0 {
                 // The closer: markup met before it was value after all.
                 self.held_from = None;
+                self.next_call = false;
                 self.ends.iter_mut().for_each(|e| *e = None);
                 return (n, End::Close);
             }
             if j <= self.n_recover {
+                if self.next_call {
+                    // The next call's parameter, after its opener.
+                    return (n, End::Closed);
+                }
                 return (n, End::Recover(self.opts[j].to));
             }
             if j <= self.n_recover + self.n_at_end {
@@ -289,8 +309,23 @@ impl ValueRead {
                 self.m.held.clear();
                 continue;
             }
+            let nested = self.n_recover + self.n_at_end + self.n_nest;
+            if j > nested && j <= nested + self.n_follow + self.n_next_block {
+                if self.held_from.is_some() {
+                    if j <= nested + self.n_follow {
+                        // The next call's markup after the call's closer.
+                        return (n, End::Closed);
+                    }
+                    // The next block's marker: a parameter after it will
+                    // show it began the next call.
+                    self.next_call = true;
+                }
+                // Without a closer before it, it is value (so far).
+                self.m.held.clear();
+                continue;
+            }
             if self.blank_before(at, base, input, src) {
-                if j <= self.n_recover + self.n_at_end + self.n_nest {
+                if j <= nested {
                     return (n, End::Nest(self.opts[j].to));
                 }
                 if let Some((_, close)) = &self.guard {
@@ -385,10 +420,11 @@ impl ValueRead {
         if self.entities {
             self.scratch.clear();
             let used = decode_prefix(bytes, fin, &mut self.scratch);
-            calls.value_bytes(&self.scratch);
+            calls.value_bytes(&self.scratch, None, src);
             self.done += used as u64;
         } else {
-            calls.value_bytes(bytes);
+            let at = (self.done >= src.start).then_some(self.done);
+            calls.value_bytes(bytes, at, src);
             self.done += bytes.len() as u64;
         }
         if fin {

@@ -16,7 +16,9 @@
 //!   only `unsafe` here: it forwards to the system allocator);
 //! - [`corpus`]: the conformance corpus: loading the cases, comparing an
 //!   outcome (events, a response, or the command line's final object) with
-//!   a case's expectations, and running a case under every plan.
+//!   a case's expectations, and running a case under every plan;
+//! - [`bulk`]: large inputs of one unit repeated (a format's calls, its
+//!   markers, bytes that fail at once), for the linear-cost checks.
 //!
 //! ```
 //! use toolscan_testkit::{check, chunk, corpus};
@@ -33,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod alloc;
+pub mod bulk;
 pub mod check;
 pub mod chunk;
 pub mod corpus;

@@ -11,7 +11,6 @@ use crate::options::Limits;
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink;
 use crate::tools::Tools;
-use crate::utf8::complete_prefix_len;
 
 /// Per-parser state shared by all calls of the response.
 #[derive(Debug)]
@@ -314,16 +313,18 @@ impl Calls {
         let Some(c) = self.call.as_mut() else { return };
         let Some((index, _)) = c.started else { return };
         let text = args_text(c.span, &c.args, src);
-        let upto = c.emitted + complete_prefix_len(&text[c.emitted..]);
-        if upto == c.emitted {
+        // Deltas stop before bytes that are not UTF-8 (such a call fails
+        // when it completes) and before an unfinished character.
+        let delta = match std::str::from_utf8(&text[c.emitted..]) {
+            Ok(s) => s,
+            Err(e) => std::str::from_utf8(&text[c.emitted..c.emitted + e.valid_up_to()])
+                .unwrap_or_default(),
+        };
+        if delta.is_empty() {
             return;
         }
-        let delta = String::from_utf8_lossy(&text[c.emitted..upto]);
-        c.emitted = upto;
-        out.event(EventRef::ToolCallArgs {
-            index,
-            delta: &delta,
-        });
+        c.emitted += delta.len();
+        out.event(EventRef::ToolCallArgs { index, delta });
     }
 
     /// The current call has a name and complete arguments (or none at all,
@@ -368,11 +369,7 @@ impl Calls {
             return Ok(());
         }
         match c.args_state {
-            Args::Done => {
-                if std::str::from_utf8(args_text(c.span, &c.args, src)).is_err() {
-                    return Err(Stop::fail(Reason::ArgsNotUtf8));
-                }
-            }
+            Args::Done => {}
             Args::Params if !c.param.frames_open() => {
                 c.args.push(b'}');
                 c.args_state = Args::Done;
@@ -387,19 +384,28 @@ impl Calls {
                 return Err(Stop::fail(Reason::ArgsUnfinished));
             }
         }
+        // Whatever wrote the arguments (a span of the input, raw parameter
+        // values copied as they came), they are checked here, once.
+        if std::str::from_utf8(args_text(c.span, &c.args, src)).is_err() {
+            return Err(Stop::fail(Reason::ArgsNotUtf8));
+        }
         self.try_start(ctx, out, at, src)?;
         self.sync(out, src);
-        let Some(c) = self.call.take() else {
-            unreachable!("the call was checked above and is taken only here");
+        // `try_start` starts a named call unless it waits for an id, which
+        // it does not once the call is complete; a call that is somehow not
+        // started is not dispatched.
+        let Some(Call {
+            name: Some(name),
+            started: Some((index, id)),
+            span,
+            args,
+            ..
+        }) = self.call.take()
+        else {
+            return Err(Stop::fail(Reason::ArgsUnfinished));
         };
-        let (Some(name), Some((index, id))) = (c.name, c.started) else {
-            // `try_start` starts a named call unless it waits for an id,
-            // which it does not once the call is complete.
-            unreachable!("a complete named call is started by try_start");
-        };
-        let arguments = match std::str::from_utf8(args_text(c.span, &c.args, src)) {
-            Ok(a) => a,
-            Err(_) => unreachable!("checked above, or `{{}}`"),
+        let Ok(arguments) = std::str::from_utf8(args_text(span, &args, src)) else {
+            return Err(Stop::fail(Reason::ArgsNotUtf8));
         };
         tracing::trace!(offset = at, index, name = %name, "call complete");
         out.event(EventRef::ToolCallEnd {

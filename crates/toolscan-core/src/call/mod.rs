@@ -7,7 +7,7 @@
 //! - [`params`]: the arguments object of parameter-style bodies, built as
 //!   the parameters arrive;
 //! - [`unescape`]: arguments given as a JSON string, decoded as they stream;
-//! - [`word`]: what a tool name or id may hold.
+//! - [`word`]: what a tool name, an id or a parameter's name may hold.
 
 pub(crate) mod calls;
 pub(crate) mod json;
@@ -17,4 +17,4 @@ pub(crate) mod word;
 
 pub(crate) use calls::{Calls, Ctx, Src};
 pub(crate) use json::{Builder, JsonCalls};
-pub(crate) use word::{check_word, is_word_byte};
+pub(crate) use word::{check_field, fault_of, may_hold};

@@ -40,8 +40,18 @@ pub(crate) struct Param {
     /// The value is being written as a JSON string (only when `declared`
     /// is exactly `string`); otherwise it is collected in `raw`.
     live: bool,
-    /// The raw value so far (not live).
+    /// The text `null` is JSON null whatever `declared` says: a live
+    /// string's first bytes wait in `raw` while they may still be `null`.
+    null: bool,
+    /// The raw value so far (not live), when it is not [`Param::span`]:
+    /// its bytes were not handed on as they stand in the pending buffer
+    /// (entities decoded, a guard skipped), so they are copied here.
     raw: Vec<u8>,
+    /// The raw value so far (not live), as the absolute offsets of a span
+    /// of the pending buffer, which holds the block's bytes anyway: while
+    /// the value's bytes come as they stand there, nothing is copied, so a
+    /// long value costs its bytes once, not twice.
+    span: Option<(u64, u64)>,
     /// Objects and arrays open inside the arguments object, innermost
     /// last (nested `<arg>` objects, `<item>` lists).
     frames: Vec<Frame>,
@@ -57,6 +67,10 @@ struct Frame {
     /// Its schema: members are typed by its `properties` or `items`.
     schema: Option<Value>,
 }
+
+/// The text that is JSON null for a value that may be null whatever its
+/// type ([`Param::null`]).
+const NULL: &[u8] = b"null";
 
 /// How a parameter's own type attribute reads.
 fn declared_by_attribute(word: &str) -> Declared {
@@ -130,11 +144,13 @@ impl Calls {
 
     /// The value begins: finds its type (its attribute, else the schema of
     /// its container), and starts the call.
+    /// `null`: the text `null` is JSON null whatever the type.
     pub(crate) fn value_begin(
         &mut self,
         ctx: &mut Ctx,
         out: &mut dyn Sink,
         at: u64,
+        null: bool,
         src: Src<'_>,
     ) -> Result<(), Stop> {
         let Calls { call, notes, .. } = self;
@@ -176,37 +192,90 @@ impl Calls {
             .filter(|s| s.get("properties").is_some() || s.get("items").is_some())
             .cloned();
         p.raw.clear();
+        p.span = None;
         p.slot = false;
         p.live = p.declared.is_string_only();
+        p.null = null;
         self.try_start(ctx, out, at, src)
     }
 
     /// The next bytes of the value (entities decoded, markup whitespace
-    /// trimmed).
-    pub(crate) fn value_bytes(&mut self, bytes: &[u8]) {
+    /// trimmed); `at`: their absolute offset when they are bytes of the
+    /// pending buffer `src` as they stand there.
+    pub(crate) fn value_bytes(&mut self, bytes: &[u8], at: Option<u64>, src: Src<'_>) {
         if bytes.is_empty() {
             return;
         }
         let c = self.cur();
-        if c.param.live {
-            c.param.write_slot(&mut c.args, &mut c.args_state);
+        let p = &mut c.param;
+        if p.live {
+            if p.null && !p.slot {
+                // Not written while it may still be `null`.
+                p.raw.extend_from_slice(bytes);
+                if NULL.starts_with(&p.raw) {
+                    return;
+                }
+                p.write_slot(&mut c.args, &mut c.args_state);
+                push_json_str_content(&p.raw, &mut c.args);
+                p.raw.clear();
+                return;
+            }
+            p.write_slot(&mut c.args, &mut c.args_state);
             push_json_str_content(bytes, &mut c.args);
-        } else {
-            c.param.raw.extend_from_slice(bytes);
+            return;
+        }
+        let end = at.map(|a| a + bytes.len() as u64);
+        match (p.span, at) {
+            // The first bytes, or the next ones of the span.
+            (None, Some(a)) if p.raw.is_empty() => p.span = Some((a, a)),
+            (Some((_, e)), Some(a)) if a == e => {}
+            // Not contiguous: the value is copied from here on.
+            (Some((s, e)), _) => {
+                p.raw.extend_from_slice(src.span(s, (e - s) as usize));
+                p.span = None;
+            }
+            (None, _) => {}
+        }
+        match (&mut p.span, end) {
+            (Some((_, e)), Some(end)) => *e = end,
+            _ => p.raw.extend_from_slice(bytes),
         }
     }
 
-    /// The value ended: closes the string, or converts what was collected.
-    pub(crate) fn value_end(&mut self, at: u64) -> Result<(), Stop> {
+    /// The value ended: closes the string, or converts what was collected
+    /// (the value's bytes are still in the pending buffer, `src`).
+    pub(crate) fn value_end(&mut self, at: u64, src: Src<'_>) -> Result<(), Stop> {
         let Calls { call, notes, .. } = self;
         let c = call.get_or_insert_with(Default::default);
         let p = &mut c.param;
-        p.write_slot(&mut c.args, &mut c.args_state);
+        let span = p.span.take();
+        let is_null = p.null
+            && match span {
+                Some((s, e)) => src.span(s, (e - s) as usize) == NULL,
+                None => p.raw == NULL,
+            };
+        if is_null {
+            p.live = false;
+            p.write_slot(&mut c.args, &mut c.args_state);
+            c.args.extend_from_slice(NULL);
+            return Ok(());
+        }
         if p.live {
+            // What waited as a possible `null` is the string.
+            let held = !p.slot;
+            p.write_slot(&mut c.args, &mut c.args_state);
+            if held {
+                push_json_str_content(&p.raw, &mut c.args);
+            }
             c.args.push(b'"');
             return Ok(());
         }
-        let Ok(raw) = std::str::from_utf8(&p.raw) else {
+        p.write_slot(&mut c.args, &mut c.args_state);
+        let raw = match span {
+            Some((s, e)) => src.span(s, (e - s) as usize),
+            None => &p.raw,
+        };
+        let Ok(raw) = std::str::from_utf8(raw) else {
             return Err(Stop::fail(Reason::ArgsNotUtf8));
         };
         if coerce(raw, p.declared, &mut c.args) == Coerced::Mismatch {
@@ -227,7 +296,7 @@ impl Calls {
     pub(crate) fn open_container(&mut self, array: bool) -> Result<(), Stop> {
         let c = self.cur();
         let p = &mut c.param;
-        if p.slot || !p.raw.is_empty() {
+        if p.slot || !p.raw.is_empty() || p.span.is_some() {
             return Err(Stop::fail(Reason::ArgsNotObject));
         }
         p.live = false;

@@ -49,7 +49,8 @@ fn opener(d: &OpenerDesc) -> Opener {
     let bare = d.trust == crate::format::Trust::Bare;
     let repeats = !d.separators.is_empty() || !d.terminators.is_empty();
     let mut p = Vec::new();
-    if repeats {
+    if !d.separators.is_empty() {
+        // Where the call after a separator begins.
         p.push(Step::label("call"));
     }
     if let Some(prefix) = &d.prefix {
@@ -134,7 +135,8 @@ fn json(shape: Shape, keys: crate::format::CallKeys, lenient: bool) -> Step {
 /// `params-done` (after the end). A value whose closing tag is missing
 /// ends at the next parameter's opening tag; at the end of the stream, at
 /// the parameters' end, or at the call's `close` (then the program goes on
-/// at `call-done`, after it).
+/// at `call-done`, after it). The call's `close` right after a parameter
+/// also stands for a missing parameters' end.
 fn params_steps(d: &ParamsDesc, call_close: Option<&str>) -> Vec<Step> {
     let mut value = ValueStep::until(&d.close)
         .trim(d.trim)
@@ -146,13 +148,22 @@ fn params_steps(d: &ParamsDesc, call_close: Option<&str>) -> Vec<Step> {
     if d.entities {
         value = value.entities();
     }
+    if d.null {
+        value = value.null();
+    }
+    let mut next = vec![
+        (Lit::new(&d.open), Label::from("param")),
+        (Lit::new(&d.end), Label::from("params-done")),
+    ];
+    if let Some(close) = call_close {
+        // The call's close after the last parameter: the parameters' end
+        // is missing.
+        next.push((Lit::new(close), Label::from("call-done")));
+    }
     let mut v = vec![
         Step::label("params"),
         Step::Ws,
-        Step::OneOf(vec![
-            (Lit::new(&d.open), Label::from("param")),
-            (Lit::new(&d.end), Label::from("params-done")),
-        ]),
+        Step::OneOf(next),
         Step::label("param"),
         Step::key_until(&d.key_end),
     ];

@@ -209,6 +209,8 @@ pub(crate) struct ParamsDesc {
     pub trim: Trim,
     /// Values are XML text: entities are decoded.
     pub entities: bool,
+    /// The text `null` is JSON null, whatever the value's declared type.
+    pub null: bool,
 }
 
 /// One opener: its marker and how the calls after it are written.
@@ -509,6 +511,7 @@ impl ParamsDesc {
             "end",
             "trim",
             "entities",
+            "null",
         ])?;
         Ok(ParamsDesc {
             open: o.need_lit("open")?.to_owned(),
@@ -522,6 +525,7 @@ impl ParamsDesc {
                 Some(_) => Trim::All,
             },
             entities: o.flag("entities")?,
+            null: o.flag("null")?,
         })
     }
 }

@@ -111,6 +111,7 @@
 //! | `end` | the literal after the last parameter: the call's closing tag (`</function>`) | required |
 //! | `trim` | which whitespace around a value is markup: `none`, `newline` (one newline each side), `all` | `none` |
 //! | `entities` | the values are XML text: `&lt;`, `&amp;`, `&#233;`… are decoded | `false` |
+//! | `null` | the text `null` is JSON null, whatever type the schema declares | `false` |
 //!
 //! A value whose closing tag is missing ends at the next parameter's
 //! `open`; at the end of the stream, at the parameters' `end` or the
@@ -144,7 +145,7 @@
 //! | `{"lit": LIT}`, `{"opt_lit": LIT}`, `{"lit_or_end": LIT}` | `Lit`, `OptLit`, `LitOrEof` |
 //! | `{"capture": "name"\|"id"\|"discard"\|"key"\|"type", "until": [LIT \| {"lit": LIT, "goto": L}], "before": CHARS, "at_end": true}` | `Capture` |
 //! | `{"json": "args"\|"call"\|"call_list"\|"root", …call keys, "text_key": K, "lenient": true}` | `Json` |
-//! | `{"value": LIT \| {"special": "key_tag"\|"space"\|"balanced"}, "recover": JUMPS, "recover_at_end": JUMPS, "nest": JUMPS, "guard": [LIT, LIT], "trim": T, "entities": true}` | `Value` |
+//! | `{"value": LIT \| {"special": "key_tag"\|"space"\|"balanced"}, "recover": JUMPS, "recover_at_end": JUMPS, "nest": JUMPS, "guard": [LIT, LIT], "trim": T, "entities": true, "or_end": true, "null": true}` | `Value` |
 //! | `{"container": "object"\|"list"}` | `Open` |
 //! | `{"fork": [{"on": "any"\|"end"\|{"bytes": CHARS}\|{"any_but": CHARS}, "goto": L}]}` | `Fork` |
 //! | `{"then": JUMPS}`, `{"one_of": JUMPS}`, `{"recover": JUMPS}` | `Then`, `OneOf`, `Recover` |

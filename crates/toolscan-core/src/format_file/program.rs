@@ -367,7 +367,7 @@ fn json(o: &Obj<'_>) -> Result<Step, FormatFileError> {
 }
 
 /// `{"value": CLOSE, "recover", "recover_at_end", "nest", "guard", "trim",
-/// "entities"}`; CLOSE is a literal or `{"special": "key_tag" | "space" |
+/// "entities", "or_end", "null"}`; CLOSE is a literal or `{"special": "key_tag" | "space" |
 /// "balanced"}`.
 fn value(o: &Obj<'_>) -> Result<Step, FormatFileError> {
     o.only(&[
@@ -379,6 +379,7 @@ fn value(o: &Obj<'_>) -> Result<Step, FormatFileError> {
         "trim",
         "entities",
         "or_end",
+        "null",
     ])?;
     let close_v = o.get("value").unwrap_or(&Value::Null);
     let close = match close_v {
@@ -420,6 +421,7 @@ fn value(o: &Obj<'_>) -> Result<Step, FormatFileError> {
     };
     v.entities = o.flag("entities")?;
     v.or_end = o.flag("or_end")?;
+    v.null = o.flag("null")?;
     Ok(Step::Value(v))
 }
 

@@ -364,5 +364,8 @@ fn value(v: &ValueStep, at: &str) -> Result<Value, FormatFileError> {
     if v.or_end {
         m.insert("or_end".into(), true.into());
     }
+    if v.null {
+        m.insert("null".into(), true.into());
+    }
     Ok(Value::Object(m))
 }
