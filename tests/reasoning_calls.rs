@@ -448,13 +448,19 @@ fn random_mixtures_of_reasoning_and_calls_keep_the_contract() {
         "<seed:tool_call>\n<function=h>\n<parameter=q>1",
         "[TOOL_CALLS]k[ARGS]{\"b\": [1, 2]}",
         "{\"response\": \"hi\"}",
+        "```json\n{\"name\": \"f\", \"arguments\": {}}\n```",
+        "<|channel>thought",
+        "<channel|>",
+        "<|tool_call>call:f{x:1}<tool_call|>",
+        "\"</think>\"",
+        "<tool_call>\n<function=f>\n<parameter=a>\nv</think>\n</parameter>\n</function>\n</tool_call>",
         "prose é 東京 ",
         "\n",
         "<",
         "<tool",
     ];
     let mut rng = toolscan_testkit::rng::Rng::new(15);
-    for round in 0..120 {
+    for round in 0..150 {
         let n = 1 + rng.below(8);
         let input: String = (0..n).map(|_| pieces[rng.below(pieces.len())]).collect();
         for reasoning in [false, true] {

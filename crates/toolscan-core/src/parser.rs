@@ -117,8 +117,9 @@ struct Hold {
     /// Where the text after the last held block began.
     text_from: u64,
     /// The state of the search for a reasoning closer in the bytes of the
-    /// current block (`Grammar::closers`).
+    /// current block (`Grammar::closers`), and where it got to.
     closer: StateID,
+    searched_to: u64,
     /// The call context when the hold began, restored if the calls were
     /// only quoted: their indices and ids are not used up.
     next_index: usize,
@@ -406,8 +407,8 @@ impl Parser {
                 // (Only bytes read for the first time: bytes a block reads
                 // again were searched when they came.)
                 (Some(h), Mode::Block(_), Some(set)) => {
-                    let seen = self.shared.pending.raw.as_ref().map_or(0, |r| r.end());
-                    let fresh = (seen.saturating_sub(ch.base) as usize).clamp(i, ch.bytes.len());
+                    let seen = h.searched_to.saturating_sub(ch.base) as usize;
+                    let fresh = seen.clamp(i, ch.bytes.len());
                     let mut sid = h.closer;
                     match set.scan(&mut sid, &ch.bytes[fresh..], &[], &mut |_, _| true) {
                         Found::Marker { pattern, end } => {
@@ -455,6 +456,7 @@ impl Parser {
                 self.closed_inside_block(len, out);
             } else if let (Some(h), Some(sid)) = (&mut self.shared.hold, searched) {
                 h.closer = sid;
+                h.searched_to = h.searched_to.max(ch.end());
             }
         }
     }
@@ -468,9 +470,10 @@ impl Parser {
             return;
         };
         let at = p.pos - len as u64;
-        let from = (at.saturating_sub(raw.start) as usize).min(raw.bytes.len());
+        let to = (p.pos.saturating_sub(raw.start) as usize).min(raw.bytes.len());
+        let from = (at.saturating_sub(raw.start) as usize).min(to);
         p.buf.clear();
-        p.buf.extend_from_slice(&raw.bytes[from..]);
+        p.buf.extend_from_slice(&raw.bytes[from..to]);
         p.buf_start = at;
         tracing::trace!(offset = at, "reasoning closes inside a held call");
         self.mode = Mode::Text(self.shared.text_state(&self.g));
@@ -820,6 +823,7 @@ impl Shared {
                         let closer = g.closers.as_ref().map_or(st.sid, |c| c.start());
                         if let Some(h) = &mut self.hold {
                             h.closer = closer;
+                            h.searched_to = mend;
                         } else if self.think && self.hold_calls {
                             // A call inside reasoning: held from its marker.
                             tracing::trace!(offset = start, "held inside reasoning");
@@ -827,6 +831,7 @@ impl Shared {
                             self.hold = Some(Hold {
                                 text_from: start,
                                 closer,
+                                searched_to: mend,
                                 next_index: self.ctx.next_index,
                                 completed: self.ctx.completed,
                                 text_ids: self.ctx.text_ids.clone(),
