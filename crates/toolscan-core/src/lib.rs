@@ -46,7 +46,9 @@
 //! markup around ordinary content (Harmony's message headers up to
 //! `<|message|>`, its `<|end|>`, `<|return|>` and `<|call|>`;
 //! Functionary v3.2's `all` recipient lines; Kimi K3's
-//! `<|open|>response<|sep|>` and `<|close|>response<|sep|>`; `json`'s
+//! `<|open|>response<|sep|>` and `<|close|>response<|sep|>`; Cohere's
+//! `<|START_RESPONSE|>`, `<|END_RESPONSE|>`, `<|START_TEXT|>`,
+//! `<|END_TEXT|>` and `directly-answer` pseudo-calls; `json`'s
 //! `{"response": …}` envelope, whose string is text, decoded); and, with
 //! reasoning separation, the reasoning markers. A call written inside
 //! reasoning is reasoning unless the stream never closes the reasoning
