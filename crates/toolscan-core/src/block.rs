@@ -124,6 +124,27 @@ pub(crate) fn run(
             }
         }};
     }
+    // The current step's state. (The state is set before it is asked
+    // for, so the other arm is never taken; it would end the block, not the
+    // process.)
+    macro_rules! current {
+        ($v:ident) => {
+            match &mut b.st {
+                StepState::$v(s) => s,
+                _ => fail!(Stop::fail(Reason::NoProgress)),
+            }
+        };
+    }
+    // The current step's state, made fresh by `$init` if it is another
+    // step's.
+    macro_rules! state {
+        ($v:ident, $init:expr) => {{
+            if !matches!(b.st, StepState::$v(_)) {
+                b.st = StepState::$v($init);
+            }
+            current!($v)
+        }};
+    }
     // Steps that read nothing must not loop (a custom program may jump to
     // itself): give up after visiting every step twice without progress.
     let (mut spins, mut last) = (0usize, i);
@@ -258,12 +279,7 @@ pub(crate) fn run(
             Op::Blank => steps::blank(input),
             Op::Word => steps::word(input),
             Op::Lit(l) | Op::OptLit(l) | Op::LitOrEof(l) => {
-                if !matches!(b.st, StepState::Lit(_)) {
-                    b.st = StepState::Lit(LitMatch::default());
-                }
-                let StepState::Lit(m) = &mut b.st else {
-                    unreachable!("set just above")
-                };
+                let m = state!(Lit, LitMatch::default());
                 m.feed(l, matches!(op, Op::OptLit(_)), input)
             }
             Op::Fork(alts) => match alts.iter().find(|(set, _)| set.contains(input[0])) {
@@ -274,12 +290,7 @@ pub(crate) fn run(
                 None => Progress::Fail(0, Reason::Unexpected { found: input[0] }),
             },
             Op::Capture(c) => {
-                if !matches!(b.st, StepState::Capture(_)) {
-                    b.st = StepState::Capture(CaptureWord::default());
-                }
-                let StepState::Capture(w) = &mut b.st else {
-                    unreachable!("set just above")
-                };
+                let w = state!(Capture, CaptureWord::default());
                 let (p, how) = w.feed(c, env.ctx.limits.max_name_bytes, input);
                 let n = consumed(p);
                 if over(n) {
@@ -314,12 +325,7 @@ pub(crate) fn run(
                 continue;
             }
             Op::Then(t) if t.seek => {
-                if !matches!(b.st, StepState::Then(_)) {
-                    b.st = StepState::Then(ThenMatch::seeking(env.pending.buf_start, Vec::new()));
-                }
-                let StepState::Then(m) = &mut b.st else {
-                    unreachable!("set just above")
-                };
+                let m = state!(Then, ThenMatch::seeking(env.pending.buf_start, Vec::new()));
                 let (n, found) = m.seek(&t.opts, input);
                 let to = env.pending.pos + n as u64;
                 let held = m.held.len() as u64;
@@ -350,12 +356,7 @@ pub(crate) fn run(
             // (`Then`); one of several literals, or the block fails (`OneOf`).
             Op::Then(ThenOp { opts, .. }) | Op::OneOf(opts) => {
                 let then = matches!(op, Op::Then(_));
-                if !matches!(b.st, StepState::Then(_)) {
-                    b.st = StepState::Then(ThenMatch::new(env.pending.pos, opts.len()));
-                }
-                let StepState::Then(t) = &mut b.st else {
-                    unreachable!("set just above")
-                };
+                let t = state!(Then, ThenMatch::new(env.pending.pos, opts.len()));
                 let (p, how) = t.feed(opts, then, input);
                 let from = t.from;
                 let n = consumed(p);
@@ -401,9 +402,7 @@ pub(crate) fn run(
                         fail!(stop);
                     }
                 }
-                let StepState::Value(vr) = &mut b.st else {
-                    unreachable!("set just above")
-                };
+                let vr = current!(Value);
                 let (n, end) = vr.feed(input, env.pending.pos, env.pending.src());
                 if let End::Bad(found) = end {
                     fail!(Stop::fail(Reason::Unexpected { found }));
@@ -456,9 +455,7 @@ pub(crate) fn run(
                     c.args.clear();
                     b.st = StepState::Py(Box::new(PyReader::new(&mut c.args)));
                 }
-                let StepState::Py(r) = &mut b.st else {
-                    unreachable!("set just above")
-                };
+                let r = current!(Py);
                 let c = b.calls.cur();
                 let p = r.feed(py, env.ctx.limits.max_depth, input, &mut c.args);
                 let n = consumed(p);
@@ -492,15 +489,13 @@ pub(crate) fn run(
                 if room == 0 {
                     fail!(too_long);
                 }
-                if !matches!(b.st, StepState::Json(_)) {
-                    b.st = StepState::Json(Box::new(JsonState {
+                let js = state!(
+                    Json,
+                    Box::new(JsonState {
                         scanner: JsonScanner::new(j.lenient, env.ctx.limits.max_depth),
                         calls: JsonCalls::new(),
-                    }));
-                }
-                let StepState::Json(js) = &mut b.st else {
-                    unreachable!("set just above")
-                };
+                    })
+                );
                 // The bytes are taken first, so that arguments can be spans of
                 // the pending buffer; those the value did not use are given
                 // back after. They are taken in windows no larger than the
@@ -538,7 +533,7 @@ pub(crate) fn run(
                     // is the rest of the value.
                     release(env);
                     let StepState::Json(js) = std::mem::replace(&mut b.st, StepState::Fresh) else {
-                        unreachable!("matched above")
+                        return (i, Outcome::Text);
                     };
                     if r.is_ok() && !js.scanner.is_done() {
                         return (i, Outcome::Skip(Box::new(js.scanner)));
@@ -569,7 +564,8 @@ pub(crate) fn run(
             | Op::Reasoning(_)
             | Op::StringParam(_)
             | Op::Recover(_) => {
-                unreachable!("the steps that read nothing are handled above")
+                // (The steps that read nothing are handled above.)
+                fail!(Stop::fail(Reason::NoProgress))
             }
         };
         // The steps whose outcome needs nothing but the bytes.

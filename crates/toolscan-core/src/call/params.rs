@@ -106,7 +106,14 @@ impl Param {
                         *state = Args::Params;
                     }
                     Args::Params => args.push(b','),
-                    _ => unreachable!("value_begin checked the arguments are parameters"),
+                    // `value_begin` checked the arguments are parameters;
+                    // were they not, nothing is written and the call is
+                    // left unfinished: `dispatch` refuses it (a typed
+                    // failure, never a panic).
+                    _ => {
+                        *state = Args::Written;
+                        return;
+                    }
                 }
                 true
             }
