@@ -200,7 +200,8 @@ impl JsonScanner {
 
     /// Feeds bytes (the first at absolute offset `base`). Returns how many
     /// were consumed: all of them, or fewer when the top-level value ended
-    /// (then [`is_done`](Self::is_done) is true).
+    /// (then [`is_done`](Self::is_done) is true) or the sink paused after a
+    /// value ([`Flow::Pause`]; the next call goes on after it).
     pub(crate) fn feed<S: Sink>(
         &mut self,
         input: &[u8],
