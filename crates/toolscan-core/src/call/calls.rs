@@ -94,7 +94,8 @@ pub(crate) struct Seg {
 
 /// How far the argument deltas got through a record with [`Seg`]s: the
 /// record's bytes before `lit`, the segments before `seg`, and the raw bytes
-/// of segment `seg` before `raw`.
+/// of segment `seg` before `raw` were made into text (sent, or waiting in
+/// `pending_text`).
 #[derive(Clone, Copy, Debug, Default)]
 struct Cursor {
     lit: usize,
@@ -163,8 +164,9 @@ pub(crate) struct Call {
     /// String values of a parameter-style call that are spans of the input
     /// (escaped where they go in `args`, never copied while they stream).
     pub segs: Vec<Seg>,
-    /// With `segs`: how far the deltas got.
-    cursor: Cursor,
+    /// With `segs`: how far the deltas got (set when the first segment
+    /// is synced: the record's bytes sent before it are `emitted`).
+    cursor: Option<Cursor>,
     /// With `segs`: the arguments text made since the last delta that is
     /// not sent yet (at most an unfinished character after a sync), and
     /// the room the next delta is made in.
@@ -199,7 +201,11 @@ impl Call {
             return;
         }
         let text = &mut self.pending_text;
-        let cur = &mut self.cursor;
+        let cur = self.cursor.get_or_insert(Cursor {
+            lit: self.emitted,
+            seg: 0,
+            raw: 0,
+        });
         while let Some(s) = self.segs.get(cur.seg) {
             text.extend_from_slice(self.args.get(cur.lit..s.at).unwrap_or_default());
             cur.lit = cur.lit.max(s.at);
