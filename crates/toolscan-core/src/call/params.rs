@@ -2,8 +2,8 @@
 //! `<arg_key>k</arg_key><arg_value>v</arg_value>`, …), built as the
 //! parameters arrive: `{` with the first key, `,` before each next one, the
 //! value's JSON, and `}` when the call is dispatched. Every byte goes into
-//! the call's argument record once and is never taken back, so the argument
-//! deltas are prefixes of the final arguments text.
+//! the call's argument record (or a segment of it) once and is never taken
+//! back, so the argument deltas are prefixes of the final arguments text.
 //!
 //! A value whose type is exactly `string` is a JSON string while it arrives:
 //! its bytes, as they stand in the pending buffer, are a span of it that is
