@@ -335,7 +335,6 @@ fn a_dispatched_string_value_costs_one_copy_of_its_arguments() {
         p.feed_str_with(tail, &mut s);
         let (_, dispatching) = since(m);
         p.finish_with(&mut s);
-        drop(s);
         assert_eq!(args, arguments, "{format}: the deltas are the arguments");
         let value: serde_json::Value = serde_json::from_str(&arguments).expect(format);
         let content = value["content"].as_str().unwrap_or_default();
