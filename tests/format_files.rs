@@ -406,3 +406,147 @@ fn a_wrong_value_anywhere_is_an_error_naming_that_field() {
     }
     assert!(checked > 1000, "{checked} mutations checked");
 }
+
+/// A description with `n` openers `<cK>NAME>{json}</c>`.
+fn many_openers(n: usize) -> String {
+    let openers: Vec<serde_json::Value> = (0..n)
+        .map(|k| {
+            serde_json::json!({
+                "open": format!("<c{k}>"),
+                "name_at": {"until": ">"},
+                "arguments": {"json": "object"},
+                "close": "</c>"
+            })
+        })
+        .collect();
+    serde_json::json!({"name": "many", "openers": openers}).to_string()
+}
+
+#[test]
+fn loading_thousands_of_openers_is_not_quadratic() {
+    // 4 000 openers took 15.8 s (release) when every marker was compared
+    // with every other, and each opener built automata of its own; now
+    // the clashes are found with one automaton over the markers.
+    let f = Format::from_json(&many_openers(4000)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(f.markers().len(), 4000);
+    let mut reg = Registry::builtin();
+    reg.register(f).expect("registers");
+    let mut p = Parser::new(reg.grammar("many").expect("grammar"), Default::default());
+    let mut ev = p.feed(b"x <c3999>get>{\"a\": 1}</c> <c0>f>{}</c>");
+    ev.extend(p.finish());
+    let names: Vec<&str> = ev
+        .iter()
+        .filter_map(|e| match e {
+            toolscan::Event::ToolCallEnd { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["get", "f"]);
+}
+
+/// A description with one opener per marker.
+fn openers(markers: &[(&str, bool)]) -> String {
+    let openers: Vec<serde_json::Value> = markers
+        .iter()
+        .map(|(open, ci)| {
+            serde_json::json!({
+                "open": open,
+                "case_insensitive": ci,
+                "name_at": {"until": ">"},
+                "arguments": {"json": "object"}
+            })
+        })
+        .collect();
+    serde_json::json!({"name": "clash", "openers": openers}).to_string()
+}
+
+#[test]
+fn overlapping_markers_error_names_the_markers_as_written() {
+    // `[TOOL_CALLS]` holds `TOOL_CALL`: the grammar cuts it to
+    // `[TOOL_CALL` internally; the message names the markers the
+    // description wrote.
+    let e = Format::from_json(&openers(&[
+        ("[TOOL_CALLS]", false),
+        ("TOOL_CALL", false),
+        ("l_c", true),
+    ]))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/openers: marker `l_c` occurs inside marker `[TOOL_CALLS]`"
+    );
+    let e = Format::from_json(&openers(&[
+        ("[TOOL_CALLS]", false),
+        ("TOOL_CALL", false),
+        ("[TOOL_CALL", false),
+    ]))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/openers: marker `[TOOL_CALL` occurs inside marker `[TOOL_CALLS]`"
+    );
+    // Inner first, outer second, whatever the order of the openers.
+    let e = Format::from_json(&openers(&[("x<A>y", true), ("<a>", false)])).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/openers: marker `<a>` occurs inside marker `x<A>y`"
+    );
+    // A marker inside another that ignores no case is read by cutting the
+    // outer one: no error.
+    assert!(Format::from_json(&openers(&[("<a>", false), ("x<a>y", false)])).is_ok());
+}
+
+#[test]
+fn a_key_given_twice_is_refused_naming_it() {
+    let e = Format::from_json(
+        r#"{"name": "a", "open": "<c>", "name": "b", "name_at": {"until": ">"}, "arguments": {"json": "object"}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/name: the key `name` is given twice in this object"
+    );
+    // Nested, in an array, and with a key that needs escaping.
+    let e = Format::from_json(
+        r#"{"name": "a", "openers": [{"open": "<c>", "name_at": {"until": ">"}, "arguments": {"json": "object", "json": "call"}}]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/openers/0/arguments/json: the key `json` is given twice in this object"
+    );
+    let e = Format::from_json(r#"{"name": "a", "x/y": 1, "x/y": 2}"#).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/x~1y: the key `x/y` is given twice in this object"
+    );
+    // The same key in two objects is no duplicate.
+    assert!(Format::from_json(
+        r#"{"name": "a", "openers": [{"open": "<c>", "name_at": {"until": ">"}, "arguments": {"json": "object"}}, {"open": "<d>", "name_at": {"until": ">"}, "arguments": {"json": "object"}}]}"#
+    )
+    .is_ok());
+}
+
+#[test]
+fn a_byte_order_mark_before_the_description_is_accepted() {
+    let text = r#"{"name": "bom", "open": "<c>", "name_at": {"until": ">"}, "arguments": {"json": "object"}, "close": "</c>"}"#;
+    let with_bom = format!("\u{FEFF}{text}");
+    assert_eq!(
+        Format::from_json(&with_bom).map(|f| f.markers()),
+        Ok(vec!["<c>".to_string()])
+    );
+    // From a file, as editors on Windows save it.
+    let dir = std::env::temp_dir().join(format!("toolscan-bom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("bom.json");
+    std::fs::write(&path, with_bom.as_bytes()).expect("write");
+    let mut reg = Registry::builtin();
+    assert_eq!(
+        reg.register_file(&path)
+            .map(|f| f.name().to_string())
+            .ok()
+            .as_deref(),
+        Some("bom")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

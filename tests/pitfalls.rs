@@ -301,12 +301,14 @@ fn p14_a_failed_block_does_not_swallow_the_rest() {
 
 #[test]
 fn p15_calls_inside_and_after_reasoning() {
-    let input = "<think>\nI should call it. <tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\n</think>\n<tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>";
-    // reasoning separation off: the block is text, both calls are found
-    let ev = bytewise("hermes", input);
-    assert_eq!(calls(&ev).len(), 2);
-    assert!(text(&ev).starts_with("<think>\nI should call it. "));
-    // on: reasoning events, markup dropped, calls found either way
+    let quoted = "<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>";
+    let input = format!("<think>\nI should call it. {quoted}\n</think>\n<tool_call>{{\"name\": \"b\", \"arguments\": {{}}}}</tool_call>");
+    // reasoning separation off: the block is text, the call inside it too
+    // (contract §1: call markup inside reasoning is reasoning)
+    let ev = bytewise("hermes", &input);
+    assert_eq!(calls(&ev).len(), 1);
+    assert!(text(&ev).starts_with(&format!("<think>\nI should call it. {quoted}\n</think>")));
+    // on: reasoning events, markup dropped, the call after it found
     let p = chunk::parser("hermes", Options::new().with_reasoning(true));
     let ev = chunk::feed(
         p,
@@ -316,8 +318,28 @@ fn p15_calls_inside_and_after_reasoning() {
     );
     check_events(&ev).unwrap();
     let r = Response::from_events(&ev);
-    assert_eq!(r.reasoning.as_deref(), Some("\nI should call it. \n"));
+    assert_eq!(
+        r.reasoning.as_deref(),
+        Some(format!("\nI should call it. {quoted}\n").as_str())
+    );
     assert_eq!(r.text, "\n");
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.tool_calls[0].name, "b");
+    // asked for: calls inside reasoning are calls
+    let p = chunk::parser(
+        "hermes",
+        Options::new()
+            .with_reasoning(true)
+            .with_calls_in_reasoning(toolscan::CallsInReasoning::Call),
+    );
+    let ev = chunk::feed(
+        p,
+        Api::FeedInto,
+        input.as_bytes(),
+        &Plan::fixed(input.len(), 1),
+    );
+    let r = Response::from_events(&ev);
+    assert_eq!(r.reasoning.as_deref(), Some("\nI should call it. \n"));
     assert_eq!(r.tool_calls.len(), 2);
     // a completion that starts inside reasoning (the opening tag was in the prompt)
     let g = Registry::builtin().grammar("hermes").unwrap();

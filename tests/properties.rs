@@ -1783,7 +1783,13 @@ fn carriable(fmt: XFmt, r: &XResp) -> bool {
         c.params.iter().all(|p| {
             let v = raw_value(fmt, c, &p.val);
             let quotes_ok = fmt != XFmt::UseTag || !(v.contains('"') && v.contains('\''));
+            // Qwen3-Coder and Seed-OSS read the text `null` as JSON null,
+            // whatever the type: a string `null` cannot be written.
+            let null_ok = !matches!(fmt, XFmt::Qwen3Coder | XFmt::SeedOss)
+                || !matches!(&p.val, XVal::Str(_))
+                || v.trim_matches('\n') != "null";
             quotes_ok
+                && null_ok
                 && !fmt.value_enders().iter().any(|e| v.contains(e))
                 && fmt.next_after_closer(&v).is_none()
         })

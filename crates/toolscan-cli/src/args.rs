@@ -73,6 +73,12 @@ pub struct ProxyArgs {
     /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
     #[arg(long)]
     pub reasoning: bool,
+
+    /// What a call written inside a reasoning block is: `text` (the
+    /// default: reasoning, unless the completion never closes the block)
+    /// or `call` (a call, at once).
+    #[arg(long, value_enum, value_name = "text|call", default_value_t = CallsInReasoning::Text)]
+    pub calls_in_reasoning: CallsInReasoning,
 }
 
 /// Options of `toolscan demo`.
@@ -118,15 +124,24 @@ pub struct ContentArgs {
     /// Separate reasoning (`<think>…</think>`, `[THINK]…[/THINK]`, Harmony's
     /// analysis channel and every family's reasoning markers, see
     /// docs/formats.md) into `reasoning` events (`delta.reasoning_content`
-    /// for `sse`); the markers are dropped. Calls inside it are calls.
+    /// for `sse`); the markers are dropped. Calls inside it: see
+    /// `--calls-in-reasoning`.
     #[arg(long)]
     pub reasoning: bool,
 
-    /// With `--reasoning`: the completion starts inside a reasoning block
-    /// whose opening marker was in the prompt (Kimi K2.5+, Qwen3 thinking
-    /// templates), up to the first closing marker.
-    #[arg(long, requires = "reasoning")]
+    /// The completion starts inside a reasoning block whose opening marker
+    /// was in the prompt (Kimi K2.5+, Qwen3 thinking templates), up to the
+    /// first closing marker.
+    #[arg(long)]
     pub starts_in_reasoning: bool,
+
+    /// What a call written inside a reasoning block is: `text` (the
+    /// default: reasoning — models quote calls while thinking —, unless
+    /// the completion never closes the block: then its calls are calls,
+    /// sent at the end) or `call` (a call, at once). With or without
+    /// `--reasoning`.
+    #[arg(long, value_enum, value_name = "text|call", default_value_t = CallsInReasoning::Text)]
+    pub calls_in_reasoning: CallsInReasoning,
 
     /// How ids are minted for calls whose format carries none. `seeded`
     /// (the default) gives reproducible output.
@@ -264,6 +279,27 @@ pub enum Output {
     Final,
 }
 
+/// What a call inside a reasoning block is
+/// (`toolscan_core::CallsInReasoning`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CallsInReasoning {
+    /// Reasoning, unless the completion never closes the block (then a
+    /// call, sent at the end).
+    Text,
+    /// A call, at once.
+    Call,
+}
+
+impl CallsInReasoning {
+    /// The core's option for this choice.
+    pub fn core(self) -> toolscan_core::CallsInReasoning {
+        match self {
+            CallsInReasoning::Text => toolscan_core::CallsInReasoning::Text,
+            CallsInReasoning::Call => toolscan_core::CallsInReasoning::Call,
+        }
+    }
+}
+
 /// How call ids are minted when the format carries none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Ids {
@@ -309,6 +345,7 @@ mod tests {
         assert_eq!(p.chunk, None);
         assert!(!p.content.reasoning);
         assert!(!p.content.starts_in_reasoning);
+        assert_eq!(p.content.calls_in_reasoning, CallsInReasoning::Text);
         assert_eq!(p.input, None);
         assert_eq!(p.content.limits.limits(), Limits::default());
     }
@@ -372,6 +409,28 @@ mod tests {
     }
 
     #[test]
+    fn calls_in_reasoning_is_taken_by_parse_sse_and_proxy() {
+        for sub in [
+            &["parse"][..],
+            &["sse"],
+            &["proxy", "--upstream", "http://127.0.0.1:1"],
+        ] {
+            let mut argv = vec!["toolscan"];
+            argv.extend_from_slice(sub);
+            argv.extend(["--calls-in-reasoning", "call"]);
+            let calls = match Cli::try_parse_from(&argv).unwrap().command {
+                Command::Parse(a) => a.content.calls_in_reasoning,
+                Command::Sse(a) => a.content.calls_in_reasoning,
+                Command::Proxy(a) => a.calls_in_reasoning,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(calls, CallsInReasoning::Call, "{sub:?}");
+        }
+        // starting inside reasoning holds calls with separation off too
+        assert!(Cli::try_parse_from(["toolscan", "parse", "--starts-in-reasoning"]).is_ok());
+    }
+
+    #[test]
     fn limit_flags_set_the_limits() {
         let cli = Cli::try_parse_from([
             "toolscan",
@@ -416,8 +475,7 @@ mod tests {
             &["toolscan", "sse", "--bogus"],
             &["toolscan", "sse", "a", "b"],
             &["toolscan", "sse", "--ids", "nope"],
-            // (starting inside reasoning means nothing without it)
-            &["toolscan", "parse", "--starts-in-reasoning"],
+            &["toolscan", "parse", "--calls-in-reasoning", "maybe"],
         ] {
             let err = Cli::try_parse_from(argv).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{argv:?}");

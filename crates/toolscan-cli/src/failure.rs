@@ -1,8 +1,11 @@
 //! How `toolscan` fails: exit statuses and one-line messages on stderr.
 //!
-//! - 0: the input was read, whatever it held (also when stdout was closed
-//!   early, e.g. by `| head`: the reader went away, which is not an error);
-//! - 1: the output could not be written (disk full…);
+//! - 0: the input was read, whatever it held;
+//! - 1: the output could not be written: disk full, or a reader that went
+//!   away (`| head`, `| head -c0`: a broken pipe), reported as one line
+//!   on stderr (`toolscan: cannot write output: …`), never a panic — as
+//!   GNU tools do when SIGPIPE does not kill them; whoever reads the
+//!   output cut short learns it was cut;
 //! - 2: bad usage, an unreadable input or tools file, an invalid tools array.
 
 use std::io::{self, Write};
@@ -25,7 +28,6 @@ impl Failure {
                 error(&message);
                 ExitCode::from(2)
             }
-            Failure::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Failure::Output(e) => {
                 error(&format!("cannot write output: {e}"));
                 ExitCode::from(1)

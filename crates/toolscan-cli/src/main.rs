@@ -63,13 +63,23 @@ fn clap_failure(e: &clap::Error) -> ExitCode {
             let _ = e.print();
         }
         _ => {
+            // The first paragraph of clap's message: its first line and the
+            // lines that continue it (the arguments a "required arguments
+            // were not provided:" line lists), folded into one.
             let rendered = e.to_string();
-            let first = rendered
+            let first: Vec<&str> = rendered
                 .lines()
                 .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("invalid usage");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
+                .skip_while(|l| l.is_empty())
+                .take_while(|l| !l.is_empty())
+                .collect();
+            let first = first.join(" ");
+            let first = first.strip_prefix("error: ").unwrap_or(&first);
+            let first = if first.is_empty() {
+                "invalid usage"
+            } else {
+                first
+            };
             failure::error(&format!("{first} (see `toolscan --help`)"));
         }
     }

@@ -15,6 +15,7 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
     let (registry, described) = registry_with(args.format_file.as_deref())?;
     let mut config = ProxyConfig::new(args.upstream)
         .with_reasoning(args.reasoning)
+        .with_calls_in_reasoning(args.calls_in_reasoning.core())
         .with_registry(registry);
     if let Some(format) = args.format.or(described) {
         config = config.with_format(format);

@@ -42,8 +42,8 @@ pub fn resolve_format(format: Option<&str>, model: Option<&str>) -> String {
 
 /// What `parse` and `sse` read content with: the grammar of
 /// `--format`/`--format-file`/`--model`, and the parser options of
-/// `--tools`, `--reasoning`, `--starts-in-reasoning`, `--ids` and the
-/// limits.
+/// `--tools`, `--reasoning`, `--starts-in-reasoning`,
+/// `--calls-in-reasoning`, `--ids` and the limits.
 ///
 /// A `--format-file` format is registered beside the built-in ones; it is
 /// the one used unless `--format` names another (`auto` included, which
@@ -63,6 +63,7 @@ pub fn grammar_and_options(args: &ContentArgs) -> Result<(Arc<Grammar>, Options)
         ids: args.ids.mint(),
         reasoning: args.reasoning,
         starts_in_reasoning: args.starts_in_reasoning,
+        calls_in_reasoning: args.calls_in_reasoning.core(),
         ..Options::default()
     };
     Ok((grammar, options))

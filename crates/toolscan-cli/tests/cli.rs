@@ -313,6 +313,71 @@ fn reasoning_flag_separates_reasoning() {
     assert_eq!(v["text"], "<think>hmm</think>Answer.");
 }
 
+/// A call quoted while thinking, then made (a Seed-OSS transcript).
+const QUOTED_IN_REASONING: &str = "<seed:think>I call it as <seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call> here.</seed:think><seed:tool_call>\n<function=f>\n<parameter=a>2</parameter>\n</function>\n</seed:tool_call>";
+
+#[test]
+fn calls_in_reasoning_flag_of_parse() {
+    for (extra, calls) in [
+        (&[][..], 1),
+        (&["--calls-in-reasoning", "text"], 1),
+        (&["--calls-in-reasoning", "call"], 2),
+    ] {
+        for reasoning in [&[][..], &["--reasoning"]] {
+            let mut args = vec!["parse", "--output", "final"];
+            args.extend_from_slice(extra);
+            args.extend_from_slice(reasoning);
+            let out = run(&args, QUOTED_IN_REASONING.as_bytes());
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+            let v = final_object(&stdout(&out));
+            let got = v["tool_calls"].as_array().expect("calls");
+            assert_eq!(got.len(), calls, "{args:?}: {v}");
+            assert_eq!(got.last().expect("a call")["arguments"]["a"], 2, "{v}");
+        }
+    }
+    // The block never closed: the call inside it is a call.
+    let open = "<seed:think>Checking.<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>";
+    let out = run(&["parse", "--output", "final"], open.as_bytes());
+    let v = final_object(&stdout(&out));
+    assert_eq!(v["tool_calls"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_usage_error(
+        &run(&["parse", "--calls-in-reasoning", "maybe"], b""),
+        "--calls-in-reasoning maybe",
+    );
+}
+
+#[test]
+fn calls_in_reasoning_flag_of_sse() {
+    let chunk = |content: &str| {
+        let v = serde_json::json!({
+            "id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": null}]
+        });
+        format!("data: {v}\n\n")
+    };
+    let (a, b) = QUOTED_IN_REASONING.split_at(QUOTED_IN_REASONING.len() / 2);
+    let input = format!("{}{}data: [DONE]\n\n", chunk(a), chunk(b));
+    for (extra, calls) in [(&[][..], 1), (&["--calls-in-reasoning", "call"], 2)] {
+        let mut args = vec!["sse", "--format", "seed-oss", "--reasoning"];
+        args.extend_from_slice(extra);
+        let out = run(&args, input.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let starts = stdout(&out)
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .flat_map(|v| {
+                v["choices"][0]["delta"]["tool_calls"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter(|c| c["id"].is_string())
+            .count();
+        assert_eq!(starts, calls, "{args:?}: {}", stdout(&out));
+    }
+}
+
 #[test]
 fn ids_flag() {
     for ids in ["seeded", "random", "mistral"] {
@@ -463,24 +528,46 @@ fn formats_table_and_json() {
 }
 
 #[test]
-fn closed_stdout_does_not_panic() {
-    let mut child = Command::new(BIN)
-        .args(["parse", "--chunk", "1"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    drop(child.stdout.take()); // close the reading end at once
-    let mut pipe = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(&vec![b'x'; 1 << 20]);
-    });
-    let out = child.wait_with_output().expect("wait");
-    writer.join().expect("writer");
-    let err = stderr(&out);
-    assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(out.status.code(), Some(0), "{err}");
+fn a_closed_stdout_is_reported_without_a_panic() {
+    // The reader is gone before the first line (`| head -c0`): a one-line
+    // error, exit status 1 — the output was cut short, not delivered.
+    for args in [
+        &["parse", "--chunk", "1"][..],
+        &["parse", "--output", "final"],
+    ] {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        drop(child.stdout.take()); // close the reading end at once
+        let mut pipe = child.stdin.take().expect("stdin");
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&vec![b'x'; 1 << 20]);
+        });
+        let out = child.wait_with_output().expect("wait");
+        writer.join().expect("writer");
+        let err = stderr(&out);
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err:?}");
+        assert!(
+            err.starts_with("toolscan: cannot write output: "),
+            "{err:?}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_argument_is_named_in_the_usage_error() {
+    let out = run(&["proxy"], b"");
+    assert_usage_error(&out, "proxy without --upstream");
+    assert!(stderr(&out).contains("--upstream"), "{}", stderr(&out));
+    let out = run(&["parse", "--chunk"], b"");
+    assert_usage_error(&out, "--chunk without a value");
+    assert!(stderr(&out).contains("--chunk"), "{}", stderr(&out));
 }
 
 /// The bundled example of the README's main command.

@@ -531,6 +531,15 @@ pub(crate) fn run(
                 if let Some(d) = js.calls.drop_upto.take() {
                     env.pending.drop_upto(d);
                 }
+                if let Some((stop, at)) = js.calls.take_given_back() {
+                    // A list element failed and has ended (the scanner
+                    // paused after it): it is text, from the end of the
+                    // call before it (or the block's start), and the list
+                    // reads on.
+                    let fate = "; the element is kept as text and the list reads on";
+                    report(&mut b.calls, env, stop, None, at, fate);
+                    release(env);
+                }
                 if js.calls.skip {
                     // Not a call after all: what was held is text, and so
                     // is the rest of the value.
@@ -845,6 +854,41 @@ fn partial_markup(b: &Block, prog: &[Op]) -> usize {
     }
 }
 
+/// Reports a failed call, unless the block never looked like a call, and
+/// drops it; `fate` says what becomes of its bytes.
+fn report(
+    calls: &mut Calls,
+    env: &mut Env<'_>,
+    stop: Stop,
+    lit: Option<&Lit>,
+    offset: u64,
+    fate: &str,
+) {
+    let limit = stop.reason.is_limit();
+    let silent = calls.silent() && !limit;
+    let abandoned = calls.abandon();
+    if silent {
+        return;
+    }
+    let mut message = stop.reason.message(lit);
+    if let Some(i) = abandoned {
+        message.push_str(&format!(" (call #{i} is not dispatched)"));
+    }
+    message.push_str(fate);
+    let kind = if limit {
+        DiagnosticKind::Limit
+    } else {
+        DiagnosticKind::Malformed
+    };
+    tracing::debug!(offset, kind = kind.as_str(), "{message}");
+    let d = Diagnostic {
+        kind,
+        offset,
+        message,
+    };
+    env.out.event(EventRef::Diagnostic(&d));
+}
+
 /// The block failed at the current byte: reports it unless it never looked
 /// like a call, and gives its bytes back as text. With a recovery point
 /// armed, only the failed call's bytes are text, and the block goes on,
@@ -853,40 +897,21 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
     let limit = stop.reason.is_limit();
     // (At a limit the step may count bytes it was not given room for.)
     let partial = if limit { 0 } else { partial_markup(b, prog) };
-    let silent = b.calls.silent() && !limit;
-    let abandoned = b.calls.abandon();
     let seek = b.recover.and_then(|pc| match prog.get(pc) {
         Some(Op::Then(t)) if t.seek => Some((pc, t)),
         _ => None,
     });
-    if !silent {
-        let lit: Option<&Lit> = match prog.get(b.pc) {
-            Some(Op::Lit(l) | Op::OptLit(l) | Op::LitOrEof(l)) => Some(l),
-            _ => None,
-        };
-        let mut message = stop.reason.message(lit);
-        if let Some(i) = abandoned {
-            message.push_str(&format!(" (call #{i} is not dispatched)"));
-        }
-        message.push_str(if seek.is_some() {
-            "; the call is kept as text and reading goes on after it"
-        } else {
-            "; the block is kept as text"
-        });
-        let kind = if limit {
-            DiagnosticKind::Limit
-        } else {
-            DiagnosticKind::Malformed
-        };
-        let offset = env.pending.pos;
-        tracing::debug!(offset, kind = kind.as_str(), "{message}");
-        let d = Diagnostic {
-            kind,
-            offset,
-            message,
-        };
-        env.out.event(EventRef::Diagnostic(&d));
-    }
+    let lit: Option<&Lit> = match prog.get(b.pc) {
+        Some(Op::Lit(l) | Op::OptLit(l) | Op::LitOrEof(l)) => Some(l),
+        _ => None,
+    };
+    let fate = if seek.is_some() {
+        "; the call is kept as text and reading goes on after it"
+    } else {
+        "; the block is kept as text"
+    };
+    let offset = env.pending.pos;
+    report(&mut b.calls, env, stop, lit, offset, fate);
     let Some((pc, t)) = seek else {
         let p = &mut *env.pending;
         let k = p.buf.len() - partial.min(p.buf.len());

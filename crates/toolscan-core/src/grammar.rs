@@ -2,7 +2,10 @@
 //! merged into one program that forks on the first byte of the body, markers
 //! are validated, and the marker automata are built once.
 
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
+
+use aho_corasick::{AhoCorasick, MatchKind};
 
 use crate::error::Error;
 use crate::format::{ByteSet, Format, Lit, Opener, Trust};
@@ -82,6 +85,9 @@ pub struct Grammar {
     pub(crate) openers: Vec<Compiled>,
     /// Openers only; openers + reasoning openers; openers + reasoning closers.
     pub(crate) sets: [TextSet; 3],
+    /// The reasoning closers of `sets[2]` alone: sought inside a call held
+    /// in a reasoning block (the block may close inside a quoted call).
+    pub(crate) closers: Option<MarkerSet>,
     /// The program that runs at the start of the stream, if a format has
     /// one (an index into `openers`, with no marker in `sets`).
     pub(crate) start: Option<usize>,
@@ -96,6 +102,9 @@ impl Grammar {
             reason,
         };
         let mut groups: Vec<(Lit, bool, Vec<Merged>)> = Vec::new();
+        // Where each marker's group is (by its lowercase bytes and
+        // line-start flag): one lookup per opener, not a walk of the groups.
+        let mut group_of: HashMap<(Vec<u8>, bool), usize> = HashMap::new();
         let mut start: Option<Compiled> = None;
         for f in formats {
             for o in &f.openers {
@@ -117,11 +126,8 @@ impl Grammar {
                     });
                     continue;
                 }
-                let key = |l: &Lit| l.bytes.to_ascii_lowercase();
-                match groups
-                    .iter_mut()
-                    .find(|(m, ls, _)| key(m) == key(&o.marker) && *ls == o.line_start)
-                {
+                let key = (o.marker.bytes.to_ascii_lowercase(), o.line_start);
+                match group_of.get(&key).map(|&g| &mut groups[g]) {
                     Some((m, _, list)) => {
                         m.case_insensitive |= o.marker.case_insensitive;
                         if m.bytes != o.marker.bytes && !m.case_insensitive {
@@ -138,7 +144,10 @@ impl Grammar {
                             list.push((o.clone(), ops));
                         }
                     }
-                    None => groups.push((o.marker.clone(), o.line_start, vec![(o.clone(), ops)])),
+                    None => {
+                        group_of.insert(key, groups.len());
+                        groups.push((o.marker.clone(), o.line_start, vec![(o.clone(), ops)]));
+                    }
                 }
             }
         }
@@ -159,8 +168,10 @@ impl Grammar {
             openers.push(c);
             openers.len() - 1
         });
+        // (The markers as written, for messages: splitting cuts some.)
+        let written: Vec<Vec<u8>> = patterns.iter().map(|p| p.bytes.clone()).collect();
         split_outer_markers(&mut patterns, &mut openers);
-        check_substrings(&patterns).map_err(invalid)?;
+        check_substrings(&patterns, &written).map_err(invalid)?;
         for (o, p) in openers.iter_mut().zip(&patterns) {
             if let (true, false, Some(Op::Json(j))) =
                 (o.replay, p.case_insensitive, o.program.first())
@@ -177,10 +188,8 @@ impl Grammar {
                     case_insensitive: false,
                     line_start: false,
                 };
-                let mut with = pats.clone();
-                with.push(p.clone());
                 // A reasoning marker that clashes with an opener is left out.
-                if check_substrings(&with).is_ok() {
+                if !pats.iter().any(|q| clash(&p, q) || clash(q, &p)) {
                     pats.push(p);
                     kinds.push(kind);
                 }
@@ -197,12 +206,45 @@ impl Grammar {
             .map(|&(_, c)| (c, PatKind::ThinkClose))
             .collect();
         let sets = [build(&[])?, build(&opens)?, build(&closes)?];
+        let closers: Vec<Pattern> = sets[2]
+            .kinds
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| **k == PatKind::ThinkClose)
+            .map(|(i, _)| sets[2].set.pattern(i).clone())
+            .collect();
+        let closers = if closers.is_empty() {
+            None
+        } else {
+            Some(MarkerSet::new(closers).map_err(invalid)?)
+        };
         Ok(Grammar {
             name: name.to_string(),
             openers,
             sets,
+            closers,
             start,
         })
+    }
+
+    /// Checks what a grammar of `format` alone would refuse in one of its
+    /// openers — its program, its marker — without building automata.
+    pub(crate) fn check_alone(format: &Format) -> Result<(), Error> {
+        for o in &format.openers {
+            check_opener(o)
+                .and_then(|_| match o.marker.bytes.len() {
+                    0..=256 => Ok(()),
+                    _ => Err(format!(
+                        "marker `{}` is longer than 256 bytes",
+                        o.marker.display()
+                    )),
+                })
+                .map_err(|reason| Error::InvalidFormat {
+                    format: format.name.clone(),
+                    reason,
+                })?;
+        }
+        Ok(())
     }
 
     /// The grammar's name: a format name, or `auto`.
@@ -351,9 +393,20 @@ fn shared_capture(body: &[Op]) -> Option<&CaptureOp> {
 /// longer first — and its program first reads the rest of it (`S]`); if
 /// something else follows, its first bytes (`[`) are text after all and the
 /// inner marker's program runs.
+///
+/// The pairs are found with one automaton over the markers (each marker
+/// searched for every other that occurs in it), so a grammar of thousands
+/// of markers compiles in time linear in their bytes and in the pairs, not
+/// in the square of their number; they are then taken in the order
+/// (outer, inner) and checked again against the markers as cut so far (a
+/// cut marker is sought again in the markers after it).
 fn split_outer_markers(patterns: &mut [Pattern], openers: &mut [Compiled]) {
-    for q in 0..patterns.len() {
-        for p in 0..patterns.len() {
+    let mut todo: BTreeSet<(usize, usize)> = inside_pairs(patterns)
+        .into_iter()
+        .map(|(inner, outer, _)| (outer, inner))
+        .collect();
+    while let Some((q, p)) = todo.pop_first() {
+        {
             let (inner, outer) = (&patterns[p], &patterns[q]);
             if p == q
                 || inner.bytes.len() >= outer.bytes.len()
@@ -399,6 +452,16 @@ fn split_outer_markers(patterns: &mut [Pattern], openers: &mut [Compiled]) {
             full.extend(program);
             openers[q].program = full;
             patterns[q].bytes.truncate(cut);
+            let cut_marker = &patterns[q].bytes;
+            for (q2, outer) in patterns.iter().enumerate().skip(q + 1) {
+                if outer
+                    .bytes
+                    .windows(cut_marker.len())
+                    .any(|w| w == cut_marker.as_slice())
+                {
+                    todo.insert((q2, q));
+                }
+            }
         }
     }
 }
@@ -407,32 +470,101 @@ fn split_outer_markers(patterns: &mut [Pattern], openers: &mut [Compiled]) {
 /// reports the first marker to end, so the longer one would never be seen.
 /// (Of two case-sensitive markers that end at the same byte, it reports the
 /// longer.)
-fn check_substrings(patterns: &[Pattern]) -> Result<(), String> {
+///
+/// `written` are the markers as the formats wrote them, which the message
+/// names (a marker split above is cut short in `patterns`).
+fn check_substrings(patterns: &[Pattern], written: &[Vec<u8>]) -> Result<(), String> {
+    let first = inside_pairs(patterns)
+        .into_iter()
+        .filter(|&(i, j, at)| i != j && clash_at(&patterns[i], &patterns[j], at))
+        .map(|(i, j, _)| (i, j))
+        .min();
+    match first {
+        None => Ok(()),
+        Some((i, j)) => {
+            let written = |k: usize| written.get(k).unwrap_or(&patterns[k].bytes);
+            // (Two markers cut to the same bytes: the shorter as written is
+            // the one inside the other.)
+            let (i, j) = if written(i).len() > written(j).len() {
+                (j, i)
+            } else {
+                (i, j)
+            };
+            let name = |k: usize| {
+                String::from_utf8_lossy(written(k))
+                    .escape_debug()
+                    .to_string()
+            };
+            Err(format!(
+                "marker `{}` occurs inside marker `{}`",
+                name(i),
+                name(j)
+            ))
+        }
+    }
+}
+
+/// Every occurrence of a marker inside another (or the same one), ASCII
+/// case ignored: (inner, outer, where it begins in the outer).
+fn inside_pairs(patterns: &[Pattern]) -> Vec<(usize, usize, usize)> {
+    let Ok(ac) = AhoCorasick::builder()
+        .match_kind(MatchKind::Standard)
+        .ascii_case_insensitive(true)
+        .build(patterns.iter().map(|p| &p.bytes))
+    else {
+        // (Only past the automaton's size limits; compare pairwise.)
+        return pairwise(patterns);
+    };
+    let mut pairs = Vec::new();
+    for (j, outer) in patterns.iter().enumerate() {
+        for m in ac.find_overlapping_iter(&outer.bytes) {
+            pairs.push((m.pattern().as_usize(), j, m.start()));
+        }
+    }
+    pairs
+}
+
+fn pairwise(patterns: &[Pattern]) -> Vec<(usize, usize, usize)> {
+    let mut pairs = Vec::new();
     for (i, a) in patterns.iter().enumerate() {
         for (j, b) in patterns.iter().enumerate() {
-            if i == j || a.bytes.len() > b.bytes.len() {
+            if a.bytes.is_empty() || a.bytes.len() > b.bytes.len() {
                 continue;
             }
-            let ci = a.case_insensitive || b.case_insensitive;
-            let n = a.bytes.len();
-            let found = b.bytes.windows(n).enumerate().any(|(k, w)| {
-                let suffix = k + n == b.bytes.len() && n < b.bytes.len();
-                if ci {
-                    w.eq_ignore_ascii_case(&a.bytes)
-                } else {
-                    w == a.bytes.as_slice() && !suffix
+            for (k, w) in b.bytes.windows(a.bytes.len()).enumerate() {
+                if w.eq_ignore_ascii_case(&a.bytes) {
+                    pairs.push((i, j, k));
                 }
-            });
-            if found {
-                return Err(format!(
-                    "marker `{}` occurs inside marker `{}`",
-                    String::from_utf8_lossy(&a.bytes).escape_debug(),
-                    String::from_utf8_lossy(&b.bytes).escape_debug()
-                ));
             }
         }
     }
-    Ok(())
+    pairs
+}
+
+/// Marker `a`, found (ASCII case ignored) at `at` in marker `b`, is one the
+/// automaton would report instead of `b`: anywhere if either ignores case,
+/// else as written and not as `b`'s suffix.
+fn clash_at(a: &Pattern, b: &Pattern, at: usize) -> bool {
+    let n = a.bytes.len();
+    if n > b.bytes.len() {
+        return false;
+    }
+    if a.case_insensitive || b.case_insensitive {
+        return true;
+    }
+    let suffix = at + n == b.bytes.len() && n < b.bytes.len();
+    b.bytes[at..at + n] == a.bytes[..] && !suffix
+}
+
+/// Whether marker `a` occurs inside marker `b` as [`check_substrings`]
+/// refuses it.
+fn clash(a: &Pattern, b: &Pattern) -> bool {
+    let n = a.bytes.len();
+    n <= b.bytes.len()
+        && b.bytes
+            .windows(n)
+            .enumerate()
+            .any(|(k, w)| w.eq_ignore_ascii_case(&a.bytes) && clash_at(a, b, k))
 }
 
 #[cfg(test)]
@@ -475,6 +607,31 @@ mod tests {
         // identical programs are not duplicated
         let g = Grammar::new("aa", &[&a, &a]).unwrap();
         assert_eq!(g.openers[0].program.len(), 2);
+    }
+
+    #[test]
+    fn the_automaton_finds_the_pairs_a_pairwise_comparison_finds() {
+        let mut pats: Vec<Pattern> = crate::Registry::builtin()
+            .formats()
+            .iter()
+            .flat_map(|f| f.openers.iter())
+            .filter(|o| !o.marker.bytes.is_empty())
+            .map(|o| Pattern {
+                bytes: o.marker.bytes.clone(),
+                case_insensitive: o.marker.case_insensitive,
+                line_start: o.line_start,
+            })
+            .collect();
+        pats.extend(["<a>", "x<A>y", "aa", "aaa", "<a>"].map(|m| Pattern {
+            bytes: m.as_bytes().to_vec(),
+            case_insensitive: false,
+            line_start: false,
+        }));
+        let sorted = |mut v: Vec<(usize, usize, usize)>| {
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(sorted(inside_pairs(&pats)), sorted(pairwise(&pats)));
     }
 
     #[test]

@@ -31,6 +31,11 @@ pub(crate) enum Flow {
     Go,
     /// Stop here: the current byte is rejected (not consumed).
     Fail(Reason),
+    /// Carry on, but only in the next `feed`: it returns once this value
+    /// has ended (answered only by `value_end`; elsewhere it is `Go`). A
+    /// sink that has to act before anything after the value is read (a
+    /// list element given back as text) asks for it.
+    Pause,
 }
 
 /// Receives the scanner's findings. `depth` is the nesting level of the
@@ -142,6 +147,9 @@ pub(crate) struct JsonScanner {
     lit_out: &'static [u8],
     lit_pos: usize,
     pending_comma: bool,
+    /// A sink asked for a pause after a value inside a container: `st` is
+    /// `Done` until the next `feed`, which resumes at `After`.
+    paused: bool,
     /// Value of the `\\u` escape being read.
     hex: u32,
     /// A high surrogate escape was read: a low one must follow at once.
@@ -173,6 +181,7 @@ impl JsonScanner {
             lit_out: b"",
             lit_pos: 0,
             pending_comma: false,
+            paused: false,
             hex: 0,
             high: false,
         }
@@ -181,23 +190,27 @@ impl JsonScanner {
     /// Whether a value just ended inside a container and nothing after it
     /// was read yet (no `,` promising another).
     pub(crate) fn between_values(&self) -> bool {
-        self.st == St::After
+        self.st == St::After || self.paused
     }
 
     /// Whether the top-level value has ended.
     pub(crate) fn is_done(&self) -> bool {
-        self.st == St::Done
+        self.st == St::Done && !self.paused
     }
 
     /// Feeds bytes (the first at absolute offset `base`). Returns how many
     /// were consumed: all of them, or fewer when the top-level value ended
-    /// (then [`is_done`](Self::is_done) is true).
+    /// (then [`is_done`](Self::is_done) is true) or the sink paused after a
+    /// value ([`Flow::Pause`]; the next call goes on after it).
     pub(crate) fn feed<S: Sink>(
         &mut self,
         input: &[u8],
         base: u64,
         sink: &mut S,
     ) -> Result<usize, JsonError> {
+        if std::mem::take(&mut self.paused) {
+            self.st = St::After;
+        }
         let mut i = 0;
         while i < input.len() {
             if self.st == St::Done {
@@ -258,7 +271,7 @@ impl JsonScanner {
 
     fn go(flow: Flow, at: u64) -> Result<(), JsonError> {
         match flow {
-            Flow::Go => Ok(()),
+            Flow::Go | Flow::Pause => Ok(()),
             Flow::Fail(r) => Err(err(at, r)),
         }
     }
@@ -433,8 +446,13 @@ impl JsonScanner {
     }
 
     fn after_value<S: Sink>(&mut self, at: u64, kind: Kind, sink: &mut S) -> Result<(), JsonError> {
-        Self::go(sink.value_end(at, self.stack.len(), kind), at)?;
+        let flow = sink.value_end(at, self.stack.len(), kind);
+        Self::go(flow, at)?;
         self.st = if self.stack.is_empty() {
+            St::Done
+        } else if flow == Flow::Pause {
+            // (`feed` returns at `Done`; the next one resumes at `After`.)
+            self.paused = true;
             St::Done
         } else {
             St::After

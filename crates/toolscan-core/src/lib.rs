@@ -39,6 +39,21 @@
 //! assert_eq!(calls, 1);
 //! ```
 //!
+//! Nothing is lost: every input byte reaches a [`Event::Text`] (or, with
+//! reasoning separation, [`Event::Reasoning`]) delta, except the bytes
+//! that are dropped — the span of a dispatched call (its markers, and the
+//! wrappers and separators of a group of calls); a format's framing, the
+//! markup around ordinary content (Harmony's message headers up to
+//! `<|message|>`, its `<|end|>`, `<|return|>` and `<|call|>`;
+//! Functionary v3.2's `all` recipient lines; Kimi K3's
+//! `<|open|>response<|sep|>` and `<|close|>response<|sep|>`; Cohere's
+//! `<|START_RESPONSE|>`, `<|END_RESPONSE|>`, `<|START_TEXT|>`,
+//! `<|END_TEXT|>` and `directly-answer` pseudo-calls; `json`'s
+//! `{"response": …}` envelope, whose string is text, decoded); and, with
+//! reasoning separation, the reasoning markers. A call written inside
+//! reasoning is reasoning unless the stream never closes the reasoning
+//! block ([`CallsInReasoning`]).
+//!
 //! The pieces: [`Registry`] names the formats and compiles a [`Grammar`]
 //! (the marker automata and block programs of one format, or of `auto`);
 //! a [`Parser`] runs one response through it; [`Response`] collects events
@@ -84,7 +99,7 @@ pub use format::Format;
 pub use format_file::FormatFileError;
 pub use grammar::{reasoning_markers, Grammar};
 pub use ids::IdMint;
-pub use options::{Limits, Options};
+pub use options::{CallsInReasoning, Limits, Options};
 pub use parser::Parser;
 pub use registry::{format_for_model, Registry};
 pub use response::{coalesce, Response, ToolCall};

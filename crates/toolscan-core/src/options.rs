@@ -1,4 +1,5 @@
-//! Parser options: limits, tool list, id minting, reasoning separation.
+//! Parser options: limits, tool list, id minting, reasoning separation,
+//! what call markup inside reasoning is.
 
 use crate::ids::IdMint;
 use crate::tools::Tools;
@@ -33,6 +34,63 @@ impl Default for Limits {
     }
 }
 
+/// What call markup inside a reasoning block (`<think>…</think>` and every
+/// family's reasoning markers, [`reasoning_markers`](crate::reasoning_markers))
+/// is, with reasoning separation on or off.
+///
+/// Models quote and draft calls while they think; dispatching such a call
+/// runs a tool the model did not mean to run (and, when it then makes the
+/// call for real, runs it twice). vLLM and SGLang never read calls inside
+/// reasoning. Harmony's `analysis` channel is not concerned: its messages
+/// end at the next header, which no model can quote.
+///
+/// ```
+/// use toolscan_core::{parse, CallsInReasoning, Options, Registry};
+///
+/// let g = Registry::builtin().grammar("hermes").unwrap();
+/// let call = r#"<tool_call>{"name": "f", "arguments": {}}</tool_call>"#;
+/// // Quoted while thinking: reasoning (here text, separation being off).
+/// let input = format!("<think>I will write {call}.</think>{call}");
+/// let r = parse(g.clone(), Options::new(), input.as_bytes());
+/// assert_eq!(r.tool_calls.len(), 1);
+/// assert_eq!(r.text, format!("<think>I will write {call}.</think>"));
+/// // The stream never closed its reasoning: the call was meant.
+/// let input = format!("<think>Let me check. {call}");
+/// let r = parse(g.clone(), Options::new(), input.as_bytes());
+/// assert_eq!(r.tool_calls.len(), 1);
+/// // `Call`: every call is a call, at once.
+/// let o = Options::new().with_calls_in_reasoning(CallsInReasoning::Call);
+/// let input = format!("<think>I will write {call}.</think>{call}");
+/// assert_eq!(parse(g, o, input.as_bytes()).tool_calls.len(), 2);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CallsInReasoning {
+    /// Call markup inside a reasoning block is reasoning (text, with
+    /// reasoning separation off) — except in a block the stream never
+    /// closes: the model acted without closing its thoughts, and its calls
+    /// there are calls, dispatched at [`finish`](crate::Parser::finish).
+    ///
+    /// Until then they are *held*: from the opening marker of the first
+    /// call in the block, the bytes and the events they give wait. The
+    /// block's closing marker makes every held byte reasoning (no event of
+    /// those calls is ever sent); the end of the stream sends the held
+    /// events as they were. A block that completes no call (a call that
+    /// fails, a tentative block that is no call) holds nothing: what it
+    /// gives goes out at once, as outside reasoning, but unreported (it is
+    /// reasoning, not a broken call). The hold is bounded: the
+    /// reasoning after a held call may grow it by at most
+    /// [`Limits::max_holdback`] bytes, and the whole hold by at most
+    /// [`Limits::max_call_bytes`] (besides the call being read); past
+    /// either, the held calls are taken as quoted — their bytes are
+    /// reasoning, after a `limit` diagnostic.
+    #[default]
+    Text,
+    /// Call markup inside reasoning is a call, dispatched as soon as it
+    /// completes, as outside reasoning.
+    Call,
+}
+
 /// Everything about a parser that is not the format.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -48,9 +106,16 @@ pub struct Options {
     /// content comes as [`Event::Reasoning`](crate::Event::Reasoning) and the
     /// markup is dropped.
     pub reasoning: bool,
-    /// With `reasoning`, the completion starts inside a reasoning block whose
-    /// opening tag was part of the prompt (Qwen3-Thinking, DeepSeek-R1).
+    /// The completion starts inside a reasoning block whose opening tag was
+    /// part of the prompt (Qwen3-Thinking, DeepSeek-R1): up to the first
+    /// closing marker, its text is reasoning (with `reasoning`), and calls
+    /// in it are what [`calls_in_reasoning`](Options::calls_in_reasoning)
+    /// says.
     pub starts_in_reasoning: bool,
+    /// What call markup inside a reasoning block is (see
+    /// [`CallsInReasoning`]); by default reasoning, unless the stream never
+    /// closes the block.
+    pub calls_in_reasoning: CallsInReasoning,
     /// Stop sequences may cut a call's closing markup. Clients often ask
     /// the server to stop at `</tool_call>`; the server then ends the
     /// stream inside the call, its arguments complete, and says so with
@@ -87,10 +152,15 @@ impl Options {
         self
     }
 
-    /// With reasoning separation, starts inside a reasoning block (the
-    /// opening tag was in the prompt).
+    /// Starts inside a reasoning block (the opening tag was in the prompt).
     pub fn with_starts_in_reasoning(mut self, on: bool) -> Self {
         self.starts_in_reasoning = on;
+        self
+    }
+
+    /// Sets what call markup inside reasoning is (see [`CallsInReasoning`]).
+    pub fn with_calls_in_reasoning(mut self, calls: CallsInReasoning) -> Self {
+        self.calls_in_reasoning = calls;
         self
     }
 

@@ -17,18 +17,19 @@
 //! Everything it needs between chunks is in the struct, so a feed costs
 //! O(bytes fed) however the input is chunked.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::block::{self, Block, Env, Outcome};
 use crate::call::Ctx;
 use crate::error::Error;
-use crate::event::{Event, EventRef, FinishReason};
+use crate::event::{DiagnosticKind, Event, EventRef, FinishReason};
 use crate::format::Trust;
 use crate::grammar::{Grammar, PatKind};
 use crate::ids::Minter;
 use crate::json::{Ignore, JsonScanner};
 use crate::marker::{is_word, line_tail2, Found, StateID};
-use crate::options::Options;
+use crate::options::{CallsInReasoning, Limits, Options};
 use crate::pending::{Chunk, Pending};
 use crate::program::Op;
 use crate::registry::Registry;
@@ -61,6 +62,10 @@ pub struct Parser {
     g: Arc<Grammar>,
     shared: Shared,
     mode: Mode,
+    /// The events of held calls (and of what followed them), while a
+    /// [`Hold`] is on: sent at `finish`, dropped if the reasoning block
+    /// closes.
+    deferred: Vec<Event>,
 }
 
 /// What every mode works with.
@@ -70,6 +75,17 @@ struct Shared {
     pending: Pending,
     /// Reasoning separation is on.
     reasoning: bool,
+    /// Reasoning blocks are recognised: with separation on, or when calls
+    /// inside them are not calls at once.
+    tracks_think: bool,
+    /// Inside a reasoning block (between reasoning markers), whether or
+    /// not its text goes out as reasoning.
+    think: bool,
+    /// [`CallsInReasoning::Text`]: a call inside a reasoning block is held
+    /// until the block closes (reasoning) or the stream ends (a call).
+    hold_calls: bool,
+    /// The calls held, if any.
+    hold: Option<Hold>,
     /// [`Options::complete_at_stop`].
     complete_at_stop: bool,
     finished: bool,
@@ -92,6 +108,36 @@ enum Mode {
     Skip(Box<JsonScanner>),
 }
 
+/// Calls inside a reasoning block that has not closed yet: from the opening
+/// marker of the first (`Pending::raw` copies the input from there), every
+/// event waits in `Parser::deferred`. The block's closer makes the copied
+/// bytes reasoning; the end of the stream sends the events.
+#[derive(Debug)]
+struct Hold {
+    /// Where the text after the last held block began.
+    text_from: u64,
+    /// The state of the search for a reasoning closer in the bytes of the
+    /// current block (`Grammar::closers`), and where it got to.
+    closer: StateID,
+    searched_to: u64,
+    /// The call context when the hold began, restored if the calls were
+    /// only quoted: their indices and ids are not used up.
+    next_index: usize,
+    completed: usize,
+    text_ids: HashSet<u64>,
+}
+
+impl Hold {
+    /// How many more bytes text (or a skipped value) may add to the hold:
+    /// at most `max_holdback` after the last held block, and the hold at
+    /// most `max_call_bytes` in all.
+    fn room(&self, start: u64, pos: u64, limits: &Limits) -> usize {
+        let text = (limits.max_holdback as u64).saturating_sub(pos.saturating_sub(self.text_from));
+        let all = (limits.max_call_bytes as u64).saturating_sub(pos.saturating_sub(start));
+        text.min(all).try_into().unwrap_or(usize::MAX)
+    }
+}
+
 /// Text mode: the marker automaton's state (its depth is the number of
 /// bytes held back).
 #[derive(Clone, Copy, Debug)]
@@ -102,7 +148,10 @@ struct TextState {
 impl Parser {
     /// A parser for a compiled grammar.
     pub fn new(grammar: Arc<Grammar>, options: Options) -> Parser {
-        let in_reasoning = options.reasoning && options.starts_in_reasoning;
+        let hold_calls = options.calls_in_reasoning == CallsInReasoning::Text;
+        let tracks_think = options.reasoning || hold_calls;
+        let think = tracks_think && options.starts_in_reasoning;
+        let in_reasoning = options.reasoning && think;
         let shared = Shared {
             ctx: Ctx::new(Minter::new(&options.ids), options.tools, options.limits),
             pending: Pending {
@@ -112,6 +161,10 @@ impl Parser {
                 ..Pending::default()
             },
             reasoning: options.reasoning,
+            tracks_think,
+            think,
+            hold_calls,
+            hold: None,
             complete_at_stop: options.complete_at_stop,
             finished: false,
             truncated: false,
@@ -128,6 +181,7 @@ impl Parser {
             g: grammar,
             shared,
             mode,
+            deferred: Vec::new(),
         }
     }
 
@@ -205,7 +259,10 @@ impl Parser {
         }
         let set = &self.g.sets[self.shared.set_index()].set;
         let p = &self.shared.pending;
-        p.buf.is_empty() && st.sid == set.start() && set.is_plain(chunk, p.after_word)
+        p.buf.is_empty()
+            && st.sid == set.start()
+            && self.shared.hold.is_none()
+            && set.is_plain(chunk, p.after_word)
     }
 
     /// The fast path after a hold-back, for token-sized chunks: the held
@@ -224,6 +281,7 @@ impl Parser {
         let p = &self.shared.pending;
         if chunk.len() > TOKEN_SIZED
             || p.buf.is_empty()
+            || self.shared.hold.is_some()
             || p.buf.len() > TOKEN_SIZED
             || st.sid == set.start()
             || crate::utf8::complete_prefix_len(&p.buf) != p.buf.len()
@@ -258,6 +316,8 @@ impl Parser {
         }
         let out = &mut SinkRef(sink);
         self.shared.finished = true;
+        // The reasoning block never closed: the held calls were meant.
+        self.send_held(true, out);
         self.finish_block(out);
         self.shared.pending.release_all(out);
         let finish_reason = if self.shared.truncated {
@@ -336,45 +396,212 @@ impl Parser {
     fn process(&mut self, ch: &Chunk<'_>, out: &mut dyn Sink) {
         let mut i = 0;
         while i < ch.bytes.len() {
+            // While calls are held, text may add only so much to the hold;
+            // the byte that would exceed it ends the hold.
+            let mut head = None;
+            // Inside a held call: where a reasoning closer ends, if one does
+            // in this chunk (the chunk given to the block then ends there).
+            let mut closer = None;
+            let mut searched = None;
+            match (&self.shared.hold, &self.mode, &self.g.closers) {
+                // (Only bytes read for the first time: bytes a block reads
+                // again were searched when they came.)
+                (Some(h), Mode::Block(_), Some(set)) => {
+                    let seen = h.searched_to.saturating_sub(ch.base) as usize;
+                    let fresh = seen.clamp(i, ch.bytes.len());
+                    let mut sid = h.closer;
+                    match set.scan(&mut sid, &ch.bytes[fresh..], &[], &mut |_, _| true) {
+                        Found::Marker { pattern, end } => {
+                            head = Some(ch.head(fresh + end));
+                            closer = Some(set.pattern(pattern).bytes.len());
+                        }
+                        Found::Nothing => searched = Some(sid),
+                    }
+                }
+                (Some(h), Mode::Text(_) | Mode::Skip(_), _) => {
+                    let p = &self.shared.pending;
+                    let start = p.raw.as_ref().map_or(p.pos, |r| r.start);
+                    let room = h.room(start, p.pos, &self.shared.ctx.limits);
+                    if room == 0 {
+                        self.release_hold(true, out);
+                        continue;
+                    }
+                    if ch.bytes.len() - i > room {
+                        head = Some(ch.head(i + room));
+                    }
+                }
+                _ => {}
+            }
+            let c = head.as_ref().unwrap_or(ch);
+            let sink: &mut dyn Sink = if self.shared.hold.is_some() {
+                &mut self.deferred
+            } else {
+                out
+            };
             let (next, after) = match &mut self.mode {
-                Mode::Text(st) => self.shared.run_text(&self.g, st, ch, i, out),
+                Mode::Text(st) => self.shared.run_text(&self.g, st, c, i, sink),
                 Mode::Block(b) => {
                     let prog = &self.g.openers[b.opener].program;
-                    let (n, outcome) = block::run(prog, b, &mut self.shared.env(out), ch, i);
+                    let (n, outcome) = block::run(prog, b, &mut self.shared.env(sink), c, i);
                     (n, self.shared.after_block(outcome))
                 }
-                Mode::Skip(sc) => self.shared.run_skip(sc, ch, i, out),
+                Mode::Skip(sc) => self.shared.run_skip(sc, c, i, sink),
             };
             i = next;
             if !matches!(after, After::Stay) {
                 self.switch(after, out);
+            } else if let Some(len) = closer {
+                // The block read up to the end of a reasoning closer: the
+                // reasoning block closed inside the call, which was quoted.
+                self.closed_inside_block(len, out);
+            } else if let (Some(h), Some(sid)) = (&mut self.shared.hold, searched) {
+                h.closer = sid;
+                h.searched_to = h.searched_to.max(ch.end());
             }
         }
+    }
+
+    /// A reasoning closer of `len` bytes ended with the last byte a held
+    /// block read: the block is dropped, everything held before the closer
+    /// is reasoning, and the closer closes the reasoning block.
+    fn closed_inside_block(&mut self, len: usize, out: &mut dyn Sink) {
+        let p = &mut self.shared.pending;
+        let Some(raw) = &p.raw else {
+            return;
+        };
+        let at = p.pos - len as u64;
+        let to = (p.pos.saturating_sub(raw.start) as usize).min(raw.bytes.len());
+        let from = (at.saturating_sub(raw.start) as usize).min(to);
+        p.buf.clear();
+        p.buf.extend_from_slice(&raw.bytes[from..to]);
+        p.buf_start = at;
+        tracing::trace!(offset = at, "reasoning closes inside a held call");
+        self.mode = Mode::Text(self.shared.text_state(&self.g));
+        self.switch(After::Think(false), out);
     }
 
     /// Applies a mode change.
     #[inline(never)]
     fn switch(&mut self, after: After, out: &mut dyn Sink) {
+        let from_block = matches!(self.mode, Mode::Block(_));
         match after {
             After::Stay => {}
             After::Text => self.mode = Mode::Text(self.shared.text_state(&self.g)),
             After::Skip(sc) => self.mode = Mode::Skip(sc),
             After::Block(b) => self.mode = Mode::Block(b),
+            After::Think(open) => {
+                // The marker is the pending bytes. Calls held inside the
+                // block that closes are reasoning.
+                self.release_hold(false, out);
+                let p = &mut self.shared.pending;
+                if self.shared.reasoning {
+                    let at = p.pos;
+                    p.drop_upto(at);
+                } else {
+                    p.release_all(out);
+                }
+                self.shared.think = open;
+                p.in_reasoning = open && self.shared.reasoning;
+                self.mode = Mode::Text(self.shared.text_state(&self.g));
+            }
             After::Replay(mode, bytes) => {
                 // Bytes taken back from the pending buffer are fed again,
                 // in the new mode, from where they began.
+                let to_block = mode.is_some();
                 self.mode = match mode {
                     Some(b) => Mode::Block(b),
                     None => Mode::Text(self.shared.text_state(&self.g)),
                 };
+                if from_block && !to_block {
+                    self.left_block(out);
+                }
                 let ch = Chunk::from_bytes(&bytes, self.shared.pending.pos);
                 self.process(&ch, out);
+                return;
             }
             After::Reread(bytes) => {
                 let ch = Chunk::from_bytes(&bytes, self.shared.pending.pos);
                 self.process(&ch, out);
+                return;
             }
         }
+        if from_block && !matches!(self.mode, Mode::Block(_)) {
+            self.left_block(out);
+        }
+    }
+
+    /// A block ended while calls are held. If none was completed since the
+    /// hold began, there is nothing to hold: a call the block began and
+    /// could not finish was quoted markup, reasoning as written; a block
+    /// that began none (a text envelope, markup that is no call) gives
+    /// what it gives outside reasoning, but for the report of its failure
+    /// (markup inside reasoning is reasoning, not a broken call). Else the
+    /// text after it starts counting.
+    fn left_block(&mut self, out: &mut dyn Sink) {
+        let Some(h) = &mut self.shared.hold else {
+            return;
+        };
+        if self.shared.ctx.completed == h.completed {
+            if self
+                .deferred
+                .iter()
+                .any(|e| matches!(e, Event::ToolCallStart { .. }))
+            {
+                self.release_hold(false, out);
+            } else {
+                self.send_held(false, out);
+            }
+        } else {
+            h.text_from = self.shared.pending.pos;
+        }
+    }
+
+    /// Ends the hold of calls inside a reasoning block: its events go out
+    /// as they were (`failures`: with the diagnostics of blocks that failed).
+    fn send_held(&mut self, failures: bool, out: &mut dyn Sink) {
+        if self.shared.hold.take().is_some() {
+            self.shared.pending.raw = None;
+            for e in self.deferred.drain(..) {
+                let failure =
+                    matches!(&e, Event::Diagnostic(d) if d.kind != DiagnosticKind::InvalidUtf8);
+                if failures || !failure {
+                    out.event(e.as_ref());
+                }
+            }
+        }
+    }
+
+    /// Ends the hold of calls inside a reasoning block: they were quoted.
+    /// Their events are dropped and the bytes from the first one's marker
+    /// on are released as reasoning (as text, with separation off);
+    /// `limit`: because the hold reached its bound (after a diagnostic).
+    fn release_hold(&mut self, limit: bool, out: &mut dyn Sink) {
+        let Some(h) = self.shared.hold.take() else {
+            return;
+        };
+        self.deferred.clear();
+        let ctx = &mut self.shared.ctx;
+        ctx.next_index = h.next_index;
+        ctx.completed = h.completed;
+        ctx.text_ids = h.text_ids;
+        let p = &mut self.shared.pending;
+        if limit {
+            let offset = p.pos;
+            let message = format!(
+                "a call inside a reasoning block that has not closed was held until \
+                 the hold's limit (max_holdback {} bytes of reasoning after it, \
+                 max_call_bytes {} in all); it is taken as quoted: its bytes are reasoning",
+                ctx.limits.max_holdback, ctx.limits.max_call_bytes
+            );
+            tracing::debug!(offset, "{message}");
+            let d = crate::event::Diagnostic {
+                kind: crate::event::DiagnosticKind::Limit,
+                offset,
+                message,
+            };
+            out.event(EventRef::Diagnostic(&d));
+        }
+        p.release_raw(out);
     }
 
     /// At `finish`: completes a block whose end the end of the stream may
@@ -483,6 +710,9 @@ enum After {
     Block(Box<Block>),
     /// Switch to the block (or to text), then feed these bytes again.
     Replay(Option<Box<Block>>, Vec<u8>),
+    /// A reasoning block opens (`true`) or closes: its marker is the
+    /// pending bytes.
+    Think(bool),
     /// Stay in the block, and feed these bytes again.
     Reread(Vec<u8>),
 }
@@ -500,7 +730,7 @@ impl Shared {
     /// Which automaton is live: openers only; with reasoning openers; with
     /// reasoning closers.
     fn set_index(&self) -> usize {
-        match (self.reasoning, self.pending.in_reasoning) {
+        match (self.tracks_think, self.think) {
             (false, _) => 0,
             (true, false) => 1,
             (true, true) => 2,
@@ -569,11 +799,8 @@ impl Shared {
                 // Everything before the marker is text; the marker is held.
                 p.flush(ch, mend, start, true, out);
                 let after = match ts.kinds[pattern] {
-                    kind @ (PatKind::ThinkOpen | PatKind::ThinkClose) => {
-                        p.drop_upto(mend);
-                        p.in_reasoning = kind == PatKind::ThinkOpen;
-                        After::Text
-                    }
+                    PatKind::ThinkOpen => After::Think(true),
+                    PatKind::ThinkClose => After::Think(false),
                     PatKind::Opener(k)
                         if ch
                             .bytes
@@ -592,6 +819,24 @@ impl Shared {
                     PatKind::Opener(k) => {
                         let op = &g.openers[k];
                         tracing::trace!(offset = start, opener = k, "block opens");
+                        // (unused without closers)
+                        let closer = g.closers.as_ref().map_or(st.sid, |c| c.start());
+                        if let Some(h) = &mut self.hold {
+                            h.closer = closer;
+                            h.searched_to = mend;
+                        } else if self.think && self.hold_calls {
+                            // A call inside reasoning: held from its marker.
+                            tracing::trace!(offset = start, "held inside reasoning");
+                            p.start_raw();
+                            self.hold = Some(Hold {
+                                text_from: start,
+                                closer,
+                                searched_to: mend,
+                                next_index: self.ctx.next_index,
+                                completed: self.ctx.completed,
+                                text_ids: self.ctx.text_ids.clone(),
+                            });
+                        }
                         let b = Box::new(Block::new(k, op.trust != Trust::Definite));
                         if op.replay {
                             // The marker is the start of the body: read it

@@ -77,6 +77,20 @@ impl<'a> Chunk<'a> {
         self.base + self.bytes.len() as u64
     }
 
+    /// The chunk's first `n` bytes (`n <= bytes.len()`).
+    pub(crate) fn head(&self, n: usize) -> Chunk<'a> {
+        let mut k = n.saturating_sub(self.valid_from).min(self.valid.len());
+        while !self.valid.is_char_boundary(k) {
+            k -= 1;
+        }
+        Chunk {
+            bytes: &self.bytes[..n],
+            base: self.base,
+            valid: &self.valid[..k],
+            valid_from: self.valid_from,
+        }
+    }
+
     /// The bytes between two absolute offsets inside the chunk.
     fn range(&self, from: u64, to: u64) -> &'a [u8] {
         &self.bytes[(from - self.base) as usize..(to - self.base) as usize]
@@ -140,6 +154,25 @@ pub(crate) struct Pending {
     pub after_word: bool,
     /// Some marker begins with a word byte: keep `after_word` up to date.
     pub track_words: bool,
+    /// A copy of every byte taken from the input from an offset on, kept
+    /// while calls inside an open reasoning block are held
+    /// ([`CallsInReasoning::Text`](crate::CallsInReasoning::Text)): if the
+    /// block closes, these bytes are reasoning.
+    pub raw: Option<Raw>,
+}
+
+/// The input's bytes from `start` on, each copied the first time it is
+/// taken (bytes read again after a failure are not copied twice).
+#[derive(Debug, Default)]
+pub(crate) struct Raw {
+    pub start: u64,
+    pub bytes: Vec<u8>,
+}
+
+impl Raw {
+    pub(crate) fn end(&self) -> u64 {
+        self.start + self.bytes.len() as u64
+    }
 }
 
 impl Default for Pending {
@@ -153,6 +186,7 @@ impl Default for Pending {
             track_lines: true,
             after_word: false,
             track_words: true,
+            raw: None,
         }
     }
 }
@@ -167,7 +201,36 @@ impl Pending {
     pub(crate) fn take(&mut self, ch: &Chunk<'_>, to: u64) {
         if to > self.pos {
             self.buf.extend_from_slice(ch.range(self.pos, to));
+            self.record(ch, to);
             self.pos = to;
+        }
+    }
+
+    /// The input up to `to` leaves the chunk: copies what `raw` lacks.
+    #[inline]
+    fn record(&mut self, ch: &Chunk<'_>, to: u64) {
+        if let Some(raw) = &mut self.raw {
+            let from = raw.end().max(ch.base);
+            if to > from {
+                raw.bytes.extend_from_slice(ch.range(from, to));
+            }
+        }
+    }
+
+    /// Starts copying the input taken, from the first pending byte on.
+    pub(crate) fn start_raw(&mut self) {
+        self.raw = Some(Raw {
+            start: self.buf_start,
+            bytes: self.buf.clone(),
+        });
+    }
+
+    /// Stops copying the input; the copied bytes that left the pending
+    /// buffer are released as text (or reasoning), the others stay pending.
+    pub(crate) fn release_raw(&mut self, out: &mut dyn Sink) {
+        if let Some(raw) = self.raw.take() {
+            let n = (self.buf_start.saturating_sub(raw.start) as usize).min(raw.bytes.len());
+            self.emit_bytes(&raw.bytes[..n], raw.start, out);
         }
     }
 
@@ -181,6 +244,7 @@ impl Pending {
     /// A whole chunk of plain text: released at once, nothing pending.
     #[inline]
     pub(crate) fn pass_text(&mut self, text: &str, out: &mut dyn Sink) {
+        debug_assert!(self.raw.is_none(), "no fast path while calls are held");
         self.emit_str(text, out);
         self.pos += text.len() as u64;
         self.buf_start = self.pos;
@@ -256,6 +320,7 @@ impl Pending {
             if last < 0x80 || force {
                 if let Some(t) = ch.text(self.pos, upto) {
                     self.emit_str(t, out);
+                    self.record(ch, upto);
                     self.pos = upto;
                     self.buf_start = upto;
                     self.take(ch, consumed);
@@ -296,6 +361,7 @@ impl Pending {
                 Some(t) => self.emit_str(t, out),
                 None => self.emit_bytes(ch.range(self.pos, upto), self.pos, out),
             }
+            self.record(ch, upto);
             self.pos = upto;
             self.buf_start = upto;
         }

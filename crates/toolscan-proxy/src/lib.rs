@@ -58,7 +58,9 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{json, Value};
-use toolscan_core::{format_for_model, Grammar, IdMint, Options, Registry, Tools};
+use toolscan_core::{
+    format_for_model, CallsInReasoning, Grammar, IdMint, Options, Registry, Tools,
+};
 use toolscan_sse::RewriteError;
 use tracing::{field, info, info_span, warn, Instrument, Span};
 
@@ -92,6 +94,10 @@ pub struct ProxyConfig {
     /// Reasoning separation: `<think>…</think>` goes to
     /// `delta.reasoning_content` (see [`Options::reasoning`]).
     pub reasoning: bool,
+    /// What call markup inside reasoning is (see [`CallsInReasoning`]):
+    /// by default reasoning, unless the completion never closes its
+    /// reasoning block.
+    pub calls_in_reasoning: CallsInReasoning,
     /// The largest request body accepted on `/v1/chat/completions`, which
     /// is read whole (to see `stream`, `model` and `tools`). Default 32 MiB;
     /// larger ones get `413`. Other routes are streamed, without a limit.
@@ -111,6 +117,7 @@ impl ProxyConfig {
             format: None,
             model_map: HashMap::new(),
             reasoning: false,
+            calls_in_reasoning: CallsInReasoning::default(),
             max_request_bytes: 32 << 20,
             connect_timeout: Duration::from_secs(10),
             registry: Registry::builtin(),
@@ -140,6 +147,12 @@ impl ProxyConfig {
     /// Turns reasoning separation on or off.
     pub fn with_reasoning(mut self, on: bool) -> ProxyConfig {
         self.reasoning = on;
+        self
+    }
+
+    /// Sets what call markup inside reasoning is.
+    pub fn with_calls_in_reasoning(mut self, calls: CallsInReasoning) -> ProxyConfig {
+        self.calls_in_reasoning = calls;
         self
     }
 
@@ -346,6 +359,7 @@ struct Proxy {
     auto: Arc<Grammar>,
     registry: Registry,
     reasoning: bool,
+    calls_in_reasoning: CallsInReasoning,
     max_request_bytes: usize,
 }
 
@@ -400,6 +414,7 @@ impl Proxy {
             auto,
             registry,
             reasoning: config.reasoning,
+            calls_in_reasoning: config.calls_in_reasoning,
             max_request_bytes: config.max_request_bytes,
         })
     }
@@ -524,7 +539,8 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
     // rewrite: `Config::complete_at_stop`.)
     let mut options = Options::new()
         .with_ids(IdMint::Random)
-        .with_reasoning(proxy.reasoning);
+        .with_reasoning(proxy.reasoning)
+        .with_calls_in_reasoning(proxy.calls_in_reasoning);
     if let Some(tools) = field("tools").filter(|t| !t.is_null()) {
         match Tools::from_json(tools) {
             Ok(tools) => options = options.with_tools(tools),

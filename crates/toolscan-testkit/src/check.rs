@@ -169,8 +169,11 @@ pub fn check_events(events: &[Event]) -> Result<Tally, String> {
 /// Nothing lost (contract invariant 2): the text deltas, concatenated, are
 /// exactly the input outside `spans` (the raw spans of the completed
 /// calls), bytes that are not UTF-8 as U+FFFD (`String::from_utf8_lossy`).
-/// Holds with reasoning separation off; with no completed call `spans` is
-/// empty and the text is the whole input.
+/// Holds with reasoning separation off, for formats that drop no framing
+/// (`harmony`, `functionary-v3.2`, `kimi-k3`, `command-r7b`, the
+/// `directly-answer` object of `command-r` and `json`'s `{"response":
+/// …}` envelope drop theirs: see the formats page's guarantees); with no
+/// completed call `spans` is empty and the text is the whole input.
 pub fn nothing_lost(events: &[Event], input: &[u8], spans: &[Range<usize>]) -> Result<(), String> {
     let mut outside = Vec::with_capacity(input.len());
     let mut from = 0;

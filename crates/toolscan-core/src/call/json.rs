@@ -68,6 +68,18 @@ pub(crate) struct JsonCalls {
     pub drop_upto: Option<u64>,
     failed: Option<Stop>,
     text: Option<TextOut>,
+    /// The depth of the list element being read (a call object, or what
+    /// stands in its place).
+    elem: Option<usize>,
+    /// The element at this depth failed (why, and at which byte): the rest
+    /// of it is scanned for its end only.
+    skipping: Option<(usize, Stop, u64)>,
+    /// A failed element ended (the scanner paused after it): the block
+    /// gives its bytes back as text.
+    given_back: Option<(Stop, u64)>,
+    /// An element was given back: a list or envelope without a call is
+    /// then no failure of its own.
+    recovered: bool,
 }
 
 impl JsonCalls {
@@ -80,12 +92,22 @@ impl JsonCalls {
             drop_upto: None,
             failed: None,
             text: None,
+            elem: None,
+            skipping: None,
+            given_back: None,
+            recovered: false,
         }
     }
 
     /// The failure a callback reported, if any.
     pub(crate) fn take_failure(&mut self) -> Option<Stop> {
         self.failed.take()
+    }
+
+    /// A list element that failed and has ended: why, and the offset of the
+    /// byte that failed it. Its bytes are the block's to give back as text.
+    pub(crate) fn take_given_back(&mut self) -> Option<(Stop, u64)> {
+        self.given_back.take()
     }
 }
 
@@ -103,19 +125,29 @@ pub(crate) struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    fn stop(&mut self, s: Stop) -> Flow {
+    fn stop(&mut self, s: Stop, at: u64) -> Flow {
         if s.not_a_call && self.calls.silent() {
             self.json.skip = true;
             return Flow::Go;
+        }
+        // An element of a list of calls, once the block is known to hold
+        // calls: the element alone fails; the scanner reads on to its end
+        // (see `value_end`) and the list goes on after it.
+        if let Some(d) = self.json.elem {
+            if !s.reason.is_limit() && !self.calls.silent() {
+                self.json.skipping = Some((d, s, at));
+                self.json.word = None;
+                return Flow::Go;
+            }
         }
         self.json.failed = Some(s);
         Flow::Fail(s.reason)
     }
 
-    fn check(&mut self, r: Result<(), Stop>) -> Flow {
+    fn check(&mut self, r: Result<(), Stop>, at: u64) -> Flow {
         match r {
             Ok(()) => Flow::Go,
-            Err(s) => self.stop(s),
+            Err(s) => self.stop(s, at),
         }
     }
 
@@ -167,7 +199,7 @@ impl Builder<'_> {
 
 impl Sink for Builder<'_> {
     fn value_start(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
-        if self.json.skip {
+        if self.json.skip || self.json.skipping.is_some() {
             return Flow::Go;
         }
         let role = if depth == 0 {
@@ -183,20 +215,23 @@ impl Sink for Builder<'_> {
                 (Shape::CallList, Kind::Array) => Role::List,
                 (Shape::Root, Kind::Object) => Role::Root,
                 (Shape::Root, Kind::Array) => Role::List,
-                (Shape::Args, _) => return self.stop(Stop::not_a_call(Reason::ArgsNotObject)),
-                _ => return self.stop(Stop::not_a_call(Reason::ExpectedCall)),
+                (Shape::Args, _) => return self.stop(Stop::not_a_call(Reason::ArgsNotObject), at),
+                _ => return self.stop(Stop::not_a_call(Reason::ExpectedCall), at),
             }
         } else if self.recording() {
             Role::Ignore
         } else {
             self.json.member
         };
+        if role == Role::ListCall {
+            self.json.elem = Some(depth);
+        }
         match role {
             Role::Ignore => {}
             Role::Args => {
                 let c = self.calls.cur();
                 if !matches!(c.args_state, Args::Missing) {
-                    return self.stop(Stop::fail(Reason::TwoArgs));
+                    return self.stop(Stop::fail(Reason::TwoArgs), at);
                 }
                 match kind {
                     Kind::Object => {
@@ -208,18 +243,18 @@ impl Sink for Builder<'_> {
                     }
                     Kind::String => c.args_state = Args::Encoded(Unescaper::default()),
                     Kind::Literal => c.args_state = Args::Literal,
-                    _ => return self.stop(Stop::not_a_call(Reason::ArgsNotObject)),
+                    _ => return self.stop(Stop::not_a_call(Reason::ArgsNotObject), at),
                 }
             }
             Role::Name | Role::Id => {
                 if kind != Kind::String {
-                    return self.stop(Stop::not_a_call(Reason::NameNotString));
+                    return self.stop(Stop::not_a_call(Reason::NameNotString), at);
                 }
                 self.json.word = Some((role, depth, Vec::new()));
             }
             Role::Call | Role::ListCall | Role::Function | Role::Root => {
                 if kind != Kind::Object {
-                    return self.stop(Stop::not_a_call(Reason::ExpectedCall));
+                    return self.stop(Stop::not_a_call(Reason::ExpectedCall), at);
                 }
                 if matches!(role, Role::Call | Role::ListCall) {
                     self.calls.call = Some(Call::default());
@@ -227,12 +262,12 @@ impl Sink for Builder<'_> {
             }
             Role::List => {
                 if kind != Kind::Array {
-                    return self.stop(Stop::not_a_call(Reason::ExpectedList));
+                    return self.stop(Stop::not_a_call(Reason::ExpectedList), at);
                 }
             }
             Role::Text => {
                 if kind != Kind::String {
-                    return self.stop(Stop::not_a_call(Reason::TextNotString));
+                    return self.stop(Stop::not_a_call(Reason::TextNotString), at);
                 }
                 // The envelope is recognised: what came before the string
                 // is framing.
@@ -257,12 +292,59 @@ impl Sink for Builder<'_> {
         // Arguments that follow a name may be what starts a tentative call.
         if role == Role::Args {
             let r = self.calls.try_start(self.ctx, self.out, at, self.src);
-            return self.check(r);
+            return self.check(r, at);
         }
         Flow::Go
     }
 
     fn value_end(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
+        if self.json.skipping.is_none() {
+            let flow = self.value_ended(at, depth, kind);
+            if self.json.skipping.is_none() {
+                if self.json.elem == Some(depth) {
+                    self.json.elem = None;
+                }
+                return flow;
+            }
+        }
+        // A failed element: nothing in it counts. At its end the scanner
+        // pauses, so that the block gives it back as text before anything
+        // after it is read.
+        match self.json.skipping {
+            Some((d, stop, from)) if d == depth => {
+                self.json.skipping = None;
+                self.json.elem = None;
+                self.json.roles.truncate(d);
+                self.json.member = match self.json.roles.last() {
+                    Some(Role::List) => Role::ListCall,
+                    _ => Role::Ignore,
+                };
+                self.json.given_back = Some((stop, from));
+                self.json.recovered = true;
+                Flow::Pause
+            }
+            _ => Flow::Go,
+        }
+    }
+
+    fn key(&mut self, at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow {
+        if self.json.skip || self.json.skipping.is_some() || self.recording() {
+            return Flow::Go;
+        }
+        self.key_met(at, depth, key, overflow)
+    }
+
+    fn output(&mut self, bytes: &[u8]) {
+        if self.json.skip || self.json.skipping.is_some() {
+            return;
+        }
+        self.output_met(bytes);
+    }
+}
+
+impl Builder<'_> {
+    /// A value ended (outside a failed element).
+    fn value_ended(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
         if self.json.skip {
             return Flow::Go;
         }
@@ -289,7 +371,7 @@ impl Sink for Builder<'_> {
                 }
                 Args::Encoded(u) if u.done => {
                     if !is_one_object(&c.args, self.ctx.limits.max_depth) {
-                        return self.stop(Stop::not_a_call(Reason::EncodedArgsNotObject));
+                        return self.stop(Stop::not_a_call(Reason::EncodedArgsNotObject), at);
                     }
                     c.args_state = Args::Done;
                     c.complete |= depth == 0;
@@ -298,7 +380,7 @@ impl Sink for Builder<'_> {
                 }
                 Args::Literal if kind == Kind::Literal => {
                     if c.args.as_slice() != b"null" {
-                        return self.stop(Stop::not_a_call(Reason::ArgsNotObject));
+                        return self.stop(Stop::not_a_call(Reason::ArgsNotObject), at);
                     }
                     c.args.clear();
                     c.args_state = Args::Null;
@@ -312,7 +394,7 @@ impl Sink for Builder<'_> {
             if let Some((role, _, raw)) = self.json.word.take() {
                 let word = match serde_json::from_slice::<String>(&raw) {
                     Ok(w) => w,
-                    Err(_) => return self.stop(Stop::fail(Reason::BadNameString)),
+                    Err(_) => return self.stop(Stop::fail(Reason::BadNameString), at),
                 };
                 let checked = check_word(word.as_bytes(), &self.ctx.limits);
                 let r = match (role, checked) {
@@ -330,7 +412,7 @@ impl Sink for Builder<'_> {
                     }
                     (_, Ok(w)) => self.calls.set_id(self.ctx, self.out, at, w, true, self.src),
                 };
-                return self.check(r);
+                return self.check(r, at);
             }
         }
         // A container.
@@ -348,22 +430,28 @@ impl Sink for Builder<'_> {
                     if r.is_ok() {
                         self.json.drop_upto = Some(at + 1);
                     }
-                    return self.check(r);
+                    return self.check(r, at);
                 }
                 Role::Call | Role::Root => {
                     if let Some(c) = self.calls.call.as_mut() {
                         c.complete = true;
                         if c.name.is_none() {
-                            return self.stop(Stop::not_a_call(Reason::NoName));
+                            return self.stop(Stop::not_a_call(Reason::NoName), at);
                         }
                         let r = self.calls.try_start(self.ctx, self.out, at, self.src);
-                        return self.check(r);
-                    } else if role == Role::Root && !self.calls.owns_bytes() {
-                        return self.stop(Stop::not_a_call(Reason::NoCall));
+                        return self.check(r, at);
+                    } else if role == Role::Root && !self.calls.owns_bytes() && !self.json.recovered
+                    {
+                        return self.stop(Stop::not_a_call(Reason::NoCall), at);
                     }
                 }
-                Role::List if self.calls.done == 0 && !self.calls.framed && depth == 0 => {
-                    return self.stop(Stop::not_a_call(Reason::EmptyList));
+                Role::List
+                    if self.calls.done == 0
+                        && !self.calls.framed
+                        && !self.json.recovered
+                        && depth == 0 =>
+                {
+                    return self.stop(Stop::not_a_call(Reason::EmptyList), at);
                 }
                 _ => {}
             }
@@ -371,10 +459,8 @@ impl Sink for Builder<'_> {
         Flow::Go
     }
 
-    fn key(&mut self, at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow {
-        if self.json.skip || self.recording() {
-            return Flow::Go;
-        }
+    /// A member key (outside a failed element).
+    fn key_met(&mut self, at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow {
         let parent = self.json.roles.get(depth).copied().unwrap_or(Role::Ignore);
         if self.step.keys.keyed && matches!(parent, Role::Call | Role::ListCall) {
             return self.keyed_name(at, key, overflow);
@@ -392,7 +478,7 @@ impl Sink for Builder<'_> {
             None => {
                 self.json.member = Role::Ignore;
                 if self.calls.silent() {
-                    self.stop(Stop::not_a_call(Reason::UnexpectedKey))
+                    self.stop(Stop::not_a_call(Reason::UnexpectedKey), at)
                 } else {
                     Flow::Go
                 }
@@ -400,10 +486,8 @@ impl Sink for Builder<'_> {
         }
     }
 
-    fn output(&mut self, bytes: &[u8]) {
-        if self.json.skip {
-            return;
-        }
+    /// Consumed JSON text (outside a failed element).
+    fn output_met(&mut self, bytes: &[u8]) {
         if let Some(t) = self.json.text.as_mut() {
             // Emit up to the last byte after which everything is decoded.
             let mut clean = None;
@@ -445,17 +529,17 @@ impl Builder<'_> {
     /// value is the arguments.
     fn keyed_name(&mut self, at: u64, key: &[u8], overflow: bool) -> Flow {
         if self.calls.call.as_ref().is_some_and(|c| c.name.is_some()) {
-            return self.stop(Stop::not_a_call(Reason::TwoNames));
+            return self.stop(Stop::not_a_call(Reason::TwoNames), at);
         }
         if overflow {
-            return self.stop(Stop::not_a_call(Reason::NameTooLong { limit: KEY_CAP }));
+            return self.stop(Stop::not_a_call(Reason::NameTooLong { limit: KEY_CAP }), at);
         }
         let mut quoted = Vec::with_capacity(key.len() + 2);
         quoted.push(b'"');
         quoted.extend_from_slice(key);
         quoted.push(b'"');
         let Ok(word) = serde_json::from_slice::<String>(&quoted) else {
-            return self.stop(Stop::fail(Reason::BadNameString));
+            return self.stop(Stop::fail(Reason::BadNameString), at);
         };
         let r = match check_word(word.as_bytes(), &self.ctx.limits) {
             Err(e) => Err(Stop::not_a_call(e)),
@@ -464,7 +548,7 @@ impl Builder<'_> {
                 .set_name(self.ctx, self.out, at, w, true, self.src),
         };
         self.json.member = Role::Args;
-        self.check(r)
+        self.check(r, at)
     }
 
     fn recording(&self) -> bool {

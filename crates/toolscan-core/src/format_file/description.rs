@@ -8,6 +8,103 @@ use super::fields::Obj;
 use super::program;
 use crate::format::{CallKeys, Lit, Opener, Trim, Trust};
 
+/// Refuses an object that names a key twice (JSON parsers keep one of
+/// the two silently: a misspelt copy-paste would change the format
+/// unseen), naming the second one's pointer. Text that is not JSON is
+/// left for the parser proper to report.
+fn no_duplicate_keys(text: &str) -> Result<(), FormatFileError> {
+    let dup = std::cell::RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let _ = serde::de::DeserializeSeed::deserialize(
+        Keys {
+            at: String::new(),
+            dup: &dup,
+        },
+        &mut de,
+    );
+    match dup.into_inner() {
+        Some((at, key)) => Err(FormatFileError::new(
+            at,
+            format!("the key `{key}` is given twice in this object"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A JSON value being walked for duplicate keys: its pointer, and where
+/// the first duplicate found goes.
+struct Keys<'a> {
+    at: String,
+    dup: &'a std::cell::RefCell<Option<(String, String)>>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Keys<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Keys<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0usize;
+        while seq
+            .next_element_seed(Keys {
+                at: child(&self.at, &i.to_string()),
+                dup: self.dup,
+            })?
+            .is_some()
+        {
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let at = child(&self.at, &key);
+            if !seen.insert(key.clone()) {
+                *self.dup.borrow_mut() = Some((at, key));
+                return Err(serde::de::Error::custom("duplicate key"));
+            }
+            map.next_value_seed(Keys { at, dup: self.dup })?;
+        }
+        Ok(())
+    }
+}
+
 /// The keys of one opener (at the top level when there is one opener).
 const OPENER_KEYS: &[&str] = &[
     "open",
@@ -150,6 +247,9 @@ pub(crate) struct OpenerDesc {
 impl Description {
     /// Reads a description from its JSON text.
     pub(crate) fn from_json(text: &str) -> Result<Description, FormatFileError> {
+        // A byte-order mark (editors on Windows write one) is not content.
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+        no_duplicate_keys(text)?;
         let v: Value = serde_json::from_str(text)
             .map_err(|e| FormatFileError::new("", format!("not JSON: {e}")))?;
         let root = Obj::new(&v, String::new())

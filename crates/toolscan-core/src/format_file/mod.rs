@@ -41,7 +41,8 @@
 //! # The schema
 //!
 //! A description is a JSON object. Unknown keys are errors (a misspelt key
-//! would otherwise be silently ignored). Every "literal" below is a
+//! would otherwise be silently ignored), and so is a key given twice in
+//! one object; a byte-order mark before the object is ignored. Every "literal" below is a
 //! non-empty string matched byte for byte; lists are never empty (leave
 //! an optional one out).
 //!
@@ -197,9 +198,11 @@ impl Format {
         };
         // Each opener on its own first, so that an error names it: a
         // program's labels and jumps, or a marker.
+        // (No automaton is built for this: one opener's checks cost no more
+        // than its program and marker.)
         for (at, spec) in &d.openers {
             let alone = Format::new(&d.name, "", "").opener(compile::compile_opener(spec));
-            if let Err(e) = Grammar::new(&d.name, &[&alone]) {
+            if let Err(e) = Grammar::check_alone(&alone) {
                 let field = match spec {
                     OpenerSpec::Program(_) => "program",
                     OpenerSpec::Parts(_) => "open",

@@ -1,0 +1,214 @@
+//! Lists of calls recover after a bad element (issue 15): the element is
+//! text with one diagnostic, the calls before it stay dispatched, and the
+//! element after it is read — in every format whose calls come as a list.
+//!
+//! What is text: the failed element with the separator before it (from the
+//! end of the call before it; for a first element, from the block's start,
+//! its marker included). The separator after it, and the list's end, go
+//! with the next call.
+//!
+//! Every input runs whole, byte by byte and in random chunks through every
+//! feeding API (`chunk::invariant`), which must agree and keep the event
+//! contract (nothing lost, earliest dispatch).
+
+use serde_json::{json, Value};
+use toolscan::{DiagnosticKind, Event};
+use toolscan_testkit::check::{calls_of as calls, diagnostics_of, text_of as text};
+use toolscan_testkit::chunk;
+
+fn run(format: &str, input: &str) -> Vec<Event> {
+    chunk::invariant(
+        || chunk::parser(format, chunk::seeded_options()),
+        input.as_bytes(),
+    )
+    .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"))
+}
+
+fn kinds(events: &[Event]) -> Vec<DiagnosticKind> {
+    diagnostics_of(events).into_iter().map(|(k, _)| k).collect()
+}
+
+fn call(name: &str, args: Value) -> (String, Value) {
+    (name.to_string(), args)
+}
+
+/// `input` under each of `formats` makes exactly `want`, leaves `text` as
+/// text and reports these diagnostics.
+fn expect(
+    formats: &[&str],
+    input: &str,
+    want: &[(String, Value)],
+    text_left: &str,
+    diags: &[DiagnosticKind],
+) {
+    for format in formats {
+        let ev = run(format, input);
+        assert_eq!(calls(&ev), want, "{format}: calls of {input:?}");
+        assert_eq!(text(&ev), text_left, "{format}: text of {input:?}");
+        assert_eq!(kinds(&ev), diags, "{format}: diagnostics of {input:?}");
+    }
+}
+
+const MALFORMED: &[DiagnosticKind] = &[DiagnosticKind::Malformed];
+
+fn two_good() -> Vec<(String, Value)> {
+    vec![
+        call("get_time", json!({})),
+        call("get_weather", json!({"city": "Paris"})),
+    ]
+}
+
+/// `{"name", "arguments"}` lists: (formats, list opener, list closer).
+const NAME_ARGS: &[(&[&str], &str, &str)] = &[
+    (&["mistral", "auto"], "[TOOL_CALLS] [", "]"),
+    (&["granite", "auto"], "<|tool_call|>[", "]"),
+    (&["granite", "auto"], "<tool_call>[", "]"),
+    (&["jamba", "auto"], "<tool_calls>[", "]</tool_calls>"),
+    (&["nemotron", "auto"], "<TOOLCALL>[", "]</TOOLCALL>"),
+    (&["phi4-mini", "auto"], "functools[", "]"),
+    (&["xlam", "json"], "[", "]"),
+    (&["json"], "{\"tool_calls\": [", "]}"),
+];
+
+/// A call object without a name between two good calls: the element is
+/// text, the call after it is read.
+#[test]
+fn json_lists_read_the_call_after_one_without_a_name() {
+    let bad = "{\"arguments\": {\"a\": 1}}";
+    for (formats, open, close) in NAME_ARGS {
+        let input = format!(
+            "{open}{{\"name\": \"get_time\", \"arguments\": {{}}}}, {bad}, \
+             {{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris\"}}}}{close}"
+        );
+        expect(formats, &input, &two_good(), &format!(", {bad}"), MALFORMED);
+    }
+}
+
+/// An element that is no call object at all (a number, a string, a list).
+#[test]
+fn json_lists_read_the_call_after_an_element_that_is_not_an_object() {
+    for bad in ["42", "\"get_time\"", "[1, {\"name\": \"x\"}]", "null"] {
+        for (formats, open, close) in NAME_ARGS {
+            let input = format!(
+                "{open}{{\"name\": \"get_time\", \"arguments\": {{}}}}, {bad}, \
+                 {{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris\"}}}}{close}"
+            );
+            expect(formats, &input, &two_good(), &format!(", {bad}"), MALFORMED);
+        }
+    }
+}
+
+/// Cohere's lists (`tool_name`, `parameters`): Command R's `Action:` fence
+/// and Command R7B's `<|START_ACTION|>`.
+#[test]
+fn cohere_lists_read_the_call_after_one_without_a_name() {
+    let bad = "{\"parameters\": {\"a\": 1}}";
+    let good = "{\"tool_name\": \"get_time\", \"parameters\": {}}";
+    let next = "{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}";
+    for (formats, open, close) in [
+        (&["command-r", "auto"], "Action: ```json\n[\n", "\n]\n```"),
+        (
+            &["command-r7b", "auto"],
+            "<|START_ACTION|>[\n",
+            "\n]<|END_ACTION|>",
+        ),
+    ] {
+        let input = format!("{open}{good},\n{bad},\n{next}{close}");
+        expect(
+            formats,
+            &input,
+            &two_good(),
+            &format!(",\n{bad}"),
+            MALFORMED,
+        );
+    }
+}
+
+/// Apertus' `{NAME: ARGUMENTS}` objects: an object with two names is text.
+#[test]
+fn apertus_reads_the_call_after_one_with_two_names() {
+    let bad = "{\"a\": {}, \"b\": {}}";
+    let input = format!(
+        "<|tools_prefix|>[{{\"get_time\": {{}}}}, {bad}, \
+         {{\"get_weather\": {{\"city\": \"Paris\"}}}}]<|tools_suffix|>"
+    );
+    expect(
+        &["apertus", "auto"],
+        &input,
+        &two_good(),
+        &format!(", {bad}"),
+        MALFORMED,
+    );
+}
+
+/// A bad first element of a definite list: the block's marker goes with
+/// it, as text; the calls after it are read.
+#[test]
+fn a_bad_first_element_is_text_with_the_lists_marker() {
+    let bad = "{\"arguments\": {\"a\": 1}}";
+    let input = format!(
+        "[TOOL_CALLS] [{bad}, {{\"name\": \"get_time\", \"arguments\": {{}}}}, \
+         {{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris\"}}}}]"
+    );
+    expect(
+        &["mistral", "auto"],
+        &input,
+        &two_good(),
+        &format!("[TOOL_CALLS] [{bad}"),
+        MALFORMED,
+    );
+}
+
+/// A definite list whose every element is bad: each is reported once, the
+/// whole block is text, and no second diagnostic says the list was empty.
+#[test]
+fn a_list_of_bad_elements_is_text_with_one_diagnostic_each() {
+    let input = "<TOOLCALL>[{\"arguments\": {}}, 7]</TOOLCALL>";
+    expect(
+        &["nemotron", "auto"],
+        input,
+        &[],
+        input,
+        &[DiagnosticKind::Malformed, DiagnosticKind::Malformed],
+    );
+}
+
+/// A bare `[` that was no call before its bad element stays silent prose:
+/// nothing in it is reported, all of it is text.
+#[test]
+fn bare_brackets_in_prose_stay_silent() {
+    for input in [
+        "see [1, 2] and [{\"x\": 1}, {\"name\": \"get_time\", \"arguments\": {}}]",
+        "[\"a\", {\"name\": \"get_time\"}]",
+    ] {
+        for format in ["json", "xlam"] {
+            let ev = run(format, input);
+            assert_eq!(calls(&ev), [], "{format}: {input:?}");
+            assert_eq!(text(&ev), input, "{format}: {input:?}");
+            assert_eq!(kinds(&ev), [], "{format}: {input:?}");
+        }
+    }
+}
+
+/// Earliest dispatch: the call before the bad element is dispatched in the
+/// feed that brings its `}`, the one after it in the feed that brings its
+/// own, whatever the bad element holds; the bad element is text in the
+/// feed that ends it.
+#[test]
+fn calls_around_a_bad_element_are_dispatched_at_their_own_end() {
+    let first = "[TOOL_CALLS] [{\"name\": \"get_time\", \"arguments\": {}}";
+    let bad = ", {\"arguments\": {\"a\": \"}]\"}}";
+    let last = ", {\"name\": \"get_date\", \"arguments\": {}}";
+    let mut p = chunk::parser("mistral", chunk::seeded_options());
+    let ev = p.feed(first.as_bytes());
+    assert_eq!(calls(&ev), [call("get_time", json!({}))]);
+    // The element is given back as soon as it ends.
+    let ev = p.feed(bad.as_bytes());
+    assert_eq!(calls(&ev), []);
+    assert_eq!(text(&ev), bad);
+    assert_eq!(kinds(&ev), MALFORMED);
+    let ev = p.feed(last.as_bytes());
+    assert_eq!(calls(&ev), [call("get_date", json!({}))]);
+    let ev = [p.feed(b"]"), p.finish()].concat();
+    assert_eq!(text(&ev), "");
+}
