@@ -103,7 +103,7 @@ fn check(data: &[u8]) {
     let grammar = Grammar::new(format.name(), &[&format])
         .unwrap_or_else(|e| panic!("a loaded format does not compile: {e}"))
         .shared();
-    let opts = options(*flags);
+    let opts = options(flags & 0x1f);
     exercise(
         &grammar,
         &opts,

@@ -11,7 +11,7 @@ pub mod known;
 pub mod seed;
 pub mod stream;
 
-use toolscan_core::{IdMint, Limits, Options, Tools};
+use toolscan_core::{CallsInReasoning, IdMint, Limits, Options, Tools};
 
 /// Bits of an input's flag byte (the core and format-file targets).
 pub mod flag {
@@ -27,6 +27,10 @@ pub mod flag {
     /// The small limits of [`super::SMALL_LIMITS`], so that every limit
     /// can trip within an input of a few kilobytes.
     pub const SMALL_LIMITS: u8 = 1 << 4;
+    /// Call markup inside reasoning is a call at once
+    /// (`CallsInReasoning::Call`; without it, the default: reasoning,
+    /// but for a block the stream never closes).
+    pub const CALLS_IN_REASONING: u8 = 1 << 5;
 }
 
 /// Limits small enough that a fuzz input reaches each of them.
@@ -80,6 +84,9 @@ pub fn options(flags: u8) -> Options {
     }
     if flags & flag::SMALL_LIMITS != 0 {
         o = o.with_limits(SMALL_LIMITS);
+    }
+    if flags & flag::CALLS_IN_REASONING != 0 {
+        o = o.with_calls_in_reasoning(CallsInReasoning::Call);
     }
     o
 }
