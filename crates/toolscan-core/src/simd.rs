@@ -443,7 +443,10 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(miri, ignore = "exhaustive: hours under Miri; the other simd tests run there")]
+    #[cfg_attr(
+        miri,
+        ignore = "exhaustive: hours under Miri; the other simd tests run there"
+    )]
     fn finds_the_first_of_four_to_eight_everywhere() {
         first_everywhere(b"<[`L");
         first_everywhere(&[b'<', b'[', b'`', b'L', 0x9C]);

@@ -256,7 +256,10 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(miri, ignore = "exhaustive: hours under Miri, which runs only the fallback validator")]
+    #[cfg_attr(
+        miri,
+        ignore = "exhaustive: hours under Miri, which runs only the fallback validator"
+    )]
     fn every_sequence_of_up_to_three_bytes_at_every_place() {
         let mut all = Vec::new();
         for a in 0..=255u8 {
@@ -305,7 +308,10 @@ mod tests {
     /// The check starts on a 64-byte boundary in memory after a partial
     /// first block: every place of the slice in memory, every length.
     #[test]
-    #[cfg_attr(miri, ignore = "exhaustive: hours under Miri, which runs only the fallback validator")]
+    #[cfg_attr(
+        miri,
+        ignore = "exhaustive: hours under Miri, which runs only the fallback validator"
+    )]
     fn every_alignment_and_length() {
         let text = "ab é 東京 😀 ü z".repeat(12);
         let bytes = text.as_bytes();
@@ -328,7 +334,10 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(miri, ignore = "exhaustive: hours under Miri, which runs only the fallback validator")]
+    #[cfg_attr(
+        miri,
+        ignore = "exhaustive: hours under Miri, which runs only the fallback validator"
+    )]
     fn random_text_and_damaged_text() {
         let pieces: [&str; 8] = ["a", "é", "東京", "😀", " ", "ü", "\u{10FFFF}", "\u{FFFD}"];
         let mut seed = 0x1234_5678_u64;
