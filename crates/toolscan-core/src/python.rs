@@ -284,6 +284,25 @@ impl PyReader {
         self.shown
     }
 
+    /// After a failure: how to read over the rest of the call for the end
+    /// of the list element it is (the failing byte is read again). `None`
+    /// in a delimited string, whose end the skip cannot follow.
+    pub(crate) fn skip(&self) -> Option<Skip> {
+        let depth = self.frames.len();
+        match self.st {
+            St::Str(s) => Some(Skip::inside(
+                depth,
+                Some((s.q, s.triple, s.esc == Esc::Backslash, s.run)),
+            )),
+            St::Quote { q, n, .. } => Some(Skip {
+                depth,
+                st: SkipSt::Open { q, n },
+            }),
+            St::DOpen(_) | St::DStr(_) => None,
+            _ => Some(Skip::inside(depth, None)),
+        }
+    }
+
     /// Reads `input`, writing the arguments to `out`: `Done(n)` once the
     /// closing bracket (the `n`th byte) was read, `Fail(n, why)` at byte
     /// `n`, else `Partial`.
@@ -915,6 +934,129 @@ fn unicode(s: &mut Str, cp: u32, out: &mut Vec<u8>) -> Result<(), Reason> {
             Ok(())
         }
         None => Err(Reason::BadEscape { found: b'U' }),
+    }
+}
+
+/// Where a [`Skip`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SkipSt {
+    /// Outside strings.
+    Code,
+    /// A string's opening quotes: `n` (1 or 2) of `q` read.
+    Open { q: u8, n: u8 },
+    /// Inside a string: `esc`, a backslash was read (the next byte is
+    /// content, a quote too); `run`, quotes of a triple-quoted string read
+    /// in a row.
+    In {
+        q: u8,
+        triple: bool,
+        esc: bool,
+        run: u8,
+    },
+}
+
+/// Reads over the rest of a list element that failed, for its end only:
+/// brackets are counted and strings followed (Python's quoting, which
+/// takes JSON's strings too), so a separator inside either is not the
+/// element's end. Nothing is decoded or checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Skip {
+    /// Brackets open in the element (of any kind).
+    depth: usize,
+    st: SkipSt,
+}
+
+impl Skip {
+    /// At the element's own level, outside strings.
+    pub(crate) fn top() -> Skip {
+        Skip {
+            depth: 0,
+            st: SkipSt::Code,
+        }
+    }
+
+    /// Inside `depth` brackets, `string` (the quote; whether triple; a
+    /// backslash pending; closing quotes in a row) if in a string.
+    pub(crate) fn inside(depth: usize, string: Option<(u8, bool, bool, u8)>) -> Skip {
+        let st = match string {
+            None => SkipSt::Code,
+            Some((q, triple, esc, run)) => SkipSt::In {
+                q,
+                triple,
+                esc,
+                run,
+            },
+        };
+        Skip { depth, st }
+    }
+
+    /// Reads `input` up to the element's end: the first byte of `ends` at
+    /// its own level outside strings, whose index is returned (the byte is
+    /// not read); `None` when all of `input` is the element's. A closing
+    /// bracket with none open is the element's too.
+    pub(crate) fn feed(&mut self, ends: &[u8], input: &[u8]) -> Option<usize> {
+        let mut i = 0;
+        while let Some(&b) = input.get(i) {
+            match self.st {
+                SkipSt::Code => {
+                    if self.depth == 0 && ends.contains(&b) {
+                        return Some(i);
+                    }
+                    match b {
+                        b'\'' | b'"' => self.st = SkipSt::Open { q: b, n: 1 },
+                        b'(' | b'[' | b'{' => self.depth += 1,
+                        b')' | b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                        _ => {}
+                    }
+                }
+                SkipSt::Open { q, n } => {
+                    if b == q && n == 1 {
+                        self.st = SkipSt::Open { q, n: 2 };
+                    } else if b == q {
+                        self.st = SkipSt::In {
+                            q,
+                            triple: true,
+                            esc: false,
+                            run: 0,
+                        };
+                    } else {
+                        // `''` is an empty string; else the string began.
+                        // Either way this byte is read again.
+                        self.st = if n == 2 {
+                            SkipSt::Code
+                        } else {
+                            SkipSt::In {
+                                q,
+                                triple: false,
+                                esc: false,
+                                run: 0,
+                            }
+                        };
+                        continue;
+                    }
+                }
+                SkipSt::In {
+                    q,
+                    triple,
+                    esc,
+                    run,
+                } => {
+                    let run = if b == q && !esc { run + 1 } else { 0 };
+                    self.st = if !esc && b == q && (!triple || run == 3) {
+                        SkipSt::Code
+                    } else {
+                        SkipSt::In {
+                            q,
+                            triple,
+                            esc: !esc && b == b'\\',
+                            run,
+                        }
+                    };
+                }
+            }
+            i += 1;
+        }
+        None
     }
 }
 
