@@ -272,7 +272,20 @@ fn python_lists_read_the_call_after_an_element_that_is_not_a_call() {
 #[test]
 fn python_lists_read_the_call_after_unclosed_arguments_and_junk() {
     py_between("lookup(a=1 junk)");
-    py_between("lookup(a=1 (junk, ]))");
+    py_between("lookup(a=1 (junk, []))");
+}
+
+/// A bracket that closes what is not open (the list's `]` while the
+/// arguments are open) leaves the element's end unknown: the list ends
+/// there with one diagnostic, the rest is text, and a later list is read
+/// anew.
+#[test]
+fn python_lists_end_at_a_bracket_that_does_not_fit() {
+    let input = "[get_time(), lookup(a='x'] Sorry. [get_weather(city='Paris')]";
+    let ev = run("pythonic", input);
+    assert_eq!(calls(&ev), two_good());
+    assert_eq!(text(&ev), ", lookup(a='x'] Sorry. ");
+    assert_eq!(kinds(&ev), MALFORMED);
 }
 
 /// Junk after a complete call: the call was dispatched at its `)`; the

@@ -10,7 +10,7 @@ use crate::format::{ByteSet, Field, Lit};
 use crate::json::JsonScanner;
 use crate::pending::{Chunk, Pending};
 use crate::program::{Op, ThenOp};
-use crate::python::{PyReader, Skip};
+use crate::python::{PyReader, Skip, Skipped};
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink;
 use crate::steps::{self, CaptureWord, Captured, LitMatch, Progress, ThenEnd, ThenMatch};
@@ -491,17 +491,30 @@ pub(crate) fn run(
                 // A failed element: its bytes are text as they come, up to
                 // its end, which the step at `to` reads.
                 let sk = state!(Skip, Skip::top());
-                let end = sk.feed(ends, input);
-                let n = end.unwrap_or(input.len());
+                let end = sk.feed(ends, env.ctx.limits.max_depth, input);
+                let n = match end {
+                    Skipped::More => input.len(),
+                    Skipped::End(n) | Skipped::Broken(n) => n,
+                };
                 env.pending.take_n(ch, n);
                 i += n;
-                if end.is_some() {
-                    // (An ASCII byte follows: nothing held can be part of
-                    // a character it would finish.)
-                    release_all(env);
-                    b.goto(*to);
-                } else {
-                    release(env);
+                match end {
+                    Skipped::More => release(env),
+                    Skipped::End(_) => {
+                        // (An ASCII byte follows: nothing held can be part
+                        // of a character it would finish.)
+                        release_all(env);
+                        b.goto(*to);
+                    }
+                    Skipped::Broken(_) => {
+                        // A bracket that does not fit: where the element
+                        // ends cannot be known, so the list ends here (the
+                        // failure was reported), and this byte is text
+                        // again.
+                        release_all(env);
+                        end_block(b, env);
+                        return (i, Outcome::Text);
+                    }
                 }
                 continue;
             }
@@ -922,7 +935,7 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
     // where the failed step can say how to read on over the element.
     let skip = match b.recover.map(|pc| (pc, prog.get(pc))) {
         Some((pc, Some(Op::Skip(..)))) if !limit && !b.calls.silent() => {
-            skip_from(&b.st).map(|sk| (pc, sk))
+            skip_from(&b.st, prog, b.pc).map(|sk| (pc, sk))
         }
         _ => None,
     };
@@ -978,9 +991,12 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
 
 /// How to read over the rest of a list element from the failing byte of
 /// the step in state `st`; `None` if it cannot be known.
-fn skip_from(st: &StepState) -> Option<Skip> {
+fn skip_from(st: &StepState, prog: &[Op], pc: usize) -> Option<Skip> {
     match st {
-        StepState::Py(r) => r.skip(),
+        StepState::Py(r) => match prog.get(pc) {
+            Some(Op::Py(step)) => r.skip(step),
+            _ => None,
+        },
         // Inside JSON or a raw value: not followed.
         StepState::Json(_) | StepState::Value(_) | StepState::Skip(_) => None,
         // Between the element's parts (its name, the markup after it).

@@ -287,20 +287,29 @@ impl PyReader {
     /// After a failure: how to read over the rest of the call for the end
     /// of the list element it is (the failing byte is read again). `None`
     /// in a delimited string, whose end the skip cannot follow.
-    pub(crate) fn skip(&self) -> Option<Skip> {
-        let depth = self.frames.len();
-        match self.st {
-            St::Str(s) => Some(Skip::inside(
-                depth,
-                Some((s.q, s.triple, s.esc == Esc::Backslash, s.run)),
-            )),
-            St::Quote { q, n, .. } => Some(Skip {
-                depth,
-                st: SkipSt::Open { q, n },
-            }),
-            St::DOpen(_) | St::DStr(_) => None,
-            _ => Some(Skip::inside(depth, None)),
-        }
+    pub(crate) fn skip(&self, step: &PyStep) -> Option<Skip> {
+        let open = self
+            .frames
+            .iter()
+            .map(|f| match f.kind {
+                Kind::Args if step.args == PyArgs::Keywords => b')',
+                Kind::Tuple => b')',
+                Kind::List => b']',
+                Kind::Args | Kind::Dict => b'}',
+            })
+            .collect();
+        let st = match self.st {
+            St::Str(s) => SkipSt::In {
+                q: s.q,
+                triple: s.triple,
+                esc: s.esc == Esc::Backslash,
+                run: s.run,
+            },
+            St::Quote { q, n, .. } => SkipSt::Open { q, n },
+            St::DOpen(_) | St::DStr(_) => return None,
+            _ => SkipSt::Code,
+        };
+        Some(Skip { open, st })
     }
 
     /// Reads `input`, writing the arguments to `out`: `Done(n)` once the
@@ -956,57 +965,74 @@ enum SkipSt {
 }
 
 /// Reads over the rest of a list element that failed, for its end only:
-/// brackets are counted and strings followed (Python's quoting, which
+/// brackets are matched and strings followed (Python's quoting, which
 /// takes JSON's strings too), so a separator inside either is not the
-/// element's end. Nothing is decoded or checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// element's end. Nothing is decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Skip {
-    /// Brackets open in the element (of any kind).
-    depth: usize,
+    /// The closing bracket of each bracket open in the element, innermost
+    /// last.
+    open: Vec<u8>,
     st: SkipSt,
+}
+
+/// How a [`Skip`] read its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Skipped {
+    /// All of it is the element's.
+    More,
+    /// The element ends before this byte (one of the ending bytes, at the
+    /// element's own level).
+    End(usize),
+    /// This byte breaks the brackets (a closing bracket that closes
+    /// nothing open, or another than the innermost; a bracket past the
+    /// depth limit): the element's end cannot be known.
+    Broken(usize),
 }
 
 impl Skip {
     /// At the element's own level, outside strings.
     pub(crate) fn top() -> Skip {
         Skip {
-            depth: 0,
+            open: Vec::new(),
             st: SkipSt::Code,
         }
     }
 
-    /// Inside `depth` brackets, `string` (the quote; whether triple; a
-    /// backslash pending; closing quotes in a row) if in a string.
-    pub(crate) fn inside(depth: usize, string: Option<(u8, bool, bool, u8)>) -> Skip {
-        let st = match string {
-            None => SkipSt::Code,
-            Some((q, triple, esc, run)) => SkipSt::In {
-                q,
-                triple,
-                esc,
-                run,
-            },
-        };
-        Skip { depth, st }
+    /// Whether `b` is a closing bracket.
+    fn is_closer(b: u8) -> bool {
+        matches!(b, b')' | b']' | b'}')
     }
 
-    /// Reads `input` up to the element's end: the first byte of `ends` at
-    /// its own level outside strings, whose index is returned (the byte is
-    /// not read); `None` when all of `input` is the element's. A closing
-    /// bracket with none open is the element's too.
-    pub(crate) fn feed(&mut self, ends: &[u8], input: &[u8]) -> Option<usize> {
+    /// Reads `input` up to the element's end: the first byte of `ends`
+    /// at its own level outside strings (not read). Brackets nest up to
+    /// `max_depth`.
+    pub(crate) fn feed(&mut self, ends: &[u8], max_depth: usize, input: &[u8]) -> Skipped {
         let mut i = 0;
         while let Some(&b) = input.get(i) {
             match self.st {
                 SkipSt::Code => {
-                    if self.depth == 0 && ends.contains(&b) {
-                        return Some(i);
+                    if self.open.is_empty() && ends.contains(&b) {
+                        return Skipped::End(i);
                     }
-                    match b {
-                        b'\'' | b'"' => self.st = SkipSt::Open { q: b, n: 1 },
-                        b'(' | b'[' | b'{' => self.depth += 1,
-                        b')' | b']' | b'}' => self.depth = self.depth.saturating_sub(1),
-                        _ => {}
+                    let close = match b {
+                        b'(' => Some(b')'),
+                        b'[' => Some(b']'),
+                        b'{' => Some(b'}'),
+                        _ => None,
+                    };
+                    if let Some(c) = close {
+                        if self.open.len() >= max_depth {
+                            return Skipped::Broken(i);
+                        }
+                        self.open.push(c);
+                    } else if Self::is_closer(b) {
+                        if self.open.last() != Some(&b) {
+                            return Skipped::Broken(i);
+                        }
+                        self.open.pop();
+                    } else if b == b'\'' || b == b'"' {
+                        self.st = SkipSt::Open { q: b, n: 1 };
                     }
                 }
                 SkipSt::Open { q, n } => {
@@ -1056,7 +1082,7 @@ impl Skip {
             }
             i += 1;
         }
-        None
+        Skipped::More
     }
 }
 
