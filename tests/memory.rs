@@ -6,10 +6,12 @@
 //! - one call with a 1 MB argument peaks at most 2.5× the call;
 //! - an unclosed raw parameter value peaks within the call limit (its
 //!   bytes are kept once, not once more as the value);
+//! - so does a string-typed one, which streams as argument deltas while
+//!   it arrives; dispatching it costs one copy of its arguments text;
 //! - memory does not grow with the number of calls, nor with blocks that
 //!   fail: it is O(largest call), not O(response).
 
-use toolscan::{sink, DiagnosticKind, EventRef, IdMint, Limits, Options, Parser, Registry};
+use toolscan::{sink, DiagnosticKind, EventRef, IdMint, Limits, Options, Parser, Registry, Tools};
 use toolscan_testkit::alloc::{mark, since, Counting};
 
 #[global_allocator]
@@ -204,6 +206,162 @@ fn an_unclosed_parameter_value_peaks_within_the_call_limit() {
                 peak as f64 / LIMIT as f64
             );
         }
+    }
+}
+
+/// Parameter formats, each with the markup before a `write` call's
+/// `content` value and the markup that closes the value and the call.
+const STRING_FORMATS: [(&str, &str, &str); 4] = [
+    (
+        "qwen3-coder",
+        "<tool_call>\n<function=write>\n<parameter=content>\n",
+        "\n</parameter>\n</function>\n</tool_call>",
+    ),
+    (
+        "glm47",
+        "<tool_call>write<arg_key>content</arg_key><arg_value>",
+        "</arg_value></tool_call>",
+    ),
+    (
+        "minimax-m2",
+        "<minimax:tool_call><invoke name=\"write\"><parameter name=\"content\">",
+        "</parameter></invoke></minimax:tool_call>",
+    ),
+    (
+        // Decodes entities: a value without `&` is its input as it stands.
+        "claude-xml",
+        "<function_calls><invoke name=\"write\"><parameter name=\"content\">",
+        "</parameter></invoke></function_calls>",
+    ),
+];
+
+/// A parser whose tools say `write`'s `content` is a string.
+fn string_parser(format: &str, limit: usize) -> Parser {
+    let tools = serde_json::json!([{
+        "type": "function",
+        "function": {
+            "name": "write",
+            "parameters": {
+                "type": "object",
+                "properties": { "content": { "type": "string" } }
+            }
+        }
+    }]);
+    Parser::new(
+        Registry::builtin().grammar(format).expect("built in"),
+        Options::new()
+            .with_ids(IdMint::Seeded(0))
+            .with_tools(Tools::from_json(&tools).expect("tools"))
+            .with_limits(Limits {
+                max_call_bytes: limit,
+                ..Limits::default()
+            }),
+    )
+}
+
+/// A line of code with bytes a JSON string escapes (quotes, a newline).
+const CODE_LINE: &str = "let x = \"<value>\"; // a line of code, never closed\n";
+
+#[test]
+fn an_unclosed_string_value_streams_and_peaks_within_the_call_limit() {
+    const LIMIT: usize = 4 << 20;
+    for (format, head, _) in STRING_FORMATS {
+        // Past the limit (a `limit` diagnostic), and ended by the stream
+        // inside the value (`truncated`).
+        for (size, kind) in [
+            (LIMIT + (LIMIT >> 1), DiagnosticKind::Limit),
+            (LIMIT - (LIMIT >> 2), DiagnosticKind::Truncated),
+        ] {
+            let body = CODE_LINE.repeat(size / CODE_LINE.len());
+            let mut p = string_parser(format, LIMIT);
+            let mut text = 0usize;
+            let mut args = 0usize;
+            let mut kinds = Vec::new();
+            let mut s = sink::from_fn(|e: EventRef<'_>| match e {
+                EventRef::Text(t) => text += t.len(),
+                EventRef::ToolCallArgs { delta, .. } => args += delta.len(),
+                EventRef::Diagnostic(d) => kinds.push(d.kind),
+                _ => {}
+            });
+            let m = mark();
+            p.feed_str_with(head, &mut s);
+            for piece in body.as_bytes().chunks(1 << 16) {
+                p.feed_with(piece, &mut s);
+            }
+            p.finish_with(&mut s);
+            let (_, peak) = since(m);
+            assert_eq!(text, head.len() + body.len(), "{format}: nothing lost");
+            assert_eq!(kinds, [kind], "{format}");
+            // It streamed: the value's deltas came as it arrived.
+            assert!(
+                args > size.min(LIMIT) / 2,
+                "{format}: {args} bytes of deltas"
+            );
+            let ratio = peak as f64 / LIMIT as f64;
+            assert!(
+                ratio <= 1.2,
+                "{format}, {size} bytes of value: peak {peak} = {ratio:.2}× the call limit"
+            );
+        }
+    }
+}
+
+/// While a long string value streams, the call costs its bytes once (the
+/// pending input, in a buffer that grows by doubling); when it is
+/// dispatched, `tool_call_end` borrows the whole arguments text, made then:
+/// one copy of the escaped value besides its input, for that moment only.
+#[test]
+fn a_dispatched_string_value_costs_one_copy_of_its_arguments() {
+    const LIMIT: usize = 4 << 20;
+    for (format, head, tail) in STRING_FORMATS {
+        let body = CODE_LINE.repeat((LIMIT - (LIMIT >> 2)) / CODE_LINE.len());
+        let call = body.len() + head.len() + tail.len();
+        let mut p = string_parser(format, LIMIT);
+        // Room made before measuring, so that keeping what the events
+        // carry costs the measurement nothing.
+        let mut args = String::with_capacity(2 * LIMIT);
+        let mut arguments = String::with_capacity(2 * LIMIT);
+        let mut s = sink::from_fn(|e: EventRef<'_>| match e {
+            EventRef::ToolCallArgs { delta, .. } => args.push_str(delta),
+            EventRef::ToolCallEnd { arguments: a, .. } => arguments.push_str(a),
+            _ => {}
+        });
+        let m = mark();
+        p.feed_str_with(head, &mut s);
+        for piece in body.as_bytes().chunks(1 << 16) {
+            p.feed_with(piece, &mut s);
+        }
+        let (_, streaming) = since(m);
+        p.feed_str_with(tail, &mut s);
+        let (_, dispatching) = since(m);
+        p.finish_with(&mut s);
+        assert_eq!(args, arguments, "{format}: the deltas are the arguments");
+        let value: serde_json::Value = serde_json::from_str(&arguments).expect(format);
+        let content = value["content"].as_str().unwrap_or_default();
+        // (Qwen's template: the newline before the closing tag is markup.)
+        assert!(
+            content == body || content == &body[..body.len() - 1],
+            "{format}"
+        );
+        // Within the limit, as an unclosed value (the buffer's capacity is
+        // a power of two: 4/3 of this call).
+        let streaming_ratio = streaming as f64 / LIMIT as f64;
+        assert!(
+            streaming_ratio <= 1.2,
+            "{format}: streaming peak {streaming_ratio:.2}× the limit"
+        );
+        // Dispatch adds the arguments text (the value escaped: a few
+        // percent longer than its input), and nothing else.
+        let extra = (dispatching - streaming) as f64 / arguments.len() as f64;
+        assert!(
+            extra <= 1.05,
+            "{format}: dispatch adds {extra:.2}× the arguments"
+        );
+        eprintln!(
+            "{format}: peak {:.2}× the call while streaming, {:.2}× at dispatch",
+            streaming as f64 / call as f64,
+            dispatching as f64 / call as f64
+        );
     }
 }
 

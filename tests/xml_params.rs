@@ -249,6 +249,56 @@ fn string_values_stream_in_every_format() {
     }
 }
 
+/// A string value's arguments text is made from its input bytes as they
+/// stand and, where the format decodes an entity, from the decoded bytes:
+/// the pieces join in order, around typed values and items, whatever the
+/// chunking. qwen3-coder: the text `null` alone is null, a value that only
+/// begins like it is a string; claude-xml decodes `&lt;` `&amp;`.
+#[test]
+fn string_values_join_their_input_and_decoded_pieces_in_order() {
+    let opts = with_tools(tool(
+        "f",
+        json!({"a": {"type": "string"}, "n": {"type": "integer"},
+               "b": {"type": "string"}, "c": {"type": "string"}}),
+    ));
+    let input = "<tool_call>\n<function=f>\n<parameter=a>\nnullish \"q\"\tü\n</parameter>\n\
+                 <parameter=n>\n5\n</parameter>\n<parameter=b>\nnull\n</parameter>\n\
+                 <parameter=c>\nnu\n</parameter>\n</function>\n</tool_call>";
+    let ev = run("qwen3-coder", &opts, input);
+    one_call(
+        &ev,
+        "f",
+        json!({"a": "nullish \"q\"\tü", "n": 5, "b": null, "c": "nu"}),
+        input,
+    );
+    let input = "<function_calls><invoke name=\"f\"><parameter name=\"a\">x &lt;y&gt; \"z\" &amp;\
+                 </parameter><parameter name=\"n\">5</parameter><parameter name=\"b\">\
+                 &amp;😀 tail</parameter></invoke></function_calls>";
+    let ev = run("claude-xml", &opts, input);
+    one_call(
+        &ev,
+        "f",
+        json!({"a": "x <y> \"z\" &", "n": 5, "b": "&😀 tail"}),
+        input,
+    );
+    assert!(kinds(&ev).is_empty(), "{:?}", diagnostics_of(&ev));
+}
+
+/// A string value holding bytes that are not UTF-8 is not a call: its
+/// deltas stop before them, nothing is dispatched and the block's bytes
+/// come back as text, under every chunking.
+#[test]
+fn a_string_value_that_is_not_utf8_is_not_dispatched() {
+    let opts = with_tools(tool("f", json!({"a": {"type": "string"}})));
+    let input: &[u8] =
+        b"<tool_call>\n<function=f>\n<parameter=a>\nok \xff then\n</parameter>\n</function>\n</tool_call>";
+    let ev = chunk::invariant(|| chunk::parser("qwen3-coder", opts.clone()), input)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(calls(&ev).is_empty(), "{ev:?}");
+    assert!(text_of(&ev).starts_with("<tool_call>"), "{ev:?}");
+    assert!(kinds(&ev).contains(&DiagnosticKind::Malformed), "{ev:?}");
+}
+
 // ------------------------------------------- (b) partial closing tags
 
 /// A value holding the beginning of its own closing tag is not cut there:

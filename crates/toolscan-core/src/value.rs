@@ -417,7 +417,9 @@ impl ValueRead {
             Trim::All => bytes.iter().rev().take_while(|&&b| is_ws(b)).count(),
         };
         let bytes = &bytes[..bytes.len() - tail];
-        if self.entities {
+        // Without an `&` there is no entity to decode: the bytes are
+        // handed on as they stand (a span of the input, not a copy).
+        if self.entities && memchr::memchr(b'&', bytes).is_some() {
             self.scratch.clear();
             let used = decode_prefix(bytes, fin, &mut self.scratch);
             calls.value_bytes(&self.scratch, None, src);

@@ -11,6 +11,7 @@ use crate::options::Limits;
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink;
 use crate::tools::Tools;
+use crate::xml::escape::{json_str_content_len, push_json_str_content};
 
 /// Per-parser state shared by all calls of the response.
 #[derive(Debug)]
@@ -77,6 +78,52 @@ fn args_text<'a>(span: Option<(u64, usize)>, args: &'a [u8], src: Src<'a>) -> &'
     }
 }
 
+/// A string value's raw bytes in the arguments: the bytes of the pending
+/// buffer between two absolute offsets, written JSON-escaped at offset `at`
+/// of the call's argument record (before the record's bytes from there on).
+/// The arguments text is a function of the record and these spans, so a
+/// long string value is kept once (as the input), not once more escaped.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seg {
+    /// Where it goes in the record.
+    pub at: usize,
+    /// Its raw bytes: absolute offsets in the pending buffer.
+    pub from: u64,
+    pub to: u64,
+}
+
+/// How far the argument deltas got through a record with [`Seg`]s: the
+/// record's bytes before `lit`, the segments before `seg`, and the raw bytes
+/// of segment `seg` before `raw` were made into text (sent, or waiting in
+/// `pending_text`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Cursor {
+    lit: usize,
+    seg: usize,
+    raw: u64,
+}
+
+/// The arguments text of a record with segments, whole: the record with
+/// each segment's raw bytes escaped in its place (the one copy a call's
+/// string values cost, made when `tool_call_end` needs the text).
+fn joined(args: &[u8], segs: &[Seg], src: Src<'_>) -> Vec<u8> {
+    let raw = |s: &Seg| src.span(s.from, s.to.saturating_sub(s.from) as usize);
+    let len = args.len()
+        + segs
+            .iter()
+            .map(|s| json_str_content_len(raw(s)))
+            .sum::<usize>();
+    let mut out = Vec::with_capacity(len);
+    let mut lit = 0;
+    for s in segs {
+        out.extend_from_slice(args.get(lit..s.at).unwrap_or_default());
+        lit = lit.max(s.at);
+        push_json_str_content(raw(s), &mut out);
+    }
+    out.extend_from_slice(args.get(lit..).unwrap_or_default());
+    out
+}
+
 /// How far the arguments of a call are.
 #[derive(Debug, Default)]
 pub(crate) enum Args {
@@ -114,10 +161,23 @@ pub(crate) struct Call {
     /// Otherwise the arguments are the input bytes from this absolute
     /// offset, this many so far (still in the pending buffer: no copy).
     pub span: Option<(u64, usize)>,
+    /// String values of a parameter-style call that are spans of the input
+    /// (escaped where they go in `args`, never copied while they stream).
+    pub segs: Vec<Seg>,
+    /// With `segs`: how far the deltas got (set when the first segment
+    /// is synced: the record's bytes sent before it are `emitted`).
+    cursor: Option<Cursor>,
+    /// With `segs`: the arguments text made since the last delta that is
+    /// not sent yet (at most an unfinished character after a sync), and
+    /// the room the next delta is made in.
+    pending_text: Vec<u8>,
+    /// With `segs`: a byte that is not UTF-8 was met; no delta follows
+    /// (the call fails when it completes).
+    bad_text: bool,
     pub args_state: Args,
     /// Index and id once `tool_call_start` was sent.
     pub started: Option<(usize, String)>,
-    /// Bytes of `args` already sent as deltas.
+    /// Bytes of the arguments text already sent as deltas.
     emitted: usize,
     /// The call object (or the arguments value) closed.
     pub complete: bool,
@@ -130,6 +190,57 @@ pub(crate) struct Call {
     ///
     /// [`CallKeys::no_call`]: crate::format::CallKeys::no_call
     pub void: bool,
+}
+
+impl Call {
+    /// [`Calls::sync`] for a record with segments: makes the arguments text
+    /// written since the last delta (the record's new bytes, the segments'
+    /// new raw bytes escaped) and sends it up to a character boundary.
+    fn sync_segs(&mut self, index: usize, out: &mut dyn Sink, src: Src<'_>) {
+        if self.bad_text {
+            return;
+        }
+        let text = &mut self.pending_text;
+        let cur = self.cursor.get_or_insert(Cursor {
+            lit: self.emitted,
+            seg: 0,
+            raw: 0,
+        });
+        while let Some(s) = self.segs.get(cur.seg) {
+            text.extend_from_slice(self.args.get(cur.lit..s.at).unwrap_or_default());
+            cur.lit = cur.lit.max(s.at);
+            let from = cur.raw.max(s.from);
+            push_json_str_content(src.span(from, s.to.saturating_sub(from) as usize), text);
+            cur.raw = s.to;
+            // The last segment may still grow, until the record goes on
+            // after it.
+            if cur.seg + 1 == self.segs.len() && self.args.len() == s.at {
+                break;
+            }
+            cur.seg += 1;
+            cur.raw = 0;
+        }
+        if cur.seg == self.segs.len() {
+            text.extend_from_slice(self.args.get(cur.lit..).unwrap_or_default());
+            cur.lit = cur.lit.max(self.args.len());
+        }
+        // Deltas stop before bytes that are not UTF-8 (such a call fails
+        // when it completes) and before an unfinished character.
+        let n = match std::str::from_utf8(text) {
+            Ok(s) => s.len(),
+            Err(e) => {
+                self.bad_text = e.error_len().is_some();
+                e.valid_up_to()
+            }
+        };
+        if n > 0 {
+            if let Ok(delta) = std::str::from_utf8(&text[..n]) {
+                out.event(EventRef::ToolCallArgs { index, delta });
+                self.emitted += n;
+            }
+        }
+        text.drain(..n);
+    }
 }
 
 /// The calls of one block.
@@ -312,6 +423,10 @@ impl Calls {
     pub(crate) fn sync(&mut self, out: &mut dyn Sink, src: Src<'_>) {
         let Some(c) = self.call.as_mut() else { return };
         let Some((index, _)) = c.started else { return };
+        if !c.segs.is_empty() {
+            c.sync_segs(index, out, src);
+            return;
+        }
         let text = args_text(c.span, &c.args, src);
         // Deltas stop before bytes that are not UTF-8 (such a call fails
         // when it completes) and before an unfinished character.
@@ -376,6 +491,7 @@ impl Calls {
             }
             Args::Missing | Args::Null => {
                 c.span = None;
+                c.segs.clear();
                 c.args.clear();
                 c.args.extend_from_slice(b"{}");
                 c.emitted = 0;
@@ -383,6 +499,13 @@ impl Calls {
             Args::Object(_) | Args::Encoded(_) | Args::Literal | Args::Params | Args::Written => {
                 return Err(Stop::fail(Reason::ArgsUnfinished));
             }
+        }
+        if !c.segs.is_empty() {
+            // The whole text, once: the deltas sent so far are its prefix
+            // (`emitted` counts them), the rest is sent from it.
+            c.args = joined(&c.args, &c.segs, src);
+            c.segs = Vec::new();
+            c.pending_text = Vec::new();
         }
         // Whatever wrote the arguments (a span of the input, raw parameter
         // values copied as they came), they are checked here, once.

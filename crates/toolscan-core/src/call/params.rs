@@ -2,16 +2,18 @@
 //! `<arg_key>k</arg_key><arg_value>v</arg_value>`, …), built as the
 //! parameters arrive: `{` with the first key, `,` before each next one, the
 //! value's JSON, and `}` when the call is dispatched. Every byte goes into
-//! the call's argument record once and is never taken back, so the argument
-//! deltas are prefixes of the final arguments text.
+//! the call's argument record (or a segment of it) once and is never taken
+//! back, so the argument deltas are prefixes of the final arguments text.
 //!
-//! A value whose type is exactly `string` is written as a JSON string while
-//! it arrives (escaped on the fly); any other value is collected and
-//! converted when it ends (`xml::coerce`).
+//! A value whose type is exactly `string` is a JSON string while it arrives:
+//! its bytes, as they stand in the pending buffer, are a span of it that is
+//! escaped as the deltas are made (`Seg`), not a copy; bytes that are not
+//! the input's (entities decoded) are escaped into the record. Any other
+//! value is collected and converted when it ends (`xml::coerce`).
 
 use serde_json::Value;
 
-use crate::call::calls::{Args, Calls, Ctx, Src};
+use crate::call::calls::{Args, Calls, Ctx, Seg, Src};
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink;
@@ -218,17 +220,33 @@ impl Calls {
         if p.live {
             if p.null && !p.slot {
                 // Not written while it may still be `null`.
-                p.raw.extend_from_slice(bytes);
-                if NULL.starts_with(&p.raw) {
+                let held = p.raw.len();
+                if NULL.get(held..held + bytes.len()) == Some(bytes) {
+                    p.raw.extend_from_slice(bytes);
                     return;
                 }
                 p.write_slot(&mut c.args, &mut c.args_state);
                 push_json_str_content(&p.raw, &mut c.args);
                 p.raw.clear();
-                return;
             }
             p.write_slot(&mut c.args, &mut c.args_state);
-            push_json_str_content(bytes, &mut c.args);
+            let Some(a) = at else {
+                // Bytes that are not the input's as they stand (entities
+                // decoded): escaped into the record.
+                push_json_str_content(bytes, &mut c.args);
+                return;
+            };
+            // Bytes of the input as they stand: a span of it, escaped only
+            // as the deltas are made.
+            let end = a + bytes.len() as u64;
+            match c.segs.last_mut() {
+                Some(s) if s.at == c.args.len() && s.to == a => s.to = end,
+                _ => c.segs.push(Seg {
+                    at: c.args.len(),
+                    from: a,
+                    to: end,
+                }),
+            }
             return;
         }
         let end = at.map(|a| a + bytes.len() as u64);

@@ -67,6 +67,17 @@ pub(crate) fn push_json_str_content(raw: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&raw[start..]);
 }
 
+/// How many bytes [`push_json_str_content`] appends for `raw`.
+pub(crate) fn json_str_content_len(raw: &[u8]) -> usize {
+    raw.iter()
+        .map(|&b| match ESCAPE[usize::from(b)] {
+            0 => 1,
+            b'u' => 6,
+            _ => 2,
+        })
+        .sum()
+}
+
 /// Appends `raw` to `out` as a whole JSON string: a quote, the escaped
 /// content (see [`push_json_str_content`]) and a closing quote.
 pub(crate) fn push_json_str(raw: &[u8], out: &mut Vec<u8>) {
@@ -107,6 +118,7 @@ mod tests {
         ];
         for &(raw, want) in cases {
             assert_eq!(content(raw.as_bytes()), want, "input {raw:?}");
+            assert_eq!(json_str_content_len(raw.as_bytes()), want.len(), "{raw:?}");
             let mut quoted = Vec::new();
             push_json_str(raw.as_bytes(), &mut quoted);
             assert_eq!(quoted, format!("\"{want}\"").into_bytes());
