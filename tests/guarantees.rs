@@ -146,3 +146,24 @@ fn an_invalid_sequence_where_a_literal_failed_is_one_replacement() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// A bare `{` that cannot begin JSON is text, without a block.
+
+/// `{` before a byte no JSON object can go on with is text at once (text
+/// mode sees it from the scanner's own table); the same under every
+/// chunking, a chunk that ends right after the `{` included, and a call
+/// right after such braces is still read.
+#[test]
+fn bare_braces_before_bytes_json_refuses_are_text_and_the_call_after_them_is_read() {
+    let call = r#"{"name": "f", "arguments": {"a": 1}}"#;
+    for format in ["json", "llama3-json"] {
+        let input = format!("{{{{x {{{{ {{1}} {call} {{{{");
+        let events = run(format, input.as_bytes());
+        let calls = calls_of(&events);
+        assert_eq!(calls.len(), 1, "{format}: {events:?}");
+        assert_eq!(calls[0].0, "f");
+        assert_eq!(text_of(&events), input.replace(call, ""), "{format}");
+        assert!(diagnostics_of(&events).is_empty(), "{format}: {events:?}");
+    }
+}

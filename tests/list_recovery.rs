@@ -212,3 +212,142 @@ fn calls_around_a_bad_element_are_dispatched_at_their_own_end() {
     let ev = [p.feed(b"]"), p.finish()].concat();
     assert_eq!(text(&ev), "");
 }
+
+/// Python lists: (formats, list opener, list closer).
+const PY_LISTS: &[(&[&str], &str, &str)] = &[
+    (
+        &["pythonic", "auto"],
+        "<|python_start|>[",
+        "]<|python_end|>",
+    ),
+    (&["pythonic"], "[", "]"),
+    (
+        &["lfm2", "auto"],
+        "<|tool_call_start|>[",
+        "]<|tool_call_end|>",
+    ),
+];
+
+/// `input` between two good Python calls, in every Python list.
+fn py_between(bad: &str) {
+    for (formats, open, close) in PY_LISTS {
+        let input = format!("{open}get_time(), {bad}, get_weather(city='Paris'){close}");
+        expect(formats, &input, &two_good(), &format!(", {bad}"), MALFORMED);
+    }
+}
+
+/// A positional argument: the element is text, the call after it is read.
+#[test]
+fn python_lists_read_the_call_after_one_with_a_positional_argument() {
+    py_between("lookup('x', n=1)");
+    py_between("lookup(n=1, 2)");
+}
+
+/// A nested call, or a name that is no literal, as a value.
+#[test]
+fn python_lists_read_the_call_after_a_nested_call_or_a_bare_name() {
+    py_between("lookup(q=find(a=1))");
+    py_between("lookup(q=somewhere)");
+}
+
+/// Separators and brackets inside the bad element's strings and nested
+/// brackets do not end it: it ends at the `,` at the list's own level.
+#[test]
+fn python_lists_skip_a_bad_element_by_its_brackets_and_strings() {
+    py_between("lookup(1, q='a, b]', r=[1, (2, 3)], s={'k': \"x]\"})");
+    py_between("lookup(q=bad, t='''it's, ]''', u=\"\\\", ]\")");
+    py_between("lookup(q=r'\\', ]', 1)");
+}
+
+/// An element that is no call at all: a number, a string, a list.
+#[test]
+fn python_lists_read_the_call_after_an_element_that_is_not_a_call() {
+    py_between("42");
+    py_between("'get_time(), x'");
+    py_between("[get_time(), 1]");
+}
+
+/// Arguments left open, then junk: the element runs to the `,` at the
+/// list's level once its brackets close.
+#[test]
+fn python_lists_read_the_call_after_unclosed_arguments_and_junk() {
+    py_between("lookup(a=1 junk)");
+    py_between("lookup(a=1 (junk, []))");
+}
+
+/// A bracket that closes what is not open (the list's `]` while the
+/// arguments are open) leaves the element's end unknown: the list ends
+/// there with one diagnostic, the rest is text, and a later list is read
+/// anew.
+#[test]
+fn python_lists_end_at_a_bracket_that_does_not_fit() {
+    let input = "[get_time(), lookup(a='x'] Sorry. [get_weather(city='Paris')]";
+    let ev = run("pythonic", input);
+    assert_eq!(calls(&ev), two_good());
+    assert_eq!(text(&ev), ", lookup(a='x'] Sorry. ");
+    assert_eq!(kinds(&ev), MALFORMED);
+}
+
+/// Junk after a complete call: the call was dispatched at its `)`; the
+/// junk up to the next `,` is text with a diagnostic, and the list reads
+/// on.
+#[test]
+fn python_lists_read_on_after_junk_behind_a_call() {
+    for (formats, open, close) in PY_LISTS {
+        let input = format!("{open}get_time() junk [,], get_weather(city='Paris'){close}");
+        expect(formats, &input, &two_good(), " junk [,]", MALFORMED);
+    }
+}
+
+/// A bad first element of a definite Python list: text with the list's
+/// marker; the calls after it are read.
+#[test]
+fn a_bad_first_python_element_is_text_with_the_lists_marker() {
+    let input = "<|python_start|>[lookup(1), get_time(), get_weather(city='Paris')]<|python_end|>";
+    expect(
+        &["pythonic", "auto"],
+        input,
+        &two_good(),
+        "<|python_start|>[lookup(1)",
+        MALFORMED,
+    );
+}
+
+/// A bare `[` that showed no call before its bad element stays silent
+/// prose, whatever follows.
+#[test]
+fn bare_python_brackets_in_prose_stay_silent() {
+    for input in [
+        "see [1, 2] and [see (a)]",
+        "[lookup(1), get_time()]",
+        "[note, get_time()]",
+    ] {
+        let ev = run("pythonic", input);
+        assert_eq!(calls(&ev), [], "{input:?}");
+        assert_eq!(text(&ev), input, "{input:?}");
+        assert_eq!(kinds(&ev), [], "{input:?}");
+    }
+}
+
+/// Earliest dispatch in a Python list: the call before the bad element
+/// is dispatched in the feed that brings its `)`, the one after in the
+/// feed that brings its own; the bad element is text as it comes, and
+/// the diagnostic comes with its failing byte.
+#[test]
+fn python_calls_around_a_bad_element_are_dispatched_at_their_own_end() {
+    let mut p = chunk::parser("lfm2", chunk::seeded_options());
+    let ev = p.feed(b"<|tool_call_start|>[get_time()");
+    assert_eq!(calls(&ev), [call("get_time", json!({}))]);
+    let ev = p.feed(b", lookup(1");
+    assert_eq!(calls(&ev), []);
+    assert_eq!(text(&ev), ", lookup(1");
+    assert_eq!(kinds(&ev), MALFORMED);
+    let ev = p.feed(b", q=')]')");
+    assert_eq!(text(&ev), ", q=')]')");
+    let ev = p.feed(b", get_date()");
+    assert_eq!(calls(&ev), [call("get_date", json!({}))]);
+    assert_eq!(text(&ev), "");
+    let ev = [p.feed(b"]<|tool_call_end|>"), p.finish()].concat();
+    assert_eq!(text(&ev), "");
+    assert_eq!(kinds(&ev), []);
+}

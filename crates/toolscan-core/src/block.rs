@@ -10,7 +10,7 @@ use crate::format::{ByteSet, Field, Lit};
 use crate::json::JsonScanner;
 use crate::pending::{Chunk, Pending};
 use crate::program::{Op, ThenOp};
-use crate::python::PyReader;
+use crate::python::{PyReader, Skip, Skipped};
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink;
 use crate::steps::{self, CaptureWord, Captured, LitMatch, Progress, ThenEnd, ThenMatch};
@@ -58,6 +58,8 @@ pub(crate) enum StepState {
     Then(ThenMatch),
     Value(Box<ValueRead>),
     Py(Box<PyReader>),
+    /// Reading over a failed list element (see `Step::RecoverElement`).
+    Skip(Skip),
 }
 
 /// A JSON value being read and mapped onto calls.
@@ -488,6 +490,37 @@ pub(crate) fn run(
                 }
                 continue;
             }
+            Op::Skip(ends, to) => {
+                // A failed element: its bytes are text as they come, up to
+                // its end, which the step at `to` reads.
+                let sk = state!(Skip, Skip::top());
+                let end = sk.feed(ends, env.ctx.limits.max_depth, input);
+                let n = match end {
+                    Skipped::More => input.len(),
+                    Skipped::End(n) | Skipped::Broken(n) => n,
+                };
+                env.pending.take_n(ch, n);
+                i += n;
+                match end {
+                    Skipped::More => release(env),
+                    Skipped::End(_) => {
+                        // (An ASCII byte follows: nothing held can be part
+                        // of a character it would finish.)
+                        release_all(env);
+                        b.goto(*to);
+                    }
+                    Skipped::Broken(_) => {
+                        // A bracket that does not fit: where the element
+                        // ends cannot be known, so the list ends here (the
+                        // failure was reported), and this byte is text
+                        // again.
+                        release_all(env);
+                        end_block(b, env);
+                        return (i, Outcome::Text);
+                    }
+                }
+                continue;
+            }
             Op::Json(j) => {
                 if room == 0 {
                     fail!(too_long);
@@ -901,17 +934,35 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
         Some(Op::Then(t)) if t.seek => Some((pc, t)),
         _ => None,
     });
+    // A list element recovers once the block is known to hold calls, and
+    // where the failed step can say how to read on over the element.
+    let skip = match b.recover.map(|pc| (pc, prog.get(pc))) {
+        Some((pc, Some(Op::Skip(..)))) if !limit && !b.calls.silent() => {
+            skip_from(&b.st, prog, b.pc).map(|sk| (pc, sk))
+        }
+        _ => None,
+    };
     let lit: Option<&Lit> = match prog.get(b.pc) {
         Some(Op::Lit(l) | Op::OptLit(l) | Op::LitOrEof(l)) => Some(l),
         _ => None,
     };
-    let fate = if seek.is_some() {
+    let fate = if skip.is_some() {
+        "; the element is kept as text and the list reads on"
+    } else if seek.is_some() {
         "; the call is kept as text and reading goes on after it"
     } else {
         "; the block is kept as text"
     };
     let offset = env.pending.pos;
     report(&mut b.calls, env, stop, lit, offset, fate);
+    if let Some((pc, sk)) = skip {
+        // What the element read so far is text; the rest of it is read
+        // over from the failing byte.
+        release(env);
+        b.pc = pc;
+        b.st = StepState::Skip(sk);
+        return Failed::Recovered;
+    }
     let Some((pc, t)) = seek else {
         let p = &mut *env.pending;
         let k = p.buf.len() - partial.min(p.buf.len());
@@ -939,4 +990,21 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
     let held = p.buf[p.buf.len() - keep.min(p.buf.len())..].to_vec();
     b.st = StepState::Then(ThenMatch::seeking(p.buf_start, held));
     Failed::Recovered
+}
+
+/// How to read over the rest of a list element from the failing byte of
+/// the step in state `st`; `None` if it cannot be known.
+fn skip_from(st: &StepState, prog: &[Op], pc: usize) -> Option<Skip> {
+    match st {
+        StepState::Py(r) => match prog.get(pc) {
+            Some(Op::Py(step)) => r.skip(step),
+            _ => None,
+        },
+        // Inside JSON or a raw value: not followed.
+        StepState::Json(_) | StepState::Value(_) | StepState::Skip(_) => None,
+        // Between the element's parts (its name, the markup after it).
+        StepState::Fresh | StepState::Lit(_) | StepState::Capture(_) | StepState::Then(_) => {
+            Some(Skip::top())
+        }
+    }
 }

@@ -741,6 +741,19 @@ pub enum Step {
     /// assert!(ev.iter().any(|e| matches!(e, Event::ToolCallEnd { name, .. } if name == "b")));
     /// ```
     Recover(Vec<(Lit, Label)>),
+    /// Sets the block's recovery point for a list of calls read call by
+    /// call (`[f(a=1), g(b=2)]`): from here on, once the block holds a call
+    /// (or is definite), a call that fails does not end the block. The
+    /// failure is reported as usual; the rest of the failed element is read
+    /// over exactly — brackets counted and strings followed from where the
+    /// call failed — up to the first of these bytes (`,`, `]`) outside any
+    /// bracket or string. Everything from the end of the call before it
+    /// (or from the block's start) to there is text, released as it comes,
+    /// and the block goes on at the label, which reads that byte.
+    ///
+    /// Unlike [`Step::Recover`], this is no search for text: a separator
+    /// inside a string or a nested list does not end the element.
+    RecoverElement(Vec<u8>, Label),
     /// Jump.
     Goto(Label),
     /// The block is over; back to text.

@@ -1211,12 +1211,19 @@ fn py_call(step: PyStep) -> Vec<Step> {
 }
 
 /// A bracketed list of Python calls, `[f(a=1), g(b='x')]`, from its `[`:
-/// each call is dispatched as soon as its `)` is read.
+/// each call is dispatched as soon as its `)` is read. A bad element is
+/// text, and the list reads on after it.
 fn py_list() -> Vec<Step> {
     [
-        vec![lit("["), label("call"), Step::Ws],
+        vec![
+            lit("["),
+            Step::RecoverElement(b",]".to_vec(), Label::from("sep")),
+            label("call"),
+            Step::Ws,
+        ],
         py_call(PyStep::keywords()),
         vec![
+            label("sep"),
             Step::Ws,
             Step::OneOf(vec![
                 (Lit::new(","), Label::from("call")),
@@ -1308,8 +1315,11 @@ fn lfm2() -> Format {
         Step::Ws,
     ];
     // LFM2 writes JSON's literals (`true`, `null`) as well as Python's.
+    // A bad element of the Python list is text, and the list reads on.
+    program.push(Step::RecoverElement(b",]".to_vec(), Label::from("sep")));
     program.extend(py_call(PyStep::keywords().json_literals()));
     program.extend([
+        label("sep"),
         Step::Ws,
         Step::OneOf(vec![
             (Lit::new(","), Label::from("call")),

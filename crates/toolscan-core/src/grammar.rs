@@ -61,19 +61,10 @@ pub(crate) struct Compiled {
     pub program: Vec<Op>,
     /// For a bare marker that starts a JSON value (`{`, `[`): the bytes
     /// that may follow it (see [`crate::json::second_bytes`]). Any other
-    /// byte fails the block at once, silently, so text mode does not open
-    /// it. `None`: no such knowledge, open the block.
+    /// byte fails the block at once, silently, so the marker scan takes
+    /// the marker for text (`MarkerSet::set_follow`). `None`: no such
+    /// knowledge, open the block.
     pub follow: Option<[u64; 4]>,
-}
-
-impl Compiled {
-    /// The marker is followed by `b`, which fails the block it opens at
-    /// once (see [`Compiled::follow`]).
-    #[inline]
-    pub(crate) fn fails_before(&self, b: u8) -> bool {
-        self.follow
-            .is_some_and(|f| f[usize::from(b >> 6)] & (1 << (b & 63)) == 0)
-    }
 }
 
 /// A compiled set of formats, shared (`Arc`) by every parser that uses it.
@@ -83,6 +74,9 @@ impl Compiled {
 pub struct Grammar {
     name: String,
     pub(crate) openers: Vec<Compiled>,
+    /// The longest marker whose opener has a [`Compiled::follow`] set (0:
+    /// none has).
+    pub(crate) follow_len: usize,
     /// Openers only; openers + reasoning openers; openers + reasoning closers.
     pub(crate) sets: [TextSet; 3],
     /// The reasoning closers of `sets[2]` alone: sought inside a call held
@@ -173,8 +167,11 @@ impl Grammar {
         split_outer_markers(&mut patterns, &mut openers);
         check_substrings(&patterns, &written).map_err(invalid)?;
         for (o, p) in openers.iter_mut().zip(&patterns) {
-            if let (true, false, Some(Op::Json(j))) =
-                (o.replay, p.case_insensitive, o.program.first())
+            // (Only where a failed block is silent: a definite one's
+            // diagnostic must not depend on where the chunk ends.)
+            let silent = o.trust != Trust::Definite;
+            if let (true, true, false, Some(Op::Json(j))) =
+                (silent, o.replay, p.case_insensitive, o.program.first())
             {
                 o.follow = crate::json::second_bytes(&p.bytes, j.lenient);
             }
@@ -194,7 +191,12 @@ impl Grammar {
                     kinds.push(kind);
                 }
             }
-            let set = MarkerSet::new(pats).map_err(invalid)?;
+            let mut set = MarkerSet::new(pats).map_err(invalid)?;
+            for (k, o) in openers.iter().enumerate().take(patterns.len()) {
+                if let Some(f) = o.follow {
+                    set.set_follow(k, f);
+                }
+            }
             Ok(TextSet { set, kinds })
         };
         let opens: Vec<(&str, PatKind)> = THINK
@@ -218,8 +220,16 @@ impl Grammar {
         } else {
             Some(MarkerSet::new(closers).map_err(invalid)?)
         };
+        let follow_len = openers
+            .iter()
+            .zip(&patterns)
+            .filter(|(o, _)| o.follow.is_some())
+            .map(|(_, p)| p.bytes.len())
+            .max()
+            .unwrap_or(0);
         Ok(Grammar {
             name: name.to_string(),
+            follow_len,
             openers,
             sets,
             closers,

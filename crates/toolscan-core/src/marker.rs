@@ -334,6 +334,11 @@ const BEGINS: u8 = 2;
 /// A compiled, immutable set of markers (shared by every stream).
 #[derive(Clone, Debug)]
 pub(crate) struct MarkerSet {
+    /// By pattern: the bytes that may follow it, a 256-bit set, for a
+    /// marker that opens a block which fails at once, silently, on any
+    /// other byte (a bare `{`, see `grammar::Compiled::follow`); `None` for
+    /// the others. Empty until [`MarkerSet::set_follow`].
+    follow: Vec<Option<[u64; 4]>>,
     dfa: DFA,
     start: StateID,
     /// Depth of every state, indexed by `id >> depth_shift` (state ids are
@@ -457,6 +462,7 @@ impl MarkerSet {
             }
         }
         Ok(MarkerSet {
+            follow: Vec::new(),
             class,
             pairs,
             dfa,
@@ -614,6 +620,24 @@ impl MarkerSet {
         self.start
     }
 
+    /// Which bytes may follow pattern `pid` (see [`MarkerSet::follow`]).
+    pub(crate) fn set_follow(&mut self, pid: usize, follow: [u64; 4]) {
+        if self.follow.len() <= pid {
+            self.follow.resize(pid + 1, None);
+        }
+        self.follow[pid] = Some(follow);
+    }
+
+    /// Pattern `pid` ends right before `next`, a byte that may not follow
+    /// it: the marker is text there.
+    #[inline]
+    fn refused(&self, pid: usize, next: Option<&u8>) -> bool {
+        match (self.follow.get(pid), next) {
+            (Some(Some(f)), Some(&b)) => f[usize::from(b >> 6)] & (1 << (b & 63)) == 0,
+            _ => false,
+        }
+    }
+
     pub(crate) fn pattern(&self, pid: usize) -> &Pattern {
         &self.patterns[pid]
     }
@@ -634,16 +658,21 @@ impl MarkerSet {
     /// marker, or one that begins with a word byte, is reported only if
     /// `accept(pattern, end)` says it is at the start of a line, or of a
     /// word (`end` indexes `hay`; the marker may begin in `recent`).
+    ///
+    /// With `follow`, a marker followed in `hay` by a byte its block
+    /// refuses at once ([`MarkerSet::set_follow`]) is text: the scan goes
+    /// on from the start state after it, as the failed block would have.
     pub(crate) fn scan(
         &self,
         sid: &mut StateID,
         hay: &[u8],
         recent: &[u8],
+        follow: bool,
         accept: &mut dyn FnMut(usize, usize) -> bool,
     ) -> Found {
         let mut i = 0;
         let mut w = Window::default();
-        while i < hay.len() {
+        'bytes: while i < hay.len() {
             if *sid == self.start {
                 match self.rare.next(hay, i, &mut w) {
                     Some(p) => match self
@@ -681,6 +710,9 @@ impl MarkerSet {
                     let case_ok = !self.any_ci || self.case_matches(pid, &hay[..i], recent);
                     if case_ok && (!(p.line_start || p.word_start()) || accept(pid, i)) {
                         *sid = self.start;
+                        if follow && self.refused(pid, hay.get(i)) {
+                            continue 'bytes;
+                        }
                         return Found::Marker {
                             pattern: pid,
                             end: i,
@@ -788,7 +820,7 @@ mod tests {
             let mut out = vec![];
             let mut i = 0;
             while let Found::Marker { pattern, end } =
-                m.scan(&mut sid, &input[i..], &[], &mut |_, _| true)
+                m.scan(&mut sid, &input[i..], &[], false, &mut |_, _| true)
             {
                 out.push((pattern, i + end));
                 i += end;
@@ -802,9 +834,13 @@ mod tests {
             let mut base = 0;
             for part in [&input[..cut], &input[cut..]] {
                 let mut i = 0;
-                while let Found::Marker { pattern, end } =
-                    m.scan(&mut sid, &part[i..], &input[..base + i], &mut |_, _| true)
-                {
+                while let Found::Marker { pattern, end } = m.scan(
+                    &mut sid,
+                    &part[i..],
+                    &input[..base + i],
+                    false,
+                    &mut |_, _| true,
+                ) {
                     out.push((pattern, base + i + end));
                     i += end;
                 }
@@ -828,9 +864,9 @@ mod tests {
     fn depth_is_the_possible_marker_prefix() {
         let m = set(&[("<tool_call>", false)]);
         let mut sid = m.start();
-        m.scan(&mut sid, b"x <to", b"", &mut |_, _| true);
+        m.scan(&mut sid, b"x <to", b"", false, &mut |_, _| true);
         assert_eq!(m.depth(sid), 3);
-        m.scan(&mut sid, b"x", b"x <to", &mut |_, _| true);
+        m.scan(&mut sid, b"x", b"x <to", false, &mut |_, _| true);
         assert_eq!(m.depth(sid), 0);
     }
 
@@ -839,7 +875,7 @@ mod tests {
         let m = set(&[("[RUN_MODULE]", true), ("<tool_call>", false)]);
         let mut sid = m.start();
         assert_eq!(
-            m.scan(&mut sid, b"a [run_module]", b"", &mut |_, _| true),
+            m.scan(&mut sid, b"a [run_module]", b"", false, &mut |_, _| true),
             Found::Marker {
                 pattern: 0,
                 end: 14
@@ -847,7 +883,13 @@ mod tests {
         );
         let mut sid = m.start();
         assert_eq!(
-            m.scan(&mut sid, b"<TOOL_CALL> <tool_call>", b"", &mut |_, _| true),
+            m.scan(
+                &mut sid,
+                b"<TOOL_CALL> <tool_call>",
+                b"",
+                false,
+                &mut |_, _| true
+            ),
             Found::Marker {
                 pattern: 1,
                 end: 23
@@ -900,7 +942,7 @@ mod tests {
         for p in ["<tool_call>", "[TOOL_CALLS]", "<tools>"] {
             let mut sid = m.start();
             for (i, &b) in p.as_bytes()[..p.len() - 1].iter().enumerate() {
-                m.scan(&mut sid, &[b], b"", &mut |_, _| true);
+                m.scan(&mut sid, &[b], b"", false, &mut |_, _| true);
                 assert_eq!(m.depth(sid), i + 1, "{p} at {i}");
             }
         }
@@ -962,9 +1004,13 @@ mod tests {
                 let mut base = 0;
                 for part in [&input[..cut], &input[cut..]] {
                     let mut i = 0;
-                    while let Found::Marker { pattern, end } =
-                        m.scan(&mut sid, &part[i..], &input[..base + i], &mut |_, _| true)
-                    {
+                    while let Found::Marker { pattern, end } = m.scan(
+                        &mut sid,
+                        &part[i..],
+                        &input[..base + i],
+                        false,
+                        &mut |_, _| true,
+                    ) {
                         got.push((pattern, base + i + end));
                         i += end;
                     }
@@ -995,7 +1041,7 @@ mod tests {
                                 !is_word(piece[start - 1])
                             }
                     };
-                    let found = m.scan(&mut sid, piece, &[], &mut at_word_start);
+                    let found = m.scan(&mut sid, piece, &[], false, &mut at_word_start);
                     assert_eq!(
                         found,
                         Found::Nothing,

@@ -71,6 +71,8 @@ pub struct Parser {
 /// What every mode works with.
 #[derive(Debug)]
 struct Shared {
+    /// No limit trips before a bare marker's next byte (see [`bare_room`]).
+    bare_room: bool,
     ctx: Ctx,
     pending: Pending,
     /// Reasoning separation is on.
@@ -93,10 +95,11 @@ struct Shared {
     truncated: bool,
 }
 
-/// A bare block opened by a marker of `marker_len` bytes would read the
-/// byte after it: no limit trips first (a limit's diagnostic is never
-/// silent, so [`Compiled::fails_before`](crate::grammar::Compiled) may
-/// stand for the block only when the block would fail on that byte).
+/// A bare block opened by a marker of up to `marker_len` bytes would read
+/// the byte after it: no limit trips first (a limit's diagnostic is never
+/// silent, so the marker scan may stand for such a block, with
+/// `MarkerSet::scan`'s `follow`, only when the block would fail on that
+/// byte).
 fn bare_room(limits: &crate::options::Limits, marker_len: usize) -> bool {
     limits.max_holdback.min(limits.max_call_bytes) > marker_len && limits.max_depth >= 2
 }
@@ -152,7 +155,9 @@ impl Parser {
         let tracks_think = options.reasoning || hold_calls;
         let think = tracks_think && options.starts_in_reasoning;
         let in_reasoning = options.reasoning && think;
+        let bare_room = bare_room(&options.limits, grammar.follow_len);
         let shared = Shared {
+            bare_room,
             ctx: Ctx::new(Minter::new(&options.ids), options.tools, options.limits),
             pending: Pending {
                 in_reasoning,
@@ -410,7 +415,7 @@ impl Parser {
                     let seen = h.searched_to.saturating_sub(ch.base) as usize;
                     let fresh = seen.clamp(i, ch.bytes.len());
                     let mut sid = h.closer;
-                    match set.scan(&mut sid, &ch.bytes[fresh..], &[], &mut |_, _| true) {
+                    match set.scan(&mut sid, &ch.bytes[fresh..], &[], false, &mut |_, _| true) {
                         Found::Marker { pattern, end } => {
                             head = Some(ch.head(fresh + end));
                             closer = Some(set.pattern(pattern).bytes.len());
@@ -785,7 +790,10 @@ impl Shared {
                 || line_tail2(&p.buf[..in_buf], &hay[..in_hay]).unwrap_or(p.line_blank);
             word_ok && line_ok
         };
-        match ts.set.scan(&mut st.sid, hay, &p.buf, &mut accept) {
+        match ts
+            .set
+            .scan(&mut st.sid, hay, &p.buf, self.bare_room, &mut accept)
+        {
             Found::Nothing => {
                 let end = ch.end();
                 let hold = ts.set.depth(st.sid) as u64;
@@ -801,21 +809,6 @@ impl Shared {
                 let after = match ts.kinds[pattern] {
                     PatKind::ThinkOpen => After::Think(true),
                     PatKind::ThinkClose => After::Think(false),
-                    PatKind::Opener(k)
-                        if ch
-                            .bytes
-                            .get(i + end)
-                            .is_some_and(|&b| g.openers[k].fails_before(b))
-                            && bare_room(&self.ctx.limits, pat.bytes.len()) =>
-                    {
-                        // A bare `{` before a byte that fails its block at
-                        // once (`{{`): what the block would come to —
-                        // the marker is text, silently, and text mode
-                        // reads on from the next byte, afresh — without it.
-                        p.flush(ch, mend, mend, true, out);
-                        st.sid = ts.set.start();
-                        return (i + end, After::Stay);
-                    }
                     PatKind::Opener(k) => {
                         let op = &g.openers[k];
                         tracing::trace!(offset = start, opener = k, "block opens");

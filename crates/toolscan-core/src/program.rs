@@ -35,6 +35,10 @@ pub(crate) enum Op {
     /// Arms recovery: a failure continues at this op, a seeking
     /// [`ThenOp`] (appended after the program's own steps).
     Recover(usize),
+    /// Reads over a failed list element up to one of these bytes at its
+    /// own level, then goes on at the target (appended after the program's
+    /// own steps, like a seek; reached only by a failure).
+    Skip(Vec<u8>, usize),
     Goto(usize),
     End,
     /// The block really began this many bytes after its marker: give them
@@ -144,7 +148,7 @@ impl Op {
                 .chain(v.nest.iter_mut())
                 .map(|o| &mut o.to)
                 .collect(),
-            Op::Recover(j) | Op::Goto(j) => vec![j],
+            Op::Recover(j) | Op::Goto(j) | Op::Skip(_, j) => vec![j],
             _ => Vec::new(),
         }
     }
@@ -273,6 +277,16 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
                     opts: options(opts)?,
                     seek: true,
                 }));
+                Op::Recover(n + seeks.len() - 1)
+            }
+            Step::RecoverElement(ends, l) => {
+                if ends.is_empty() {
+                    return Err("`RecoverElement` without an ending byte".into());
+                }
+                if ends.iter().any(|b| b"'\"\\([{".contains(b)) {
+                    return Err("`RecoverElement` ends at a quote or an opening bracket".into());
+                }
+                seeks.push(Op::Skip(ends.clone(), target(l)?));
                 Op::Recover(n + seeks.len() - 1)
             }
             Step::Goto(l) => Op::Goto(target(l)?),

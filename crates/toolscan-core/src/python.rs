@@ -283,6 +283,35 @@ impl PyReader {
     pub(crate) fn shown(&self) -> bool {
         self.shown
     }
+
+    /// After a failure: how to read over the rest of the call for the end
+    /// of the list element it is (the failing byte is read again). `None`
+    /// in a delimited string, whose end the skip cannot follow.
+    pub(crate) fn skip(&self, step: &PyStep) -> Option<Skip> {
+        let open = self
+            .frames
+            .iter()
+            .map(|f| match f.kind {
+                Kind::Args if step.args == PyArgs::Keywords => b')',
+                Kind::Tuple => b')',
+                Kind::List => b']',
+                Kind::Args | Kind::Dict => b'}',
+            })
+            .collect();
+        let st = match self.st {
+            St::Str(s) => SkipSt::In {
+                q: s.q,
+                triple: s.triple,
+                esc: s.esc == Esc::Backslash,
+                run: s.run,
+            },
+            St::Quote { q, n, .. } => SkipSt::Open { q, n },
+            St::DOpen(_) | St::DStr(_) => return None,
+            _ => SkipSt::Code,
+        };
+        Some(Skip { open, st })
+    }
+
     /// Reads `input`, writing the arguments to `out`: `Done(n)` once the
     /// closing bracket (the `n`th byte) was read, `Fail(n, why)` at byte
     /// `n`, else `Partial(n)`: all of it, or the first `n` bytes, after
@@ -921,6 +950,146 @@ fn unicode(s: &mut Str, cp: u32, out: &mut Vec<u8>) -> Result<(), Reason> {
             Ok(())
         }
         None => Err(Reason::BadEscape { found: b'U' }),
+    }
+}
+
+/// Where a [`Skip`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SkipSt {
+    /// Outside strings.
+    Code,
+    /// A string's opening quotes: `n` (1 or 2) of `q` read.
+    Open { q: u8, n: u8 },
+    /// Inside a string: `esc`, a backslash was read (the next byte is
+    /// content, a quote too); `run`, quotes of a triple-quoted string read
+    /// in a row.
+    In {
+        q: u8,
+        triple: bool,
+        esc: bool,
+        run: u8,
+    },
+}
+
+/// Reads over the rest of a list element that failed, for its end only:
+/// brackets are matched and strings followed (Python's quoting, which
+/// takes JSON's strings too), so a separator inside either is not the
+/// element's end. Nothing is decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Skip {
+    /// The closing bracket of each bracket open in the element, innermost
+    /// last.
+    open: Vec<u8>,
+    st: SkipSt,
+}
+
+/// How a [`Skip`] read its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Skipped {
+    /// All of it is the element's.
+    More,
+    /// The element ends before this byte (one of the ending bytes, at the
+    /// element's own level).
+    End(usize),
+    /// This byte breaks the brackets (a closing bracket that closes
+    /// nothing open, or another than the innermost; a bracket past the
+    /// depth limit): the element's end cannot be known.
+    Broken(usize),
+}
+
+impl Skip {
+    /// At the element's own level, outside strings.
+    pub(crate) fn top() -> Skip {
+        Skip {
+            open: Vec::new(),
+            st: SkipSt::Code,
+        }
+    }
+
+    /// Whether `b` is a closing bracket.
+    fn is_closer(b: u8) -> bool {
+        matches!(b, b')' | b']' | b'}')
+    }
+
+    /// Reads `input` up to the element's end: the first byte of `ends`
+    /// at its own level outside strings (not read). Brackets nest up to
+    /// `max_depth`.
+    pub(crate) fn feed(&mut self, ends: &[u8], max_depth: usize, input: &[u8]) -> Skipped {
+        let mut i = 0;
+        while let Some(&b) = input.get(i) {
+            match self.st {
+                SkipSt::Code => {
+                    if self.open.is_empty() && ends.contains(&b) {
+                        return Skipped::End(i);
+                    }
+                    let close = match b {
+                        b'(' => Some(b')'),
+                        b'[' => Some(b']'),
+                        b'{' => Some(b'}'),
+                        _ => None,
+                    };
+                    if let Some(c) = close {
+                        if self.open.len() >= max_depth {
+                            return Skipped::Broken(i);
+                        }
+                        self.open.push(c);
+                    } else if Self::is_closer(b) {
+                        if self.open.last() != Some(&b) {
+                            return Skipped::Broken(i);
+                        }
+                        self.open.pop();
+                    } else if b == b'\'' || b == b'"' {
+                        self.st = SkipSt::Open { q: b, n: 1 };
+                    }
+                }
+                SkipSt::Open { q, n } => {
+                    if b == q && n == 1 {
+                        self.st = SkipSt::Open { q, n: 2 };
+                    } else if b == q {
+                        self.st = SkipSt::In {
+                            q,
+                            triple: true,
+                            esc: false,
+                            run: 0,
+                        };
+                    } else {
+                        // `''` is an empty string; else the string began.
+                        // Either way this byte is read again.
+                        self.st = if n == 2 {
+                            SkipSt::Code
+                        } else {
+                            SkipSt::In {
+                                q,
+                                triple: false,
+                                esc: false,
+                                run: 0,
+                            }
+                        };
+                        continue;
+                    }
+                }
+                SkipSt::In {
+                    q,
+                    triple,
+                    esc,
+                    run,
+                } => {
+                    let run = if b == q && !esc { run + 1 } else { 0 };
+                    self.st = if !esc && b == q && (!triple || run == 3) {
+                        SkipSt::Code
+                    } else {
+                        SkipSt::In {
+                            q,
+                            triple,
+                            esc: !esc && b == b'\\',
+                            run,
+                        }
+                    };
+                }
+            }
+            i += 1;
+        }
+        Skipped::More
     }
 }
 

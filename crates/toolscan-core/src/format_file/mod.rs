@@ -149,6 +149,7 @@
 //! | `{"container": "object"\|"list"}` | `Open` |
 //! | `{"fork": [{"on": "any"\|"end"\|{"bytes": CHARS}\|{"any_but": CHARS}, "goto": L}]}` | `Fork` |
 //! | `{"then": JUMPS}`, `{"one_of": JUMPS}`, `{"recover": JUMPS}` | `Then`, `OneOf`, `Recover` |
+//! | `{"recover_element": CHARS, "goto": L}` | `RecoverElement` |
 //!
 //! A literal (LIT) is a non-empty string, or `{"text": …,
 //! "case_insensitive": true}`; JUMPS is an array of `{"lit": LIT, "goto":

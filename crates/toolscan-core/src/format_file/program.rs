@@ -44,6 +44,7 @@ const KINDS: &[&str] = &[
     "then",
     "one_of",
     "recover",
+    "recover_element",
     "reasoning",
     "string_param",
     "py",
@@ -93,8 +94,11 @@ fn step(v: &Value, at: &str) -> Result<Step, FormatFileError> {
     }
     let o = Obj::new(v, at.to_owned())?;
     // `recover` is a step of its own and also a modifier of `value`.
+    // (`recover_element` names its label with `goto`.)
     let kinds: Vec<&str> = if o.has("value") {
         vec!["value"]
+    } else if o.has("recover_element") {
+        vec!["recover_element"]
     } else {
         KINDS.iter().copied().filter(|k| o.has(k)).collect()
     };
@@ -167,6 +171,11 @@ fn step(v: &Value, at: &str) -> Result<Step, FormatFileError> {
         "one_of" => {
             o.only(&["one_of"])?;
             Step::OneOf(jumps("one_of")?)
+        }
+        "recover_element" => {
+            o.only(&["recover_element", "goto"])?;
+            let ends = o.need_lit("recover_element")?.as_bytes().to_vec();
+            Step::RecoverElement(ends, Label::from(o.need_lit("goto")?.to_owned()))
         }
         _ => {
             o.only(&["recover"])?;

@@ -196,6 +196,10 @@ fn step(s: &Step, at: &str) -> Result<Value, FormatFileError> {
         Step::Then(opts) => json!({"then": jumps(opts, at)?}),
         Step::OneOf(opts) => json!({"one_of": jumps(opts, at)?}),
         Step::Recover(opts) => json!({"recover": jumps(opts, at)?}),
+        Step::RecoverElement(ends, to) => json!({
+            "recover_element": String::from_utf8_lossy(ends),
+            "goto": to.as_str(),
+        }),
         // A step added to the format language after this writer.
         #[allow(unreachable_patterns)]
         _ => return Err(FormatFileError::new(at, "a step this writer does not know")),
