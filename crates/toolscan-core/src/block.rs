@@ -965,7 +965,14 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
     }
     let Some((pc, t)) = seek else {
         let p = &mut *env.pending;
-        let k = p.buf.len() - partial.min(p.buf.len());
+        let mut k = p.buf.len() - partial.min(p.buf.len());
+        if k == 0 && !p.buf.is_empty() {
+            // The literal that failed began at the block's own first byte
+            // (a replayed marker its program refused): read again from
+            // there, the marker would open the same block again, without
+            // end. Its first character is text; the rest is read again.
+            k = crate::utf8::char_len(p.buf[0]).min(p.buf.len());
+        }
         let markup = p.buf.split_off(k);
         p.pos = p.buf_start + k as u64;
         release(env);

@@ -467,13 +467,7 @@ fn unfinished_need(buf: &[u8]) -> usize {
         if b & 0xC0 == 0x80 {
             continue;
         }
-        let len: usize = match b {
-            0xC0..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF7 => 4,
-            _ => 1,
-        };
-        return len.saturating_sub(back);
+        return crate::utf8::char_len(b).saturating_sub(back);
     }
     0
 }

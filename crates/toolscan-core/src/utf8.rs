@@ -1,5 +1,17 @@
 //! Cutting byte buffers into UTF-8 text without splitting a character.
 
+/// How many bytes a character whose first byte is `lead` has (1 for a
+/// byte that begins none: ASCII, a continuation or an invalid byte).
+#[inline]
+pub(crate) fn char_len(lead: u8) -> usize {
+    match lead {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    }
+}
+
 /// Length of the longest prefix of `buf` that does not end inside a
 /// (possibly valid) multi-byte UTF-8 sequence.
 ///
@@ -14,12 +26,7 @@ pub(crate) fn complete_prefix_len(buf: &[u8]) -> usize {
         if b & 0xC0 == 0x80 {
             continue; // continuation byte: look further back for the lead
         }
-        let need = match b {
-            0xC0..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF7 => 4,
-            _ => 1,
-        };
+        let need = char_len(b);
         return if need > back { n - back } else { n };
     }
     n
