@@ -4,7 +4,7 @@
 //! (`toolscan_testkit::chunk::invariant`), and the guarantee the fuzzer saw
 //! broken is asserted on its own.
 
-use toolscan::{Event, IdMint, Options, Parser, Registry};
+use toolscan::{Event, IdMint, Limits, Options, Parser, Registry};
 use toolscan_testkit::check::{check_events, nothing_lost};
 use toolscan_testkit::chunk;
 
@@ -157,4 +157,34 @@ fn replayed_marker_that_its_program_refuses_does_not_reopen_forever() {
             assert_eq!(r.text, input, "{lit} {input:?}");
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Calls held inside reasoning
+
+/// `feed_chunks`, `json` with reasoning separation, a tools list and small
+/// limits (`max_holdback` 48, `max_call_bytes` 200): a call held inside an
+/// open `<think>` block, then bytes that reach the hold's limit while a
+/// bare `{` block reads them. The `limit` diagnostic that ends the hold
+/// came two bytes apart under two chunkings (1162 and 1164 in the run that
+/// found it): a bare `{` that its block refuses at once is text for the
+/// marker scan when the next byte is in the chunk, but opened a block when
+/// the chunk ended after it, and the end of any block restarted the count
+/// of text after the held call. Now only a block that completes a call
+/// does. What it protects: chunking invariance of the hold's limit.
+#[test]
+fn the_limit_of_calls_held_in_reasoning_trips_at_one_offset_under_any_chunking() {
+    let input: &[u8] = b"\x05<think>\n\n{\"name\": \"get_weather\"}\x80\"}}}: {\x01\x00apertustion}}\n:3d\\f\\u0\x13\x00\x00\x00\x00\x00\x00\x00u\x01\x00\x02\x80\"}}}";
+    let limits = Limits {
+        max_call_bytes: 200,
+        max_depth: 4,
+        max_holdback: 48,
+        max_name_bytes: 12,
+    };
+    let o = options()
+        .with_reasoning(true)
+        .with_limits(limits)
+        .with_complete_at_stop(true);
+    toolscan_testkit::chunk::invariant(|| parser("json", o.clone()), input)
+        .unwrap_or_else(|e| panic!("{e}"));
 }

@@ -117,8 +117,13 @@ enum Mode {
 /// bytes reasoning; the end of the stream sends the events.
 #[derive(Debug)]
 struct Hold {
-    /// Where the text after the last held block began.
+    /// Where the text after the last block that completed a call began
+    /// (a block that completed none is text for this count: the marker
+    /// scan may take a bare `{` for text without opening its block, and
+    /// both must count the same).
     text_from: u64,
+    /// The calls completed when `text_from` was last set.
+    counted: usize,
     /// The state of the search for a reasoning closer in the bytes of the
     /// current block (`Grammar::closers`), and where it got to.
     closer: StateID,
@@ -540,8 +545,8 @@ impl Parser {
     /// could not finish was quoted markup, reasoning as written; a block
     /// that began none (a text envelope, markup that is no call) gives
     /// what it gives outside reasoning, but for the report of its failure
-    /// (markup inside reasoning is reasoning, not a broken call). Else the
-    /// text after it starts counting.
+    /// (markup inside reasoning is reasoning, not a broken call). Else, if
+    /// it completed a call, the text after it starts counting.
     fn left_block(&mut self, out: &mut dyn Sink) {
         let Some(h) = &mut self.shared.hold else {
             return;
@@ -556,8 +561,9 @@ impl Parser {
             } else {
                 self.send_held(false, out);
             }
-        } else {
+        } else if self.shared.ctx.completed != h.counted {
             h.text_from = self.shared.pending.pos;
+            h.counted = self.shared.ctx.completed;
         }
     }
 
@@ -823,6 +829,7 @@ impl Shared {
                             p.start_raw();
                             self.hold = Some(Hold {
                                 text_from: start,
+                                counted: self.ctx.completed,
                                 closer,
                                 searched_to: mend,
                                 next_index: self.ctx.next_index,
