@@ -9,43 +9,9 @@
 //! feeding API (`chunk::invariant`), which must agree and keep the event
 //! contract.
 
-use serde_json::{json, Value};
-use toolscan::{DiagnosticKind, Event};
-use toolscan_testkit::check::{calls_of as calls, diagnostics_of, text_of as text};
-use toolscan_testkit::chunk;
-
-fn run(format: &str, input: &str) -> Vec<Event> {
-    chunk::invariant(
-        || chunk::parser(format, chunk::seeded_options()),
-        input.as_bytes(),
-    )
-    .unwrap_or_else(|e| panic!("{format}: {e}\ninput: {input:?}"))
-}
-
-fn kinds(events: &[Event]) -> Vec<DiagnosticKind> {
-    diagnostics_of(events).into_iter().map(|(k, _)| k).collect()
-}
-
-fn call(name: &str, args: Value) -> (String, Value) {
-    (name.to_string(), args)
-}
-
-/// `input` under each of `formats` makes exactly `want`, leaves `text` as
-/// text and reports these diagnostics.
-fn expect(
-    formats: &[&str],
-    input: &str,
-    want: &[(String, Value)],
-    text_left: &str,
-    diags: &[DiagnosticKind],
-) {
-    for format in formats {
-        let ev = run(format, input);
-        assert_eq!(calls(&ev), want, "{format}: calls of {input:?}");
-        assert_eq!(text(&ev), text_left, "{format}: text of {input:?}");
-        assert_eq!(kinds(&ev), diags, "{format}: diagnostics of {input:?}");
-    }
-}
+use serde_json::json;
+use toolscan::DiagnosticKind;
+use toolscan_testkit::expect::{call, expect};
 
 const MALFORMED: &[DiagnosticKind] = &[DiagnosticKind::Malformed];
 const UNCLOSED: &[DiagnosticKind] = &[DiagnosticKind::Unclosed];

@@ -17,6 +17,8 @@
 //! - [`corpus`]: the conformance corpus: loading the cases, comparing an
 //!   outcome (events, a response, or the command line's final object) with
 //!   a case's expectations, and running a case under every plan;
+//! - [`expect`]: what an input makes under some formats (calls, text,
+//!   diagnostics), checked under every plan in one call;
 //! - [`bulk`]: large inputs of one unit repeated (a format's calls, its
 //!   markers, bytes that fail at once), for the linear-cost checks.
 //!
@@ -39,5 +41,6 @@ pub mod bulk;
 pub mod check;
 pub mod chunk;
 pub mod corpus;
+pub mod expect;
 pub mod process;
 pub mod rng;
