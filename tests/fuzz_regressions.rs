@@ -188,3 +188,35 @@ fn the_limit_of_calls_held_in_reasoning_trips_at_one_offset_under_any_chunking()
     toolscan_testkit::chunk::invariant(|| parser("json", o.clone()), input)
         .unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// `feed_chunks` (later in the same session): two more inputs where the
+/// hold's limit (`json` and `llama3-json`, small limits, a tools list, the
+/// call completed at its closing bracket) trips 2 and 35 bytes apart under
+/// two chunkings. Kept as the fuzzer wrote them (`tests/fuzz_findings/`:
+/// format byte, options byte, chunking byte, then the model output). What
+/// it protects: chunking invariance of the hold's limit.
+#[test]
+#[ignore = "open: the hold's limit of calls inside reasoning still depends on chunking in these inputs"]
+fn the_limit_of_calls_held_in_reasoning_trips_at_one_offset_in_the_fuzzers_inputs() {
+    let limits = Limits {
+        max_call_bytes: 200,
+        max_depth: 4,
+        max_holdback: 48,
+        max_name_bytes: 12,
+    };
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
+    for (file, format, reasoning) in [
+        ("hold-limit-json.bin", "json", false),
+        ("hold-limit-llama3-json.bin", "llama3-json", true),
+    ] {
+        let data = std::fs::read(dir.join(file)).expect("the finding is in the repository");
+        let input = &data[3..];
+        let o = options()
+            .with_reasoning(reasoning)
+            .with_starts_in_reasoning(reasoning)
+            .with_limits(limits)
+            .with_complete_at_stop(true);
+        toolscan_testkit::chunk::invariant(|| parser(format, o.clone()), input)
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+}
