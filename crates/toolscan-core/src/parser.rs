@@ -597,7 +597,15 @@ impl Parser {
         ctx.text_ids = h.text_ids;
         let p = &mut self.shared.pending;
         if limit {
-            let offset = p.pos;
+            // The byte at which the text after the last held call passed
+            // its bound, if it did. (A block that turned out to be no call
+            // is text for that count, but the check is made when the parser
+            // is back in text: where that is, a block's reading window
+            // decides, not the input. The bound of the whole hold is
+            // checked at the byte after a call being read.)
+            let offset = p
+                .pos
+                .min(h.text_from.saturating_add(ctx.limits.max_holdback as u64));
             let message = format!(
                 "a call inside a reasoning block that has not closed was held until \
                  the hold's limit (max_holdback {} bytes of reasoning after it, \
