@@ -4,6 +4,7 @@
 //! (`toolscan_testkit::chunk::invariant`), and the guarantee the fuzzer saw
 //! broken is asserted on its own.
 
+use serde_json::json;
 use toolscan::{Event, IdMint, Limits, Options, Parser, Registry};
 use toolscan_testkit::check::{check_events, nothing_lost};
 use toolscan_testkit::chunk;
@@ -222,4 +223,40 @@ fn the_limit_of_calls_held_in_reasoning_trips_at_one_offset_in_the_fuzzers_input
         toolscan_testkit::chunk::invariant(|| parser(format, o.clone()), input)
             .unwrap_or_else(|e| panic!("{file}: {e}"));
     }
+}
+
+/// `feed_chunks`, `auto` with `complete_at_stop`: at the end of the stream
+/// a block read again the tail of an unclosed value, which began a call
+/// inside the still open reasoning block — a new hold, never sent: the
+/// call counted (`finish_reason: tool_calls`) but none of its events came
+/// out. What it protects: a hold begun at `finish` is sent like any other
+/// (kept as the fuzzer wrote it in `tests/fuzz_findings/`).
+#[test]
+fn a_hold_begun_at_the_end_of_the_stream_is_sent() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
+    let data = std::fs::read(dir.join("held-call-read-again-at-finish.bin"))
+        .expect("the finding is in the repository");
+    // The fuzz target's tools list (its typed parameters shape the calls).
+    let obj = |props: serde_json::Value| json!({"type": "object", "properties": props});
+    let tools = json!([
+        {"type": "function", "function": {"name": "get_weather", "parameters": obj(json!({
+            "city": {"type": "string"}, "location": {"type": "string"},
+            "unit": {"type": "string", "enum": ["c", "f"]}, "days": {"type": "integer"}}))}},
+        {"type": "function", "function": {"name": "search", "parameters": obj(json!({
+            "query": {"type": "string"}, "max": {"type": "integer"},
+            "filters": {"type": "object", "properties": {
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "max": {"type": "integer"}}}}))}},
+        {"type": "function", "function": {"name": "calculate", "parameters": obj(json!({
+            "expression": {"type": "string"}, "precise": {"type": "boolean"},
+            "scale": {"type": "number"}, "extra": {"type": ["null", "integer"]}}))}},
+        {"type": "function", "function": {"name": "python", "parameters": obj(json!({
+            "code": {"type": "string"}}))}},
+        {"type": "function", "function": {"name": "get_time", "parameters": obj(json!({}))}},
+        {"name": "f", "parameters": obj(json!({"a": {"type": "array"}, "b": {}}))}
+    ]);
+    let tools = toolscan::Tools::from_json(&tools).expect("tools");
+    let o = options().with_complete_at_stop(true).with_tools(tools);
+    toolscan_testkit::chunk::invariant(|| parser("auto", o.clone()), &data[3..])
+        .unwrap_or_else(|e| panic!("{e}"));
 }

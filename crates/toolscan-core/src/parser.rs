@@ -329,6 +329,9 @@ impl Parser {
         // The reasoning block never closed: the held calls were meant.
         self.send_held(true, out);
         self.finish_block(out);
+        // What the end of the stream made a block read again (an unclosed
+        // value's tail) may have begun another hold: it is as unclosed.
+        self.send_held(true, out);
         self.shared.pending.release_all(out);
         let finish_reason = if self.shared.truncated {
             FinishReason::Length
