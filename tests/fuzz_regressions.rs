@@ -260,3 +260,27 @@ fn a_hold_begun_at_the_end_of_the_stream_is_sent() {
     toolscan_testkit::chunk::invariant(|| parser("auto", o.clone()), &data[3..])
         .unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// `feed_chunks`, `auto`, starting inside reasoning: at the end of the
+/// stream an unclosed Qwen3-Coder value ends at the `</tool_call>` it
+/// held; what followed (a Gemma 4 call, cut off) is read again and begins
+/// a new hold. The call's start waited in the hold while the truncation
+/// that abandons it went out at once, before it: a call that started
+/// after its own abandonment, open at `done`. What it protects: at
+/// `finish`, everything a block writes while calls are held waits behind
+/// them, in order.
+#[test]
+fn a_call_abandoned_at_the_end_of_the_stream_is_abandoned_after_it_started() {
+    let input = b"<tool_call><function=h><parameter=q></tool_call><|tool_call>call:g{c:";
+    let o = options()
+        .with_reasoning(true)
+        .with_starts_in_reasoning(true);
+    let ev = events("auto", &o, input);
+    let start = ev
+        .iter()
+        .position(|e| matches!(e, Event::ToolCallStart { index: 1, .. }))
+        .expect("the cut-off call starts");
+    assert!(ev[start..].iter().any(
+        |e| matches!(e, Event::Diagnostic(d) if d.kind == toolscan::DiagnosticKind::Truncated)
+    ));
+}

@@ -104,6 +104,19 @@ fn bare_room(limits: &crate::options::Limits, marker_len: usize) -> bool {
     limits.max_holdback.min(limits.max_call_bytes) > marker_len && limits.max_depth >= 2
 }
 
+/// The sink of a step at `finish`: the held events while calls are held
+/// (what the end of the stream makes a block read again may begin a hold:
+/// the events of that block then follow the held ones), else `out`.
+macro_rules! held_or {
+    ($self:ident, $out:ident) => {
+        if $self.shared.hold.is_some() {
+            &mut $self.deferred as &mut dyn Sink
+        } else {
+            &mut *$out
+        }
+    };
+}
+
 #[derive(Debug)]
 enum Mode {
     Text(TextState),
@@ -636,14 +649,17 @@ impl Parser {
             let Mode::Block(b) = &mut self.mode else {
                 return;
             };
-            if let Some((at, tail)) = block::end_value_at_eof(b, &mut self.shared.env(out)) {
+            if let Some((at, tail)) =
+                block::end_value_at_eof(b, &mut self.shared.env(held_or!(self, out)))
+            {
                 // An unclosed value ended at markup it held: the block
                 // reads what followed that markup again (and with nothing
                 // after it, runs the steps that read nothing: Dispatch).
                 let ch = Chunk::from_bytes(&tail, at);
                 if tail.is_empty() {
                     let prog = &self.g.openers[b.opener].program;
-                    let (_, outcome) = block::run(prog, b, &mut self.shared.env(out), &ch, 0);
+                    let (_, outcome) =
+                        block::run(prog, b, &mut self.shared.env(held_or!(self, out)), &ch, 0);
                     let after = self.shared.after_block(outcome);
                     self.switch(after, out);
                 } else {
@@ -656,13 +672,19 @@ impl Parser {
             let moved = if budget > 2 * prog.len() + 2 {
                 block::AtEnd::Stuck
             } else {
-                block::at_end(prog, b, &mut self.shared.env(out))
+                block::at_end(prog, b, &mut self.shared.env(held_or!(self, out)))
             };
             match moved {
                 block::AtEnd::Moved => {
                     // Run the steps that read nothing (Dispatch, End).
                     let empty = Chunk::from_str("", self.shared.pending.pos);
-                    let (_, outcome) = block::run(prog, b, &mut self.shared.env(out), &empty, 0);
+                    let (_, outcome) = block::run(
+                        prog,
+                        b,
+                        &mut self.shared.env(held_or!(self, out)),
+                        &empty,
+                        0,
+                    );
                     let after = self.shared.after_block(outcome);
                     self.switch(after, out);
                     continue;
@@ -683,8 +705,8 @@ impl Parser {
                     };
                     let p = &mut self.shared.pending;
                     p.drop_upto(from);
-                    p.release_all(out);
-                    block::end_block(b, &mut self.shared.env(out));
+                    p.release_all(held_or!(self, out));
+                    block::end_block(b, &mut self.shared.env(held_or!(self, out)));
                     self.mode = Mode::Text(self.shared.text_state(&self.g));
                     return;
                 }
@@ -713,9 +735,9 @@ impl Parser {
                             offset,
                             message,
                         };
-                        out.event(EventRef::Diagnostic(&d));
+                        held_or!(self, out).event(EventRef::Diagnostic(&d));
                     }
-                    self.shared.pending.release_all(out);
+                    self.shared.pending.release_all(held_or!(self, out));
                     self.mode = Mode::Text(self.shared.text_state(&self.g));
                     return;
                 }
