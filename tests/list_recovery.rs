@@ -319,3 +319,98 @@ fn python_calls_around_a_bad_element_are_dispatched_at_their_own_end() {
     assert_eq!(text(&ev), "");
     assert_eq!(kinds(&ev), []);
 }
+
+/// LFM2's list of JSON call objects: a bad object — a call that fails
+/// (no name) or JSON that does not parse — is text up to the `,` at the
+/// list's own level (its strings and brackets followed from the byte
+/// that failed it), and the object after it is read.
+#[test]
+fn lfm2_json_object_lists_read_the_call_after_a_bad_object() {
+    for bad in [
+        "{\"name\": \"\", \"arguments\": {\"a\": 1}}",
+        "{\"arguments\": {\"a\": 1}}",
+        "{\"name\": \"x\" \"arguments\": {\"s\": \"], {\"}}",
+        "{\"name\": \"x\", \"arguments\": {\"s\": \"a\" [1, {\"k\": \"]\"}]}}",
+        "{\"name\": \"x\", \"arguments\": {\"s\": \"\\\"], \"} oops}",
+    ] {
+        let input = format!(
+            "<|tool_call_start|>[{{\"name\": \"get_time\", \"arguments\": {{}}}}, {bad}, \
+             {{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris\"}}}}]<|tool_call_end|>"
+        );
+        expect(
+            &["lfm2", "auto"],
+            &input,
+            &two_good(),
+            &format!(", {bad}"),
+            MALFORMED,
+        );
+    }
+}
+
+/// Gemma 3's `tool_code` fence, one call a line: a bad call is text up to
+/// its line's end (a newline inside its brackets or strings is its own),
+/// and the next line is read.
+#[test]
+fn gemma_tool_code_reads_the_line_after_a_bad_call() {
+    for bad in [
+        "lookup('x', n=1)",
+        "lookup(q='a\nb', 2)",
+        "lookup(a=[1,\n2], b)",
+        "42",
+        "lookup",
+        "see below:",
+    ] {
+        let input = format!("```tool_code\nget_time()\n{bad}\nget_weather(city='Paris')\n```");
+        expect(
+            &["gemma-tool-code"],
+            &input,
+            &two_good(),
+            &format!("\n{bad}"),
+            MALFORMED,
+        );
+    }
+}
+
+/// Hermes' code fence around wrapped calls: a wrapped call that fails is
+/// text, the next one is read, and the fence's end still belongs to the
+/// calls.
+#[test]
+fn hermes_fenced_calls_read_the_call_after_a_bad_one() {
+    let bad = "<tool_call>{\"name\": \"\", \"arguments\": {}}</tool_call>";
+    let input = format!(
+        "```\n<tool_call>{{\"name\": \"get_time\", \"arguments\": {{}}}}</tool_call>\n{bad}\n\
+         <tool_call>{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris\"}}}}</tool_call>\n```"
+    );
+    expect(
+        &["hermes", "auto"],
+        &input,
+        &two_good(),
+        &format!("\n{bad}\n"),
+        MALFORMED,
+    );
+}
+
+/// Llama 3's `;`-separated calls are calls of their own: a bad one (no
+/// name; JSON that does not parse) is text, and the call after it is
+/// read.
+#[test]
+fn llama3_json_chains_read_the_call_after_a_bad_one() {
+    for bad in [
+        "{\"name\": \"\", \"parameters\": {}}",
+        "{\"name\": \"x\" \"parameters\": {}}",
+    ] {
+        for open in ["", "<|python_tag|>"] {
+            let input = format!(
+                "{open}{{\"name\": \"get_time\", \"parameters\": {{}}}}; {bad}; \
+                 {{\"name\": \"get_weather\", \"parameters\": {{\"city\": \"Paris\"}}}}"
+            );
+            expect(
+                &["llama3-json"],
+                &input,
+                &two_good(),
+                &format!("; {bad}; "),
+                MALFORMED,
+            );
+        }
+    }
+}

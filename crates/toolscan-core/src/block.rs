@@ -67,6 +67,9 @@ pub(crate) enum StepState {
 pub(crate) struct JsonState {
     scanner: JsonScanner,
     calls: JsonCalls,
+    /// The scanner refused the byte the step failed at (bad JSON, not a
+    /// bad call): its state is the one before that byte.
+    refused: bool,
 }
 
 impl JsonState {
@@ -530,6 +533,7 @@ pub(crate) fn run(
                     Box::new(JsonState {
                         scanner: JsonScanner::new(j.lenient, env.ctx.limits.max_depth),
                         calls: JsonCalls::new(),
+                        refused: false,
                     })
                 );
                 // The bytes are taken first, so that arguments can be spans of
@@ -544,6 +548,7 @@ pub(crate) fn run(
                 let input = &input[..input.len().min(want)];
                 let base = env.pending.pos;
                 env.pending.take_n(ch, input.len());
+                let element = matches!(b.recover.map(|pc| prog.get(pc)), Some(Some(Op::Skip(..))));
                 let mut builder = Builder {
                     ctx: env.ctx,
                     calls: &mut b.calls,
@@ -552,6 +557,7 @@ pub(crate) fn run(
                     out: env.out,
                     src: env.pending.src(),
                     reasoning: env.pending.in_reasoning,
+                    element,
                 };
                 let r = js.scanner.feed(input, base, &mut builder);
                 let n = match r {
@@ -572,6 +578,15 @@ pub(crate) fn run(
                     let fate = "; the element is kept as text and the list reads on";
                     report(&mut b.calls, env, stop, None, at, fate);
                     release(env);
+                    // The failed element was the whole value (a call object
+                    // of a list read call by call): the list reads on where
+                    // its recovery says.
+                    if js.scanner.is_done() {
+                        if let Some(pc) = b.recover {
+                            b.goto(pc);
+                            continue;
+                        }
+                    }
                 }
                 if js.calls.skip {
                     // Not a call after all: what was held is text, and so
@@ -592,7 +607,13 @@ pub(crate) fn run(
                         }
                     }
                     Err(e) => {
-                        let stop = js.calls.take_failure().unwrap_or(Stop::fail(e.reason));
+                        let stop = match js.calls.take_failure() {
+                            Some(stop) => stop,
+                            None => {
+                                js.refused = true;
+                                Stop::fail(e.reason)
+                            }
+                        };
                         fail!(stop);
                     }
                 }
@@ -1007,7 +1028,10 @@ fn skip_from(st: &StepState, prog: &[Op], pc: usize) -> Option<Skip> {
             Some(Op::Py(step)) => r.skip(step),
             _ => None,
         },
-        // Inside JSON or a raw value: not followed.
+        // Bad JSON: from the scanner's state before the byte it refused.
+        StepState::Json(js) if js.refused => Some(js.scanner.skip()),
+        // A call that failed inside JSON (the scanner read on: its state is
+        // past the byte) or inside a raw value: not followed.
         StepState::Json(_) | StepState::Value(_) | StepState::Skip(_) => None,
         // Between the element's parts (its name, the markup after it).
         StepState::Fresh | StepState::Lit(_) | StepState::Capture(_) | StepState::Then(_) => {

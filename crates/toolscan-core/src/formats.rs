@@ -190,7 +190,16 @@ fn hermes_fence(keys: &CallKeys) -> Opener {
     }
     let mut after = vec![(Lit::new("```"), Label::from("end"))];
     after.extend(opts);
-    program.extend([label("after"), Step::Then(after), label("end"), Step::End]);
+    program.extend([
+        label("after"),
+        // Once a wrapped call was read, one that fails is text, and the
+        // next one is read (a fence whose first call fails is not read as
+        // calls: what it holds is read anew, as without the fence).
+        Step::Recover(after.clone()),
+        Step::Then(after),
+        label("end"),
+        Step::End,
+    ]);
     Opener::tentative("```", program)
 }
 
@@ -1299,10 +1308,14 @@ fn lfm2() -> Format {
         Step::Ws,
         lit("["),
         Step::Ws,
-        fork(&[(b"{", "object"), (b"", "call")]),
+        fork(&[(b"{", "objects"), (b"", "call")]),
+        // A bad element of either list is text, and the list reads on.
+        label("objects"),
+        Step::RecoverElement(b",]".to_vec(), Label::from("object-sep")),
         label("object"),
         json(Shape::Call, keys, false),
         Step::Dispatch,
+        label("object-sep"),
         Step::Ws,
         Step::OneOf(vec![
             (Lit::new(","), Label::from("next-object")),
@@ -1315,7 +1328,6 @@ fn lfm2() -> Format {
         Step::Ws,
     ];
     // LFM2 writes JSON's literals (`true`, `null`) as well as Python's.
-    // A bad element of the Python list is text, and the list reads on.
     program.push(Step::RecoverElement(b",]".to_vec(), Label::from("sep")));
     program.extend(py_call(PyStep::keywords().json_literals()));
     program.extend([
@@ -1344,9 +1356,28 @@ fn lfm2() -> Format {
 /// fence, is Hermes' too, and sharing it would change how Hermes' fences
 /// read.
 fn gemma_tool_code() -> Format {
-    let mut program = vec![lit("tool_code"), Step::Definite, label("call"), Step::Ws];
-    program.extend(py_call(PyStep::keywords()));
+    // A call that fails is text up to the end of its line (brackets and
+    // strings followed: a newline inside them is the call's), and the next
+    // line is read.
+    let mut program = vec![
+        lit("tool_code"),
+        Step::Definite,
+        Step::RecoverElement(b"\n`".to_vec(), Label::from("line")),
+        label("call"),
+        Step::Ws,
+    ];
+    // A name that a line end ends is no call: the `(` it lacks fails there.
+    let mut name = capture(Field::Name, &[("(", Some("args"))]);
+    if let Step::Capture(c) = &mut name {
+        c.stop = b"\n".to_vec();
+    }
     program.extend([
+        name,
+        lit("("),
+        label("args"),
+        Step::Py(PyStep::keywords()),
+        Step::Dispatch,
+        label("line"),
         Step::Ws,
         Step::Fork(vec![
             (ByteSet::Bytes(b"`".to_vec()), Label::from("close")),

@@ -193,6 +193,19 @@ impl JsonScanner {
         self.st == St::After || self.paused
     }
 
+    /// How to read over the rest of the value from the byte the scanner
+    /// refused (its state is the one before that byte): the brackets open
+    /// and the string, if the byte is inside one.
+    pub(crate) fn skip(&self) -> crate::python::Skip {
+        let open = self
+            .stack
+            .iter()
+            .map(|&b| if b == b'{' { b'}' } else { b']' })
+            .collect();
+        let string = (self.st == St::Str).then_some((self.quote, self.esc == Esc::Backslash));
+        crate::python::Skip::inside(open, string)
+    }
+
     /// Whether the top-level value has ended.
     pub(crate) fn is_done(&self) -> bool {
         self.st == St::Done && !self.paused

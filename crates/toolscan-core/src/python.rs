@@ -1006,6 +1006,22 @@ impl Skip {
         }
     }
 
+    /// Inside brackets whose closers are `open` (innermost last); inside a
+    /// string quoted with `q` (one quote) when `string` is `Some((q,
+    /// escaped))`, `escaped` if a backslash was the last byte read.
+    pub(crate) fn inside(open: Vec<u8>, string: Option<(u8, bool)>) -> Skip {
+        let st = match string {
+            Some((q, esc)) => SkipSt::In {
+                q,
+                triple: false,
+                esc,
+                run: 0,
+            },
+            None => SkipSt::Code,
+        };
+        Skip { open, st }
+    }
+
     /// Whether `b` is a closing bracket.
     fn is_closer(b: u8) -> bool {
         matches!(b, b')' | b']' | b'}')

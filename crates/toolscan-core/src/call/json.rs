@@ -122,6 +122,11 @@ pub(crate) struct Builder<'a> {
     pub src: Src<'a>,
     /// Text goes out as reasoning.
     pub reasoning: bool,
+    /// The value is one element of a list whose failed elements are read
+    /// over (the block recovers with a `Step::RecoverElement`): a call
+    /// object that fails is read to its end, like an element of a JSON
+    /// list of calls.
+    pub element: bool,
 }
 
 impl Builder<'_> {
@@ -223,7 +228,7 @@ impl Sink for Builder<'_> {
         } else {
             self.json.member
         };
-        if role == Role::ListCall {
+        if role == Role::ListCall || (depth == 0 && role == Role::Call && self.element) {
             self.json.elem = Some(depth);
         }
         match role {
