@@ -102,9 +102,31 @@ pub struct ProxyArgs {
           env = "TOOLSCAN_CALLS_IN_REASONING")]
     pub calls_in_reasoning: CallsInReasoning,
 
+    /// Serve Prometheus metrics (`/metrics`) and a health check
+    /// (`/health`) on this address of their own (never on `--listen`,
+    /// where the upstream's own `/metrics` and `/health` are forwarded).
+    #[arg(long, value_name = "ADDR", env = "TOOLSCAN_METRICS_LISTEN")]
+    pub metrics_listen: Option<String>,
+
+    /// How log lines are written on stderr: `text`, or `json` (one object
+    /// per line). Which lines: `RUST_LOG` (default `info`: one access line
+    /// per request, upstream errors, start and stop).
+    #[arg(long, value_enum, value_name = "text|json", default_value_t = LogFormat::Text,
+          env = "TOOLSCAN_LOG_FORMAT")]
+    pub log_format: LogFormat,
+
     /// Limits on what one call may hold.
     #[command(flatten)]
     pub limits: LimitArgs,
+}
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Options of `toolscan demo`.

@@ -19,6 +19,7 @@ mod chunking;
 mod demo;
 mod failure;
 mod formats;
+mod logging;
 mod parse;
 mod proxy;
 mod setup;
@@ -36,6 +37,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_failure(&e),
     };
+    // The proxy logs its requests; the other subcommands only warnings
+    // (their output is on stdout).
+    match &cli.command {
+        Command::Proxy(args) => logging::init("info", args.log_format),
+        _ => logging::init("warn", args::LogFormat::Text),
+    }
     let result = match cli.command {
         Command::Parse(args) => parse::run(args),
         Command::Sse(args) => sse::run(args),

@@ -7,7 +7,7 @@
 use crate::args::ProxyArgs;
 use crate::failure::Failure;
 use crate::setup::registry_with;
-use toolscan_proxy::{serve, shutdown_signal, ProxyConfig};
+use toolscan_proxy::{serve, shutdown_signal, Metrics, ProxyConfig};
 
 /// Runs `toolscan proxy` until a signal stops it.
 pub fn run(args: ProxyArgs) -> Result<(), Failure> {
@@ -30,6 +30,10 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::Usage(format!("`{}`: {e}", path.display())))?;
         config = config.with_model_map(map);
     }
+    let metrics = args.metrics_listen.as_ref().map(|_| Metrics::new());
+    if let Some(m) = &metrics {
+        config = config.with_metrics(m.clone());
+    }
     config
         .validate()
         .map_err(|e| Failure::Usage(e.to_string()))?;
@@ -42,10 +46,29 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
             .await
             .map_err(|e| Failure::Usage(format!("cannot listen on `{}`: {e}", args.listen)))?;
         if let Ok(addr) = listener.local_addr() {
-            eprintln!("toolscan proxy: listening on http://{addr}, forwarding to {upstream}");
+            tracing::info!(%addr, %upstream, "toolscan proxy: listening on http://{addr}, forwarding to {upstream}");
         }
-        serve(listener, config, shutdown_signal())
+        // Metrics and health on their own address, until the proxy stops.
+        let metrics_task = match (&args.metrics_listen, metrics) {
+            (Some(addr), Some(m)) => {
+                let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                    Failure::Usage(format!("cannot listen on `{addr}` for metrics: {e}"))
+                })?;
+                if let Ok(a) = l.local_addr() {
+                    tracing::info!(addr = %a, "metrics on http://{a}/metrics, health on http://{a}/health");
+                }
+                Some(tokio::spawn(async move {
+                    let _ = axum::serve(l, m.router()).await;
+                }))
+            }
+            _ => None,
+        };
+        let served = serve(listener, config, shutdown_signal())
             .await
-            .map_err(|e| Failure::Usage(format!("the proxy stopped: {e}")))
+            .map_err(|e| Failure::Usage(format!("the proxy stopped: {e}")));
+        if let Some(t) = metrics_task {
+            t.abort();
+        }
+        served
     })
 }

@@ -522,6 +522,20 @@ pub enum DiagnosticKind {
 }
 
 impl DiagnosticKind {
+    /// Every kind, in declaration order (counters index them by their
+    /// place here).
+    pub const ALL: [DiagnosticKind; 9] = [
+        DiagnosticKind::Malformed,
+        DiagnosticKind::Truncated,
+        DiagnosticKind::Limit,
+        DiagnosticKind::UnknownTool,
+        DiagnosticKind::InvalidUtf8,
+        DiagnosticKind::UnknownParameter,
+        DiagnosticKind::TypeMismatch,
+        DiagnosticKind::Unclosed,
+        DiagnosticKind::NotAllowed,
+    ];
+
     /// The snake_case name used in JSON output.
     pub fn as_str(self) -> &'static str {
         match self {

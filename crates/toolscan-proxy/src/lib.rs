@@ -61,10 +61,13 @@ use serde_json::{json, Value};
 use toolscan_core::{
     format_for_model, CallsInReasoning, Grammar, IdMint, Limits, Options, Registry, Tools,
 };
-use toolscan_sse::RewriteError;
+use toolscan_sse::{RewriteError, Tally};
 use tracing::{field, info, info_span, warn, Instrument, Span};
 
+mod metrics;
 pub mod replay;
+
+pub use metrics::Metrics;
 
 /// The path whose answers are rewritten.
 pub const CHAT_COMPLETIONS: &str = "/v1/chat/completions";
@@ -113,6 +116,10 @@ pub struct ProxyConfig {
     pub parse_always: bool,
     /// The parser's limits.
     pub limits: Limits,
+    /// Where the proxy counts requests, calls, diagnostics, upstream
+    /// errors and the latency it adds (serve [`Metrics::router`] on an
+    /// address of its own). `None`: counted nowhere.
+    pub metrics: Option<Metrics>,
     /// The largest request body accepted on `/v1/chat/completions`, which
     /// is read whole (to see `stream`, `model` and `tools`). Default 32 MiB;
     /// larger ones get `413`. Other routes are streamed, without a limit.
@@ -136,6 +143,7 @@ impl ProxyConfig {
             starts_in_reasoning: false,
             parse_always: false,
             limits: Limits::default(),
+            metrics: None,
             max_request_bytes: 32 << 20,
             connect_timeout: Duration::from_secs(10),
             registry: Registry::builtin(),
@@ -185,6 +193,12 @@ impl ProxyConfig {
     /// [`ProxyConfig::parse_always`]).
     pub fn with_parse_always(mut self, on: bool) -> ProxyConfig {
         self.parse_always = on;
+        self
+    }
+
+    /// Counts into `metrics` (see [`ProxyConfig::metrics`]).
+    pub fn with_metrics(mut self, metrics: Metrics) -> ProxyConfig {
+        self.metrics = Some(metrics);
         self
     }
 
@@ -401,6 +415,7 @@ struct Proxy {
     starts_in_reasoning: bool,
     parse_always: bool,
     limits: Limits,
+    metrics: Metrics,
     max_request_bytes: usize,
 }
 
@@ -466,6 +481,7 @@ impl Proxy {
             starts_in_reasoning: config.starts_in_reasoning,
             parse_always: config.parse_always,
             limits: config.limits,
+            metrics: config.metrics.clone().unwrap_or_default(),
             max_request_bytes: config.max_request_bytes,
         })
     }
@@ -560,7 +576,8 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
         parse = field::Empty,
     );
     async move {
-        let response = if method == Method::POST && path == CHAT_COMPLETIONS {
+        let is_chat = method == Method::POST && path == CHAT_COMPLETIONS;
+        let response = if is_chat {
             chat(&proxy, request, start).await
         } else {
             forward(&proxy, request).await
@@ -572,10 +589,149 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
             elapsed_ms = elapsed_ms(start),
             "responded"
         );
-        response
+        let upstream = response.extensions().get::<UpstreamSaid>().cloned();
+        if upstream.as_ref().is_some_and(|u| u.failed) {
+            proxy.metrics.upstream_error();
+        }
+        let access = Access {
+            span: Span::current(),
+            metrics: proxy.metrics.clone(),
+            chat: is_chat,
+            status: status.as_u16(),
+            upstream,
+            start,
+            bytes: 0,
+            length: None,
+            logged: false,
+        };
+        access.body(response)
     }
     .instrument(span)
     .await
+}
+
+/// What the upstream said to a request, kept in its response's extensions
+/// for the access line.
+#[derive(Clone, Debug, Default)]
+struct UpstreamSaid {
+    /// Its status, if it answered.
+    status: Option<u16>,
+    /// It could not be reached or failed (the proxy answered `502`).
+    failed: bool,
+    /// What the rewrite of its answer found.
+    tally: Option<Arc<Tally>>,
+}
+
+/// Marks `response` with what the upstream said.
+fn tagged(mut response: Response, said: UpstreamSaid) -> Response {
+    response.extensions_mut().insert(said);
+    response
+}
+
+/// One request's access line: written once, when its response body has
+/// been sent (or the client went away), with the metrics updated then.
+struct Access {
+    span: Span,
+    metrics: Metrics,
+    chat: bool,
+    status: u16,
+    upstream: Option<UpstreamSaid>,
+    start: Instant,
+    bytes: u64,
+    /// The body's length, if its headers say it (the server stops polling
+    /// a body once that many bytes went out).
+    length: Option<u64>,
+    logged: bool,
+}
+
+impl Access {
+    /// The response, its body counted: a body of known size is logged at
+    /// once, a streamed one when it ends.
+    fn body(mut self, response: Response) -> Response {
+        use axum::body::HttpBody as _;
+        if let Some(n) = response.body().size_hint().exact() {
+            self.bytes = n;
+            self.log("complete");
+            return response;
+        }
+        self.metrics.stream_opened();
+        self.length = response
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
+        let (parts, body) = response.into_parts();
+        let counted = Counted {
+            inner: body.into_data_stream(),
+            access: self,
+        };
+        Response::from_parts(parts, Body::from_stream(counted))
+    }
+
+    fn log(&mut self, outcome: &str) {
+        if self.logged {
+            return;
+        }
+        self.logged = true;
+        let u = self.upstream.take().unwrap_or_default();
+        let tally = u.tally.as_deref();
+        self.metrics.request(self.chat, self.status, tally);
+        info!(
+            target: "toolscan_proxy::access",
+            parent: &self.span,
+            status = self.status,
+            upstream_status = u.status,
+            outcome,
+            bytes = self.bytes,
+            latency_ms = elapsed_ms(self.start),
+            calls = tally.map_or(0, Tally::calls),
+            diagnostics = tally.map_or(0, Tally::all_diagnostics),
+            "access"
+        );
+    }
+}
+
+/// A streamed response body on its way out, counted.
+struct Counted {
+    inner: axum::body::BodyDataStream,
+    access: Access,
+}
+
+impl Stream for Counted {
+    type Item = Result<Bytes, axum::Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        let polled = this.inner.poll_next_unpin(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(chunk))) => {
+                this.access.bytes += chunk.len() as u64;
+                if Some(this.access.bytes) == this.access.length {
+                    this.access.log("complete");
+                    this.access.metrics.stream_closed();
+                }
+            }
+            Poll::Ready(Some(Err(_))) => {
+                this.access.log("error");
+                this.access.metrics.stream_closed();
+            }
+            Poll::Ready(None) if !this.access.logged => {
+                this.access.log("complete");
+                this.access.metrics.stream_closed();
+            }
+            _ => {}
+        }
+        polled
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        if !self.access.logged {
+            self.access.log("client_disconnected");
+            self.access.metrics.stream_closed();
+        }
+    }
 }
 
 /// Any route but the chat completions: both ways untouched, streamed.
@@ -594,7 +750,12 @@ async fn forward(proxy: &Proxy, request: Request) -> Response {
         Ok(response) => {
             let status = response.status();
             let headers = response_headers(response.headers(), false);
-            with_parts(status, headers, Body::from_stream(response.bytes_stream()))
+            let upstream = UpstreamSaid {
+                status: Some(status.as_u16()),
+                ..UpstreamSaid::default()
+            };
+            let body = Body::from_stream(response.bytes_stream());
+            tagged(with_parts(status, headers, body), upstream)
         }
         Err(e) => unreachable_upstream(e),
     }
@@ -644,7 +805,10 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
             "calls"
         },
     );
-    let config = toolscan_sse::Config::new(grammar).with_options(options);
+    let tally = Arc::new(Tally::default());
+    let config = toolscan_sse::Config::new(grammar)
+        .with_options(options)
+        .with_tally(Arc::clone(&tally));
 
     let response = match proxy
         .client
@@ -662,10 +826,16 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
     if status.is_server_error() {
         return upstream_failed(response).await;
     }
+    let upstream = UpstreamSaid {
+        status: Some(status.as_u16()),
+        failed: false,
+        tally: Some(tally),
+    };
     if !status.is_success() {
         // A client error (bad key, bad request): the client's to see.
         let headers = response_headers(response.headers(), false);
-        return with_parts(status, headers, Body::from_stream(response.bytes_stream()));
+        let body = Body::from_stream(response.bytes_stream());
+        return tagged(with_parts(status, headers, body), upstream);
     }
     let is_sse = response
         .headers()
@@ -673,10 +843,11 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
     let headers = response_headers(response.headers(), true);
+    let metrics = proxy.metrics.clone();
     if is_sse {
-        relay_stream(status, headers, response, config, start).await
+        relay_stream(status, headers, response, config, start, metrics, upstream).await
     } else {
-        rewrite_whole(status, headers, response, &config).await
+        rewrite_whole(status, headers, response, &config, &metrics, upstream).await
     }
 }
 
@@ -692,7 +863,12 @@ async fn pass_through(proxy: &Proxy, parts: &axum::http::request::Parts, body: B
         Ok(response) => {
             let status = response.status();
             let headers = response_headers(response.headers(), false);
-            with_parts(status, headers, Body::from_stream(response.bytes_stream()))
+            let upstream = UpstreamSaid {
+                status: Some(status.as_u16()),
+                ..UpstreamSaid::default()
+            };
+            let body = Body::from_stream(response.bytes_stream());
+            tagged(with_parts(status, headers, body), upstream)
         }
         Err(e) => unreachable_upstream(e),
     }
@@ -706,24 +882,31 @@ async fn relay_stream(
     response: reqwest::Response,
     config: toolscan_sse::Config,
     start: Instant,
+    metrics: Metrics,
+    mut upstream: UpstreamSaid,
 ) -> Response {
     let mut rewritten: RewrittenStream = Box::pin(toolscan_sse::rewrite_stream(
         response.bytes_stream(),
         config,
     ));
     let relay = match rewritten.next().await {
-        Some(Ok(first)) => Relay::new(Some(first), Some(rewritten), start),
+        Some(Ok(first)) => Relay::new(Some(first), Some(rewritten), start, metrics),
         Some(Err(e)) => {
             let message = format!(
                 "the upstream failed before its answer began: {}",
                 rewrite_error_message(e)
             );
             warn!(%message, "upstream failed");
-            return error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error");
+            upstream.failed = true;
+            let r = error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error");
+            return tagged(r, upstream);
         }
-        None => Relay::new(None, None, start),
+        None => Relay::new(None, None, start, metrics),
     };
-    with_parts(status, headers, Body::from_stream(relay))
+    tagged(
+        with_parts(status, headers, Body::from_stream(relay)),
+        upstream,
+    )
 }
 
 /// A whole answer: read, rewritten, sent. A body that is not a
@@ -733,6 +916,8 @@ async fn rewrite_whole(
     headers: HeaderMap,
     response: reqwest::Response,
     config: &toolscan_sse::Config,
+    metrics: &Metrics,
+    mut upstream: UpstreamSaid,
 ) -> Response {
     let body = match response.bytes().await {
         Ok(body) => body,
@@ -742,9 +927,12 @@ async fn rewrite_whole(
                 error_chain(&e.without_url())
             );
             warn!(%message, "upstream failed");
-            return error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error");
+            upstream.failed = true;
+            let r = error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error");
+            return tagged(r, upstream);
         }
     };
+    let began = Instant::now();
     let body = match toolscan_sse::rewrite_body(&body, config) {
         Ok(rewritten) => Bytes::from(rewritten),
         Err(e) => {
@@ -752,7 +940,8 @@ async fn rewrite_whole(
             body
         }
     };
-    with_parts(status, headers, Body::from(body))
+    metrics.added(began.elapsed());
+    tagged(with_parts(status, headers, Body::from(body)), upstream)
 }
 
 type RewrittenStream =
@@ -767,16 +956,23 @@ struct Relay {
     span: Span,
     start: Instant,
     bytes: u64,
+    metrics: Metrics,
 }
 
 impl Relay {
-    fn new(first: Option<Bytes>, inner: Option<RewrittenStream>, start: Instant) -> Relay {
+    fn new(
+        first: Option<Bytes>,
+        inner: Option<RewrittenStream>,
+        start: Instant,
+        metrics: Metrics,
+    ) -> Relay {
         let relay = Relay {
             first,
             inner,
             span: Span::current(),
             start,
             bytes: 0,
+            metrics,
         };
         if relay.first.is_none() && relay.inner.is_none() {
             relay.closed("complete");
@@ -807,9 +1003,13 @@ impl Stream for Relay {
         let Some(inner) = this.inner.as_mut() else {
             return Poll::Ready(None);
         };
+        // The time a poll that finds upstream bytes takes is the time the
+        // rewrite holds them: the latency the proxy adds.
+        let began = Instant::now();
         match inner.as_mut().poll_next(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Some(Ok(chunk))) => {
+                this.metrics.added(began.elapsed());
                 this.bytes += chunk.len() as u64;
                 Poll::Ready(Some(Ok(chunk)))
             }
@@ -821,6 +1021,7 @@ impl Stream for Relay {
                     rewrite_error_message(e)
                 );
                 warn!(parent: &this.span, %message, "upstream failed");
+                this.metrics.upstream_error();
                 this.closed("upstream_error");
                 Poll::Ready(Some(Ok(error_event(&message))))
             }
@@ -878,7 +1079,14 @@ fn unreachable_upstream(e: reqwest::Error) -> Response {
         error_chain(&e.without_url())
     );
     warn!(%message, "upstream unreachable");
-    error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error")
+    let upstream = UpstreamSaid {
+        failed: true,
+        ..UpstreamSaid::default()
+    };
+    tagged(
+        error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error"),
+        upstream,
+    )
 }
 
 /// The upstream answered 5xx: `502`, with the start of what it said.
@@ -908,7 +1116,15 @@ async fn upstream_failed(mut response: reqwest::Response) -> Response {
         format!("the upstream answered {status}: {said}")
     };
     warn!(upstream_status = status.as_u16(), "upstream failed");
-    error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error")
+    let upstream = UpstreamSaid {
+        status: Some(status.as_u16()),
+        failed: true,
+        tally: None,
+    };
+    tagged(
+        error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error"),
+        upstream,
+    )
 }
 
 /// An OpenAI error object.

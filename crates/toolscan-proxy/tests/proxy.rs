@@ -893,3 +893,104 @@ async fn a_v1_base_url_is_the_upstreams_origin() {
         assert_eq!(models.status(), 200, "{base}");
     }
 }
+
+// ------------------------------------------------------------ observability
+
+/// The metrics count what went through: requests by route and status
+/// class, the calls found, upstream errors, the latency the rewrite added;
+/// no stream is left open; `/health` answers. Each request has one access
+/// line with its upstream status, bytes and calls — and no secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_access_lines_count_what_went_through() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let metrics = toolscan_proxy::Metrics::new();
+    let config = ProxyConfig::new(upstream.url.clone()).with_metrics(metrics.clone());
+    let proxy = Proxy::start(config).await;
+    for stream in [true, false] {
+        let (_, _, calls, _) = answer(&proxy, &chat_request("Qwen/Qwen3-8B", stream)).await;
+        assert_eq!(calls.len(), 2);
+    }
+    let failed = post_chat(&proxy, &chat_request("fail-500", false)).await;
+    assert_eq!(failed.status(), 502);
+    let other = client()
+        .get(format!("{}/v1/models", proxy.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200);
+    other.bytes().await.unwrap();
+
+    // Served on an address of its own.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, metrics.router()).await });
+    let health = client()
+        .get(format!("http://{addr}/health"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    let text = client()
+        .get(format!("http://{addr}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let value = |line: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(line).and_then(|v| v.trim().parse().ok()))
+            .unwrap_or_else(|| panic!("{line} in\n{text}"))
+    };
+    assert_eq!(
+        value("toolscan_proxy_requests_total{route=\"chat_completions\",status=\"2xx\"}"),
+        2.0
+    );
+    assert_eq!(
+        value("toolscan_proxy_requests_total{route=\"chat_completions\",status=\"5xx\"}"),
+        1.0
+    );
+    assert_eq!(
+        value("toolscan_proxy_requests_total{route=\"other\",status=\"2xx\"}"),
+        1.0
+    );
+    assert_eq!(value("toolscan_proxy_tool_calls_total"), 4.0);
+    assert_eq!(value("toolscan_proxy_upstream_errors_total"), 1.0);
+    assert_eq!(value("toolscan_proxy_streams_open"), 0.0);
+    assert!(
+        value("toolscan_proxy_added_latency_seconds_count") >= 2.0,
+        "{text}"
+    );
+    assert_eq!(
+        value("toolscan_proxy_diagnostics_total{kind=\"malformed\"}"),
+        0.0
+    );
+
+    let logs = logged();
+    let access: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains("toolscan_proxy::access: access "))
+        .collect();
+    assert!(
+        access
+            .iter()
+            .any(|l| l.contains("upstream_status=200") && l.contains("calls=2")),
+        "{logs}"
+    );
+    assert!(
+        access
+            .iter()
+            .any(|l| l.contains("status=502") && l.contains("upstream_status=500")),
+        "{logs}"
+    );
+    // A forwarded body of known length is complete once that many bytes
+    // went out (the server stops reading the body there).
+    assert!(
+        access
+            .iter()
+            .any(|l| l.contains("path=/v1/models") && l.contains("outcome=\"complete\"")),
+        "{logs}"
+    );
+    assert!(!logs.contains(SECRET));
+}

@@ -108,6 +108,8 @@ pub(crate) struct Choice {
     pub(crate) completed: usize,
     /// Whether the parser was finished.
     pub(crate) finished: bool,
+    /// Where calls and diagnostics are counted.
+    tally: Option<std::sync::Arc<crate::Tally>>,
 }
 
 impl Choice {
@@ -117,6 +119,7 @@ impl Choice {
             indices: Indices::default(),
             completed: 0,
             finished: false,
+            tally: config.tally.clone(),
         }
     }
 
@@ -126,6 +129,7 @@ impl Choice {
             pieces: out,
             indices: &mut self.indices,
             completed: &mut self.completed,
+            tally: self.tally.as_deref(),
         };
         self.parser.feed_str_with(content, &mut sink);
     }
@@ -138,6 +142,7 @@ impl Choice {
             pieces: out,
             indices: &mut self.indices,
             completed: &mut self.completed,
+            tally: self.tally.as_deref(),
         };
         if upstream_reason == Some("stop") {
             self.parser.finish_at_stop_with(&mut sink);
@@ -232,6 +237,7 @@ struct PieceSink<'a> {
     pieces: &'a mut Pieces,
     indices: &'a mut Indices,
     completed: &'a mut usize,
+    tally: Option<&'a crate::Tally>,
 }
 
 impl Sink for PieceSink<'_> {
@@ -273,6 +279,9 @@ impl Sink for PieceSink<'_> {
                 ..
             } => {
                 *self.completed += 1;
+                if let Some(t) = self.tally {
+                    t.call();
+                }
                 if p.keep_calls {
                     p.calls.push(Call {
                         id: id.to_owned(),
@@ -282,6 +291,9 @@ impl Sink for PieceSink<'_> {
                 }
             }
             EventRef::Diagnostic(d) => {
+                if let Some(t) = self.tally {
+                    t.diagnostic(d.kind);
+                }
                 tracing::debug!(diagnostic = %d, "toolscan-sse: content diagnostic");
             }
             EventRef::Done { finish_reason } => p.done = Some(finish_reason),

@@ -71,6 +71,9 @@
 mod body;
 mod choice;
 mod stream;
+mod tally;
+
+pub use tally::Tally;
 
 use std::fmt;
 use std::sync::Arc;
@@ -108,6 +111,8 @@ pub struct Config {
     /// completes a call whose closing markup a stop sequence cut (see
     /// [`Options::complete_at_stop`]). Default: `true`.
     pub complete_at_stop: bool,
+    /// Where the calls and diagnostics found are counted, if anywhere.
+    pub tally: Option<Arc<Tally>>,
 }
 
 impl Config {
@@ -118,7 +123,14 @@ impl Config {
             grammar,
             options: Options::default(),
             complete_at_stop: true,
+            tally: None,
         }
+    }
+
+    /// Counts the calls and diagnostics found into `tally`.
+    pub fn with_tally(mut self, tally: Arc<Tally>) -> Config {
+        self.tally = Some(tally);
+        self
     }
 
     /// Sets the parser options.

@@ -1,0 +1,129 @@
+//! `toolscan proxy` as a process, as a deployment runs it: flags from the
+//! environment, JSON log lines on stderr (one access line per request),
+//! metrics and health on an address of their own. The upstream is the
+//! replay server, served in this test on loopback.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use toolscan_proxy::replay::Replay;
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolscan");
+
+/// A free loopback port (bound, then released for the child to bind).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_process_logs_json_access_lines_and_serves_metrics() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/sse");
+    let replay = Replay::new()
+        .load_dir(&data)
+        .expect("recordings")
+        .with_delay(Duration::from_millis(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, replay.router()).await });
+
+    let (port, metrics_port) = (free_port(), free_port());
+    let mut child = Command::new(BIN)
+        .arg("proxy")
+        .env("TOOLSCAN_UPSTREAM", &upstream)
+        .env("TOOLSCAN_LISTEN", format!("127.0.0.1:{port}"))
+        .env(
+            "TOOLSCAN_METRICS_LISTEN",
+            format!("127.0.0.1:{metrics_port}"),
+        )
+        .env("TOOLSCAN_LOG_FORMAT", "json")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolscan proxy starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    // Wait for both listeners.
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let health = format!("http://127.0.0.1:{metrics_port}/health");
+    let mut up = false;
+    for _ in 0..200 {
+        if client
+            .get(&health)
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == 200)
+        {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(up, "the health check answers");
+
+    let request = json!({
+        "model": "Qwen/Qwen3-8B",
+        "stream": true,
+        "messages": [{"role": "user", "content": "Weather?"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}],
+    });
+    let body = client
+        .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .body(request.to_string())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(body.contains("\"tool_calls\""), "{body}");
+
+    // The access line: JSON, with the upstream's status and the calls.
+    let mut access = None;
+    for _ in 0..100 {
+        match tokio::time::timeout(Duration::from_millis(100), rx.recv()).await {
+            Ok(Some(line)) => {
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("a log line that is not JSON ({e}): {line}"));
+                if v["target"] == "toolscan_proxy::access" {
+                    access = Some(v);
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(_) => {}
+        }
+    }
+    let access = access.expect("an access line");
+    assert_eq!(access["fields"]["status"], 200, "{access}");
+    assert_eq!(access["fields"]["upstream_status"], 200, "{access}");
+    assert_eq!(access["fields"]["calls"], 2, "{access}");
+    assert_eq!(access["span"]["path"], "/v1/chat/completions", "{access}");
+
+    let metrics = client
+        .get(format!("http://127.0.0.1:{metrics_port}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("toolscan_proxy_tool_calls_total 2"),
+        "{metrics}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
