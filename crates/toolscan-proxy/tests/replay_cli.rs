@@ -143,7 +143,7 @@ fn replay_default_picks_the_recording_of_an_unknown_model() {
     ]);
     let answer = server.request("POST", "/v1/chat/completions", request);
     assert!(answer.contains(id), "{answer}");
-    assert!(answer.trim_end().ends_with("data: [DONE]"), "{answer}");
+    assert!(answer.contains("data: [DONE]"), "{answer}");
 }
 
 #[test]
