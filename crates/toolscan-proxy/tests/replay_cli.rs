@@ -166,7 +166,11 @@ fn replay_stamp_and_die_after_reach_the_server() {
     );
     let events = whole.matches("data: {").count();
     assert!(events > 2, "{whole}");
-    assert_eq!(whole.matches("\"replay_sent_us\":").count(), events, "{whole}");
+    assert_eq!(
+        whole.matches("\"replay_sent_us\":").count(),
+        events,
+        "{whole}"
+    );
 
     let cut = server.request(
         "POST",
