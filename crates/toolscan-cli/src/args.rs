@@ -41,44 +41,70 @@ pub enum Command {
     Proxy(ProxyArgs),
 }
 
-/// Options of `toolscan proxy`.
+/// Options of `toolscan proxy`. Each flag can also come from the
+/// environment variable named in its help (`TOOLSCAN_…`); a flag given on
+/// the command line wins.
 #[derive(Debug, Args)]
 pub struct ProxyArgs {
     /// Address to listen on.
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "127.0.0.1:8080",
+        env = "TOOLSCAN_LISTEN"
+    )]
     pub listen: String,
 
     /// The OpenAI-compatible server to forward to: its origin, e.g.
-    /// `http://127.0.0.1:8000` (vLLM, llama.cpp, Ollama, LM Studio…).
-    #[arg(long, value_name = "URL")]
+    /// `http://127.0.0.1:8000`, or its `/v1` base URL (vLLM, llama.cpp,
+    /// Ollama, LM Studio…).
+    #[arg(long, value_name = "URL", env = "TOOLSCAN_UPSTREAM")]
     pub upstream: String,
 
     /// Format of every completion (see `toolscan formats`), or `auto`.
     /// Default: by each request's `model` (see `--model-map`), else `auto`.
-    #[arg(long, value_name = "NAME|auto")]
+    #[arg(long, value_name = "NAME|auto", env = "TOOLSCAN_FORMAT")]
     pub format: Option<String>,
 
     /// A format described in JSON (see docs/format-files.md): registered
     /// beside the built-in formats, and used for every completion unless
     /// `--format` names another (`auto`: by model, see `--model-map`, which
     /// may name it too).
-    #[arg(long, value_name = "FORMAT.json")]
+    #[arg(long, value_name = "FORMAT.json", env = "TOOLSCAN_FORMAT_FILE")]
     pub format_file: Option<PathBuf>,
 
     /// JSON object of model id → format name, for the models whose family
     /// this build does not know (or writes otherwise).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "TOOLSCAN_MODEL_MAP")]
     pub model_map: Option<PathBuf>,
 
+    /// Read calls even when a request lists no `tools` (agents that
+    /// describe their tools in the prompt). Without it, as vLLM does, a
+    /// request without `tools` or with `"tool_choice": "none"` gets the
+    /// content as written; `"tool_choice": "none"` always wins.
+    #[arg(long, env = "TOOLSCAN_PARSE_ALWAYS")]
+    pub parse_always: bool,
+
     /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
-    #[arg(long)]
+    #[arg(long, env = "TOOLSCAN_REASONING")]
     pub reasoning: bool,
+
+    /// Completions start inside a reasoning block whose opening marker was
+    /// in the prompt (Qwen3, Kimi K2.5+ and R1 thinking templates), up to
+    /// the first closing marker.
+    #[arg(long, env = "TOOLSCAN_STARTS_IN_REASONING")]
+    pub starts_in_reasoning: bool,
 
     /// What a call written inside a reasoning block is: `text` (the
     /// default: reasoning, unless the completion never closes the block)
     /// or `call` (a call, at once).
-    #[arg(long, value_enum, value_name = "text|call", default_value_t = CallsInReasoning::Text)]
+    #[arg(long, value_enum, value_name = "text|call", default_value_t = CallsInReasoning::Text,
+          env = "TOOLSCAN_CALLS_IN_REASONING")]
     pub calls_in_reasoning: CallsInReasoning,
+
+    /// Limits on what one call may hold.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Options of `toolscan demo`.
@@ -198,27 +224,27 @@ pub struct LimitArgs {
     /// Largest call, in bytes, its markup included. A longer one comes back
     /// as text with a `limit` diagnostic.
     #[arg(long, value_name = "N", value_parser = at_least_one,
-          default_value_t = Limits::default().max_call_bytes)]
+          default_value_t = Limits::default().max_call_bytes, env = "TOOLSCAN_MAX_CALL_BYTES")]
     pub max_call_bytes: usize,
 
     /// Deepest nesting of JSON objects and arrays in a call (`{"a": [1]}` is
     /// 2 deep; a call object around the arguments adds 1). Deeper: text and
     /// a `limit` diagnostic.
     #[arg(long, value_name = "N", value_parser = at_least_one,
-          default_value_t = Limits::default().max_depth)]
+          default_value_t = Limits::default().max_depth, env = "TOOLSCAN_MAX_DEPTH")]
     pub max_depth: usize,
 
     /// How many bytes a tentative block (a bare `{`, a code fence,
     /// `<response>`…) may hold back before it shows a tool name and
     /// arguments. Past that: text and a `limit` diagnostic.
     #[arg(long, value_name = "N", value_parser = at_least_one,
-          default_value_t = Limits::default().max_holdback)]
+          default_value_t = Limits::default().max_holdback, env = "TOOLSCAN_MAX_HOLDBACK")]
     pub max_holdback: usize,
 
     /// Longest tool name or in-text call id, in bytes. A longer one makes
     /// the block text.
     #[arg(long, value_name = "N", value_parser = at_least_one,
-          default_value_t = Limits::default().max_name_bytes)]
+          default_value_t = Limits::default().max_name_bytes, env = "TOOLSCAN_MAX_NAME_BYTES")]
     pub max_name_bytes: usize,
 }
 

@@ -16,6 +16,9 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
     let mut config = ProxyConfig::new(args.upstream)
         .with_reasoning(args.reasoning)
         .with_calls_in_reasoning(args.calls_in_reasoning.core())
+        .with_starts_in_reasoning(args.starts_in_reasoning)
+        .with_parse_always(args.parse_always)
+        .with_limits(args.limits.limits())
         .with_registry(registry);
     if let Some(format) = args.format.or(described) {
         config = config.with_format(format);

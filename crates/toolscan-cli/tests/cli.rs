@@ -763,3 +763,38 @@ fn help_shows_the_limits_and_their_defaults() {
     }
     assert!(help.contains("[default: 8388608]"), "{help}");
 }
+
+/// Every flag of `toolscan proxy` can come from the environment: with
+/// `TOOLSCAN_UPSTREAM` set, `--upstream` is not missing (the value read is
+/// the one checked), and a flag on the command line wins over it.
+#[test]
+fn proxy_flags_come_from_the_environment() {
+    let proxy = |env: &[(&str, &str)], args: &[&str]| {
+        let out = std::process::Command::new(BIN)
+            .arg("proxy")
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("toolscan runs");
+        (out.status.code(), stderr(&out))
+    };
+    let (code, err) = proxy(&[("TOOLSCAN_UPSTREAM", "ftp://from-env")], &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("ftp://from-env"), "{err}");
+    let (code, err) = proxy(
+        &[("TOOLSCAN_UPSTREAM", "ftp://from-env")],
+        &["--upstream", "ftp://from-flag"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("ftp://from-flag"), "{err}");
+    let (code, err) = proxy(
+        &[
+            ("TOOLSCAN_UPSTREAM", "http://127.0.0.1:1"),
+            ("TOOLSCAN_FORMAT", "no-such-format"),
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no-such-format"), "{err}");
+}

@@ -931,6 +931,8 @@ fn report(
     message.push_str(fate);
     let kind = if limit {
         DiagnosticKind::Limit
+    } else if stop.reason.is_refusal() {
+        DiagnosticKind::NotAllowed
     } else {
         DiagnosticKind::Malformed
     };
@@ -982,6 +984,16 @@ pub(crate) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
         release(env);
         b.pc = pc;
         b.st = StepState::Skip(sk);
+        return Failed::Recovered;
+    }
+    if seek.is_some() && matches!(prog.get(b.pc), Some(Op::Dispatch)) {
+        // The call failed once all its markup was read (a call the options
+        // refuse, arguments that are not UTF-8): its bytes are text, and
+        // the group reads on after it, as after a call that went through
+        // (seeking would pass the call's end and take the group's closer
+        // for the failed call's).
+        release(env);
+        b.goto(b.pc + 1);
         return Failed::Recovered;
     }
     let Some((pc, t)) = seek else {

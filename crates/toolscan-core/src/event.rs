@@ -515,6 +515,10 @@ pub enum DiagnosticKind {
     /// A parameter value whose closing tag was missing ended at the
     /// markup that followed it; the call was kept.
     Unclosed,
+    /// A call the options do not let through ([`Admit`](crate::Admit): a
+    /// call after the allowed number, or of another tool than the one
+    /// allowed); its bytes came back as text.
+    NotAllowed,
 }
 
 impl DiagnosticKind {
@@ -529,6 +533,7 @@ impl DiagnosticKind {
             DiagnosticKind::UnknownParameter => "unknown_parameter",
             DiagnosticKind::TypeMismatch => "type_mismatch",
             DiagnosticKind::Unclosed => "unclosed",
+            DiagnosticKind::NotAllowed => "not_allowed",
         }
     }
 }

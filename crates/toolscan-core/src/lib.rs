@@ -99,7 +99,7 @@ pub use format::Format;
 pub use format_file::FormatFileError;
 pub use grammar::{reasoning_markers, Grammar};
 pub use ids::IdMint;
-pub use options::{CallsInReasoning, Limits, Options};
+pub use options::{Admit, CallsInReasoning, Limits, Options};
 pub use parser::Parser;
 pub use registry::{format_for_model, Registry};
 pub use response::{coalesce, Response, ToolCall};

@@ -127,6 +127,39 @@ pub struct Options {
     /// [`Parser::finish`](crate::Parser::finish) never completes a call
     /// this way.
     pub complete_at_stop: bool,
+    /// Which calls are let through (OpenAI's `parallel_tool_calls: false`
+    /// and a named `tool_choice`); by default every one.
+    pub admit: Admit,
+}
+
+/// Which calls a parser lets through: a call that is not let through is
+/// no call — its markup stays text, with a
+/// [`not_allowed`](crate::DiagnosticKind::NotAllowed) diagnostic (in a
+/// group of calls, the next call is read as usual).
+///
+/// ```
+/// use toolscan_core::{Event, Options, Parser, Registry};
+///
+/// let g = Registry::builtin().grammar("hermes").unwrap();
+/// // `parallel_tool_calls: false`: one call at most.
+/// let mut p = Parser::new(g, Options::new().with_max_calls(1));
+/// let mut ev = p.feed(b"<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\
+///                       <tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>");
+/// ev.extend(p.finish());
+/// let names: Vec<&str> = ev.iter().filter_map(|e| match e {
+///     Event::ToolCallEnd { name, .. } => Some(name.as_str()),
+///     _ => None,
+/// }).collect();
+/// assert_eq!(names, ["a"]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Admit {
+    /// At most this many calls are dispatched; a call that starts after
+    /// them is text. `None`: any number.
+    pub max_calls: Option<usize>,
+    /// Only calls of this tool; a call of another is text.
+    pub only: Option<String>,
 }
 
 impl Options {
@@ -170,6 +203,20 @@ impl Options {
     /// [`Options::complete_at_stop`]).
     pub fn with_complete_at_stop(mut self, on: bool) -> Self {
         self.complete_at_stop = on;
+        self
+    }
+
+    /// Lets at most `n` calls through (`parallel_tool_calls: false` is
+    /// 1); later call markup is text (see [`Admit`]).
+    pub fn with_max_calls(mut self, n: usize) -> Self {
+        self.admit.max_calls = Some(n);
+        self
+    }
+
+    /// Lets only calls of the tool `name` through (a named `tool_choice`);
+    /// other call markup is text (see [`Admit`]).
+    pub fn with_only_tool(mut self, name: impl Into<String>) -> Self {
+        self.admit.only = Some(name.into());
         self
     }
 

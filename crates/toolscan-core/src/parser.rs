@@ -174,9 +174,11 @@ impl Parser {
         let think = tracks_think && options.starts_in_reasoning;
         let in_reasoning = options.reasoning && think;
         let bare_room = bare_room(&options.limits, grammar.follow_len);
+        let mut ctx = Ctx::new(Minter::new(&options.ids), options.tools, options.limits);
+        ctx.admit = options.admit;
         let shared = Shared {
             bare_room,
-            ctx: Ctx::new(Minter::new(&options.ids), options.tools, options.limits),
+            ctx,
             pending: Pending {
                 in_reasoning,
                 track_lines: grammar.sets.iter().any(|t| t.set.has_line_start()),

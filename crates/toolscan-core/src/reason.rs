@@ -22,6 +22,8 @@ pub(crate) enum Reason {
     NameNotString,
     BadNameString,
     NotATool,
+    TooManyCalls { limit: usize },
+    NotTheTool,
     TwoNames,
     NoName,
     BadNamedId,
@@ -82,6 +84,11 @@ impl Reason {
         )
     }
 
+    /// The options refused the call (see `Admit`).
+    pub(crate) fn is_refusal(self) -> bool {
+        matches!(self, Reason::TooManyCalls { .. } | Reason::NotTheTool)
+    }
+
     /// The words. `lit` is the literal the block expected, for
     /// [`Reason::ExpectedLit`].
     pub(crate) fn message(self, lit: Option<&Lit>) -> String {
@@ -110,6 +117,13 @@ impl Reason {
             NameNotString => "the tool name is not a string".into(),
             BadNameString => "the name is not a valid JSON string".into(),
             NotATool => "the name is not one of the tools".into(),
+            TooManyCalls { limit } => format!(
+                "a call after the {limit} allowed (`max_calls`, the request's \
+                 `parallel_tool_calls: false`)"
+            ),
+            NotTheTool => "a call of another tool than the one allowed (`only`, the request's \
+                           named `tool_choice`)"
+                .into(),
             TwoNames => "the call has two names".into(),
             NoName => "the call has no tool name".into(),
             BadNamedId => "the call id is not `NAMESPACE.NAME:INDEX`".into(),

@@ -59,7 +59,7 @@ use futures_util::{Stream, StreamExt};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{json, Value};
 use toolscan_core::{
-    format_for_model, CallsInReasoning, Grammar, IdMint, Options, Registry, Tools,
+    format_for_model, CallsInReasoning, Grammar, IdMint, Limits, Options, Registry, Tools,
 };
 use toolscan_sse::RewriteError;
 use tracing::{field, info, info_span, warn, Instrument, Span};
@@ -78,10 +78,12 @@ pub const CHAT_COMPLETIONS: &str = "/v1/chat/completions";
 /// ```
 #[derive(Clone, Debug)]
 pub struct ProxyConfig {
-    /// The upstream server, `http://host:port` or `https://host:port`. A
-    /// path in it is a prefix put before every request's path (so an
-    /// upstream of `http://h/v1` gets `/v1/v1/chat/completions`: give the
-    /// origin of OpenAI-style servers, without their `/v1`).
+    /// The upstream server: its origin (`http://host:port`,
+    /// `https://host:port`) or its API's base URL (`http://host:8000/v1`,
+    /// what vLLM's and Ollama's guides give). Requests keep their own
+    /// path, `/v1/…` included: a base ending in `/v1` is the same as the
+    /// URL without it. Any other path in it is a prefix put before every
+    /// request's path.
     pub upstream: String,
     /// The format every completion is read with (a name of
     /// [`Registry::builtin`], or `auto`). `None` or `auto`: picked per
@@ -98,6 +100,19 @@ pub struct ProxyConfig {
     /// by default reasoning, unless the completion never closes its
     /// reasoning block.
     pub calls_in_reasoning: CallsInReasoning,
+    /// Completions start inside a reasoning block whose opening marker
+    /// was in the prompt (Qwen3, Kimi and R1 thinking templates): see
+    /// [`Options::starts_in_reasoning`].
+    pub starts_in_reasoning: bool,
+    /// Read calls even when the request lists no `tools` (agents that put
+    /// their own tool instructions in the prompt). Off: as vLLM does, a
+    /// request without `tools`, or with `"tool_choice": "none"`, gets its
+    /// completion's content as written (reasoning still separated with
+    /// [`reasoning`](ProxyConfig::reasoning)). `"tool_choice": "none"`
+    /// wins over this.
+    pub parse_always: bool,
+    /// The parser's limits.
+    pub limits: Limits,
     /// The largest request body accepted on `/v1/chat/completions`, which
     /// is read whole (to see `stream`, `model` and `tools`). Default 32 MiB;
     /// larger ones get `413`. Other routes are streamed, without a limit.
@@ -118,6 +133,9 @@ impl ProxyConfig {
             model_map: HashMap::new(),
             reasoning: false,
             calls_in_reasoning: CallsInReasoning::default(),
+            starts_in_reasoning: false,
+            parse_always: false,
+            limits: Limits::default(),
             max_request_bytes: 32 << 20,
             connect_timeout: Duration::from_secs(10),
             registry: Registry::builtin(),
@@ -153,6 +171,26 @@ impl ProxyConfig {
     /// Sets what call markup inside reasoning is.
     pub fn with_calls_in_reasoning(mut self, calls: CallsInReasoning) -> ProxyConfig {
         self.calls_in_reasoning = calls;
+        self
+    }
+
+    /// Completions start inside a reasoning block (see
+    /// [`ProxyConfig::starts_in_reasoning`]).
+    pub fn with_starts_in_reasoning(mut self, on: bool) -> ProxyConfig {
+        self.starts_in_reasoning = on;
+        self
+    }
+
+    /// Reads calls even in answers to requests without `tools` (see
+    /// [`ProxyConfig::parse_always`]).
+    pub fn with_parse_always(mut self, on: bool) -> ProxyConfig {
+        self.parse_always = on;
+        self
+    }
+
+    /// Sets the parser's limits.
+    pub fn with_limits(mut self, limits: Limits) -> ProxyConfig {
+        self.limits = limits;
         self
     }
 
@@ -360,6 +398,9 @@ struct Proxy {
     registry: Registry,
     reasoning: bool,
     calls_in_reasoning: CallsInReasoning,
+    starts_in_reasoning: bool,
+    parse_always: bool,
+    limits: Limits,
     max_request_bytes: usize,
 }
 
@@ -379,7 +420,14 @@ impl Proxy {
         if url.query().is_some() || url.fragment().is_some() {
             return Err(refuse("a query or fragment cannot be a prefix"));
         }
-        let base = url.as_str().trim_end_matches('/').to_owned();
+        let mut base = url.as_str().trim_end_matches('/');
+        // The `/v1` base URL of OpenAI-style servers: requests bring
+        // their own `/v1`.
+        if let Some(origin) = base.strip_suffix("/v1") {
+            info!(upstream = %config.upstream, "the upstream's `/v1` is its API base: requests keep their own `/v1/…` path");
+            base = origin;
+        }
+        let base = base.to_owned();
 
         let registry = config.registry.clone();
         let grammar = |name: &str| {
@@ -415,6 +463,9 @@ impl Proxy {
             registry,
             reasoning: config.reasoning,
             calls_in_reasoning: config.calls_in_reasoning,
+            starts_in_reasoning: config.starts_in_reasoning,
+            parse_always: config.parse_always,
+            limits: config.limits,
             max_request_bytes: config.max_request_bytes,
         })
     }
@@ -439,6 +490,52 @@ impl Proxy {
         ("auto".to_owned(), Arc::clone(&self.auto))
     }
 
+    /// How a request's completion is read, from what the request asks
+    /// (`tools`, `tool_choice`, `parallel_tool_calls`); `None`: it is
+    /// passed on as it comes.
+    fn options_for(&self, request: Option<&Value>) -> Option<Options> {
+        let field = |name: &str| request.and_then(|r| r.get(name));
+        let tools = field("tools").filter(|t| t.as_array().is_some_and(|a| !a.is_empty()));
+        let choice = field("tool_choice");
+        let none = choice.and_then(Value::as_str) == Some("none");
+        let calls = !none && (tools.is_some() || self.parse_always);
+        if !calls && !self.reasoning {
+            return None;
+        }
+        // Random ids: seeded ones would repeat across the turns of a
+        // conversation. (A call a `stop` sequence cut is completed by the
+        // rewrite: `Config::complete_at_stop`.)
+        let mut options = Options::new()
+            .with_ids(IdMint::Random)
+            .with_reasoning(self.reasoning)
+            .with_starts_in_reasoning(self.starts_in_reasoning)
+            .with_calls_in_reasoning(self.calls_in_reasoning)
+            .with_limits(self.limits);
+        if !calls {
+            // Reasoning only: call markup stays content.
+            return Some(options.with_max_calls(0));
+        }
+        if let Some(tools) = tools {
+            match Tools::from_json(tools) {
+                Ok(tools) => options = options.with_tools(tools),
+                Err(e) => warn!(error = %e, "the request's tools are ignored"),
+            }
+        }
+        if field("parallel_tool_calls").and_then(Value::as_bool) == Some(false) {
+            options = options.with_max_calls(1);
+        }
+        // A named function: `{"type": "function", "function": {"name": …}}`
+        // (and the flat `{"type": "function", "name": …}`).
+        if let Some(name) = choice
+            .filter(|c| c.is_object())
+            .and_then(|c| c.pointer("/function/name").or_else(|| c.get("name")))
+            .and_then(Value::as_str)
+        {
+            options = options.with_only_tool(name);
+        }
+        Some(options)
+    }
+
     /// The upstream URL of a request: the base and the request's path and
     /// query, nothing else of its target.
     fn target(&self, uri: &Uri) -> String {
@@ -460,6 +557,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
         status = field::Empty,
         format = field::Empty,
         stream = field::Empty,
+        parse = field::Empty,
     );
     async move {
         let response = if method == Method::POST && path == CHAT_COMPLETIONS {
@@ -534,19 +632,18 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
     span.record("format", format.as_str());
     span.record("stream", wants_stream);
 
-    // Random ids: seeded ones would repeat across the turns of a
-    // conversation. (A call a `stop` sequence cut is completed by the
-    // rewrite: `Config::complete_at_stop`.)
-    let mut options = Options::new()
-        .with_ids(IdMint::Random)
-        .with_reasoning(proxy.reasoning)
-        .with_calls_in_reasoning(proxy.calls_in_reasoning);
-    if let Some(tools) = field("tools").filter(|t| !t.is_null()) {
-        match Tools::from_json(tools) {
-            Ok(tools) => options = options.with_tools(tools),
-            Err(e) => warn!(error = %e, "the request's tools are ignored"),
-        }
-    }
+    let Some(options) = proxy.options_for(request_json.as_ref()) else {
+        span.record("parse", "off");
+        return pass_through(proxy, &parts, bytes).await;
+    };
+    span.record(
+        "parse",
+        if options.admit.max_calls == Some(0) {
+            "reasoning"
+        } else {
+            "calls"
+        },
+    );
     let config = toolscan_sse::Config::new(grammar).with_options(options);
 
     let response = match proxy
@@ -580,6 +677,24 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
         relay_stream(status, headers, response, config, start).await
     } else {
         rewrite_whole(status, headers, response, &config).await
+    }
+}
+
+/// A chat completion that is not read (no `tools`, `tool_choice: none`,
+/// no reasoning separation): forwarded, its answer passed on as it comes.
+async fn pass_through(proxy: &Proxy, parts: &axum::http::request::Parts, body: Bytes) -> Response {
+    let upstream = proxy
+        .client
+        .post(proxy.target(&parts.uri))
+        .headers(request_headers(&parts.headers, true))
+        .body(body);
+    match upstream.send().await {
+        Ok(response) => {
+            let status = response.status();
+            let headers = response_headers(response.headers(), false);
+            with_parts(status, headers, Body::from_stream(response.bytes_stream()))
+        }
+        Err(e) => unreachable_upstream(e),
     }
 }
 

@@ -682,3 +682,214 @@ async fn a_format_from_a_description_reads_the_completions() {
         .expect("tool_calls");
     assert_eq!(calls.len(), 2, "{body}");
 }
+
+// ------------------------------------------------- request-aware parsing
+
+/// `chat_request` with `edit` applied to its JSON object.
+fn request_with(stream: bool, edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Value {
+    let mut request = chat_request("Qwen/Qwen3-8B", stream);
+    if let Value::Object(o) = &mut request {
+        edit(o);
+    }
+    request
+}
+
+/// What a request's answer says, streamed or whole: content, reasoning,
+/// calls (name, arguments), finish reasons.
+async fn answer(
+    proxy: &Proxy,
+    request: &Value,
+) -> (String, String, Vec<(String, Value)>, Vec<String>) {
+    let response = post_chat(proxy, request).await;
+    assert_eq!(response.status(), 200);
+    if request["stream"] == json!(true) {
+        let body = response.text().await.unwrap();
+        let data = data_of(&body);
+        let mut reasoning = String::new();
+        for d in data.iter().filter(|d| *d != "[DONE]") {
+            let v: Value = serde_json::from_str(d).unwrap();
+            if let Some(r) = v["choices"][0]["delta"]["reasoning_content"].as_str() {
+                reasoning.push_str(r);
+            }
+        }
+        let s = streamed(&data);
+        let calls = s
+            .calls
+            .values()
+            .map(|(_, name, args)| (name.clone(), serde_json::from_str(args).unwrap()))
+            .collect();
+        (s.content, reasoning, calls, s.finish)
+    } else {
+        let body: Value = response.json_value().await.unwrap();
+        let choice = &body["choices"][0];
+        let message = &choice["message"];
+        let calls = message["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                let args = c["function"]["arguments"].as_str().unwrap();
+                (
+                    c["function"]["name"].as_str().unwrap().to_owned(),
+                    serde_json::from_str(args).unwrap(),
+                )
+            })
+            .collect();
+        (
+            message["content"].as_str().unwrap_or("").to_owned(),
+            message["reasoning_content"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned(),
+            calls,
+            vec![choice["finish_reason"].as_str().unwrap_or("").to_owned()],
+        )
+    }
+}
+
+fn cities(calls: &[(String, Value)]) -> Vec<Value> {
+    calls.iter().map(|(_, a)| a["city"].clone()).collect()
+}
+
+/// No `tools`, or `"tool_choice": "none"`: the completion is not read for
+/// calls (an agent with no tools that shows call syntax must not get
+/// `tool_calls`); its content is as the upstream wrote it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_tools_or_tool_choice_none_gets_the_content_as_written() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let proxy = Proxy::to(&upstream).await;
+    for stream in [true, false] {
+        for request in [
+            request_with(stream, |o| {
+                o.remove("tools");
+            }),
+            request_with(stream, |o| {
+                o.insert("tools".into(), json!([]));
+            }),
+            request_with(stream, |o| {
+                o.insert("tool_choice".into(), json!("none"));
+            }),
+        ] {
+            let (content, _, calls, finish) = answer(&proxy, &request).await;
+            assert_eq!(calls, [], "{request}");
+            assert!(content.contains("<tool_call>"), "{content}");
+            assert!(content.contains("<think>"), "{content}");
+            assert_eq!(finish, ["stop"]);
+        }
+    }
+}
+
+/// `--parse-always`: calls are read without `tools` (agents that describe
+/// their tools in the prompt) — but `"tool_choice": "none"` still wins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parse_always_reads_calls_without_tools_but_not_against_none() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let config = ProxyConfig::new(upstream.url.clone()).with_parse_always(true);
+    let proxy = Proxy::start(config).await;
+    for stream in [true, false] {
+        let request = request_with(stream, |o| {
+            o.remove("tools");
+        });
+        let (content, _, calls, finish) = answer(&proxy, &request).await;
+        assert_eq!(cities(&calls), [json!("Zürich"), json!("東京")]);
+        assert!(!content.contains("<tool_call>"), "{content}");
+        assert_eq!(finish, ["tool_calls"]);
+        let request = request_with(stream, |o| {
+            o.insert("tool_choice".into(), json!("none"));
+        });
+        let (content, _, calls, _) = answer(&proxy, &request).await;
+        assert_eq!(calls, []);
+        assert!(content.contains("<tool_call>"), "{content}");
+    }
+}
+
+/// Reasoning separation without calls: the reasoning is separated, the
+/// call markup stays content.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_is_separated_when_calls_are_not_read() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let config = ProxyConfig::new(upstream.url.clone()).with_reasoning(true);
+    let proxy = Proxy::start(config).await;
+    for stream in [true, false] {
+        let request = request_with(stream, |o| {
+            o.remove("tools");
+        });
+        let (content, reasoning, calls, finish) = answer(&proxy, &request).await;
+        assert_eq!(calls, []);
+        assert!(reasoning.contains("compare the weather"), "{reasoning}");
+        assert!(!content.contains("<think>"), "{content}");
+        assert!(content.contains("<tool_call>"), "{content}");
+        assert_eq!(finish, ["stop"]);
+    }
+}
+
+/// `"parallel_tool_calls": false`: the first call only; the second's
+/// markup stays content.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_tool_calls_false_gives_one_call() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let proxy = Proxy::to(&upstream).await;
+    for stream in [true, false] {
+        let request = request_with(stream, |o| {
+            o.insert("parallel_tool_calls".into(), json!(false));
+        });
+        let (content, _, calls, finish) = answer(&proxy, &request).await;
+        assert_eq!(cities(&calls), [json!("Zürich")]);
+        assert_eq!(content.matches("<tool_call>").count(), 1, "{content}");
+        assert!(content.contains("東京"), "{content}");
+        assert_eq!(finish, ["tool_calls"]);
+    }
+}
+
+/// A named `tool_choice`: only that function's calls are calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_tool_choice_reads_only_that_functions_calls() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let proxy = Proxy::to(&upstream).await;
+    for stream in [true, false] {
+        for (choice, want) in [
+            (
+                json!({"type": "function", "function": {"name": "get_weather"}}),
+                2,
+            ),
+            (
+                json!({"type": "function", "function": {"name": "get_time"}}),
+                0,
+            ),
+            (json!({"type": "function", "name": "get_time"}), 0),
+        ] {
+            let request = request_with(stream, |o| {
+                o.insert("tool_choice".into(), choice.clone());
+            });
+            let (content, _, calls, _) = answer(&proxy, &request).await;
+            assert_eq!(calls.len(), want, "{choice}");
+            assert_eq!(
+                content.matches("<tool_call>").count(),
+                2 - want,
+                "{content}"
+            );
+        }
+    }
+}
+
+/// `--upstream http://host:port/v1`, the base URL every vLLM and Ollama
+/// guide gives, is the same upstream as its origin: requests keep their
+/// own `/v1/…` path (not `/v1/v1/…`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v1_base_url_is_the_upstreams_origin() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    for base in [
+        format!("{}/v1", upstream.url),
+        format!("{}/v1/", upstream.url),
+    ] {
+        let proxy = Proxy::start(ProxyConfig::new(base.clone())).await;
+        let (_, _, calls, _) = answer(&proxy, &chat_request("Qwen/Qwen3-8B", false)).await;
+        assert_eq!(cities(&calls), [json!("Zürich"), json!("東京")], "{base}");
+        let models = client()
+            .get(format!("{}/v1/models", proxy.url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(models.status(), 200, "{base}");
+    }
+}

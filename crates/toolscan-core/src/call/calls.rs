@@ -7,7 +7,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use crate::call::unescape::Unescaper;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::ids::Minter;
-use crate::options::Limits;
+use crate::options::{Admit, Limits};
 use crate::reason::{Reason, Stop};
 use crate::sink::Sink;
 use crate::tools::Tools;
@@ -30,6 +30,8 @@ pub(crate) struct Ctx {
     /// The stream ended at a stop sequence and the options let that
     /// complete a call whose closing markup is missing.
     pub at_stop: bool,
+    /// Which calls are let through.
+    pub admit: Admit,
 }
 
 impl Ctx {
@@ -42,7 +44,20 @@ impl Ctx {
             tools,
             limits,
             at_stop: false,
+            admit: Admit::default(),
         }
+    }
+
+    /// Why the options refuse a call of `name` that starts now, if they do.
+    fn refuses(&self, name: &str) -> Option<Reason> {
+        let a = &self.admit;
+        if let Some(limit) = a.max_calls.filter(|&n| self.completed >= n) {
+            return Some(Reason::TooManyCalls { limit });
+        }
+        a.only
+            .as_deref()
+            .is_some_and(|only| only != name)
+            .then_some(Reason::NotTheTool)
     }
 }
 
@@ -374,6 +389,9 @@ impl Calls {
         let known = ctx.tools.as_ref().map(|t| t.contains(name));
         if known == Some(false) && silent {
             return Err(Stop::not_a_call(Reason::NotATool));
+        }
+        if let Some(why) = ctx.refuses(name) {
+            return Err(Stop::fail(why));
         }
         // A tentative block becomes a call only once arguments (or the end
         // of the call object) follow the name.
