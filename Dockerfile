@@ -24,10 +24,13 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=builder /usr/local/bin/toolscan /usr/local/bin/toolscan
 USER nonroot:nonroot
+# Inside a container the proxy listens on every interface (its default,
+# loopback, cannot be reached through a published port), also when the
+# command is replaced (`docker run … toolscan proxy --upstream URL`).
+ENV TOOLSCAN_LISTEN=0.0.0.0:8080
 EXPOSE 8080
 ENTRYPOINT ["toolscan"]
-# Listens on every interface inside the container (the default, loopback,
-# cannot be reached through a published port); the upstream comes from
-# TOOLSCAN_UPSTREAM. Arguments after the image name replace this CMD:
-# `docker run … toolscan proxy --listen 0.0.0.0:8080 --upstream URL`.
+# The upstream comes from TOOLSCAN_UPSTREAM (`-e TOOLSCAN_UPSTREAM=URL`);
+# every other proxy flag has its TOOLSCAN_* variable too. Arguments after
+# the image name replace this CMD.
 CMD ["proxy", "--listen", "0.0.0.0:8080"]
