@@ -21,9 +21,13 @@ pub fn run(args: FormatsArgs) -> Result<(), Failure> {
     let mut out = io::BufWriter::new(stdout.lock());
     if let Some(name) = &args.describe {
         let format = registry.get(name).ok_or_else(|| {
-            Failure::Usage(format!(
-                "unknown format `{name}` (`toolscan formats` lists the known ones)"
-            ))
+            // The registry's error names the closest known name.
+            Failure::Usage(
+                registry
+                    .grammar(name)
+                    .err()
+                    .map_or_else(|| format!("unknown format `{name}`"), |e| e.to_string()),
+            )
         })?;
         let text = format
             .to_json()
@@ -51,6 +55,8 @@ fn write_json(out: &mut impl Write, formats: &[Format]) -> io::Result<()> {
         serde_json::to_writer(&mut *out, &f.markers())?;
         out.write_all(b",\"description\":")?;
         serde_json::to_writer(&mut *out, f.description())?;
+        out.write_all(b",\"aliases\":")?;
+        serde_json::to_writer(&mut *out, &toolscan_core::aliases::of(f.name()))?;
         out.write_all(b"}\n")?;
     }
     Ok(())
@@ -84,6 +90,16 @@ fn write_table(out: &mut impl Write, formats: &[Format]) -> io::Result<()> {
         line.push_str(&row[2]);
         writeln!(out, "{}", line.trim_end())?;
     }
+    // vLLM's and SGLang's parser names.
+    let aliases: Vec<String> = toolscan_core::aliases::ALIASES
+        .iter()
+        .map(|(a, f)| format!("{a} → {f}"))
+        .collect();
+    writeln!(
+        out,
+        "\nAliases (vLLM and SGLang tool-parser names; `_` reads as `-`, case does not matter):\n  {}",
+        aliases.join(", ")
+    )?;
     Ok(())
 }
 
@@ -132,10 +148,11 @@ mod tests {
         assert_eq!(text.lines().count(), registry.formats().len());
         for line in text.lines() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            assert_eq!(v.as_object().map(|o| o.len()), Some(3), "{v}");
+            assert_eq!(v.as_object().map(|o| o.len()), Some(4), "{v}");
             assert!(v["name"].is_string());
             assert!(v["markers"].is_array());
             assert!(v["description"].is_string());
+            assert!(v["aliases"].is_array());
         }
     }
 
@@ -146,11 +163,19 @@ mod tests {
         write_table(&mut buf, registry.formats()).unwrap();
         let text = String::from_utf8(buf).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), registry.formats().len() + 1);
+        let n = registry.formats().len();
+        // The header, a row per format, a blank line and the aliases.
+        assert_eq!(lines.len(), n + 4);
         assert!(lines[0].starts_with("NAME"));
         for (line, f) in lines[1..].iter().zip(registry.formats()) {
             assert!(line.starts_with(f.name()));
         }
+        assert!(lines[n + 2].starts_with("Aliases"));
+        assert!(
+            lines[n + 3].contains("openai → harmony"),
+            "{}",
+            lines[n + 3]
+        );
     }
 
     #[test]

@@ -517,9 +517,10 @@ fn formats_table_and_json() {
     assert!(!names.is_empty());
     assert_eq!(
         table.lines().count(),
-        names.len() + 1,
-        "header + one row each"
+        names.len() + 4,
+        "header + one row each + a blank line and the aliases"
     );
+    assert!(table.contains("phi4-mini-json → phi4-mini"), "{table}");
     // Every listed format is accepted by `parse --format`.
     for name in &names {
         let out = run(&["parse", "--format", name], b"hi");
@@ -797,4 +798,21 @@ fn proxy_flags_come_from_the_environment() {
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("no-such-format"), "{err}");
+}
+
+/// A misspelt format name is a usage error that names the closest one;
+/// a vLLM parser name is a format name.
+#[test]
+fn format_names_take_aliases_and_suggest_the_closest() {
+    let out = run(&["parse", "--format", "qwen3_corder"], b"");
+    assert_usage_error(&out, "a misspelt format");
+    assert!(
+        stderr(&out).contains("did you mean `qwen3-coder`?"),
+        "{}",
+        stderr(&out)
+    );
+    let input = b"<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
+    let out = run(&["parse", "--format", "qwen25", "--output", "final"], input);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("\"name\":\"f\""), "{}", stdout(&out));
 }

@@ -7,8 +7,13 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
-    /// No format of that name is registered.
-    UnknownFormat(String),
+    /// No format of that name (or alias) is registered.
+    UnknownFormat {
+        /// The name as given.
+        name: String,
+        /// A known name close to it, if there is one.
+        suggestion: Option<String>,
+    },
     /// A format definition is inconsistent (empty marker, a marker that is a
     /// substring of another active marker, a jump out of range…).
     InvalidFormat {
@@ -27,10 +32,13 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::UnknownFormat(name) => write!(
-                f,
-                "unknown format `{name}` (`toolscan formats` lists the known ones)"
-            ),
+            Error::UnknownFormat { name, suggestion } => {
+                write!(f, "unknown format `{name}`")?;
+                if let Some(s) = suggestion {
+                    write!(f, "; did you mean `{s}`?")?;
+                }
+                write!(f, " (`toolscan formats` lists the known ones)")
+            }
             Error::InvalidFormat { format, reason } => {
                 write!(f, "invalid format `{format}`: {reason}")
             }

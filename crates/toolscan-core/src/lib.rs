@@ -63,6 +63,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod aliases;
 mod block;
 mod call;
 mod cpu;

@@ -64,9 +64,35 @@ impl Registry {
         Ok(())
     }
 
-    /// The format of that name.
+    /// The format of that name, or of that alias: a name folded (ASCII
+    /// lower case, `_` read as `-`) or one of vLLM's and SGLang's parser
+    /// names ([`ALIASES`](crate::aliases::ALIASES)).
+    ///
+    /// ```
+    /// use toolscan_core::Registry;
+    /// let reg = Registry::builtin();
+    /// assert_eq!(reg.get("qwen3_coder").unwrap().name(), "qwen3-coder");
+    /// assert_eq!(reg.get("openai").unwrap().name(), "harmony");
+    /// assert_eq!(reg.get("phi4_mini_json").unwrap().name(), "phi4-mini");
+    /// assert!(reg.get("nope").is_none());
+    /// ```
     pub fn get(&self, name: &str) -> Option<&Format> {
-        self.formats.iter().find(|f| f.name == name)
+        let exact = |n: &str| self.formats.iter().find(|f| f.name == n);
+        exact(name).or_else(|| {
+            let folded = crate::aliases::fold(name);
+            exact(&folded).or_else(|| crate::aliases::alias(&folded).and_then(exact))
+        })
+    }
+
+    /// Why `name` is no format: the error, with the closest known name or
+    /// alias as a suggestion.
+    fn unknown(&self, name: &str) -> Error {
+        let names = self.formats.iter().map(|f| f.name.as_str());
+        let aliases = crate::aliases::ALIASES.iter().map(|&(a, _)| a);
+        Error::UnknownFormat {
+            name: name.to_string(),
+            suggestion: crate::aliases::suggest(name, names.chain(aliases)).map(str::to_string),
+        }
     }
 
     /// All formats, in `auto` precedence order.
@@ -78,6 +104,11 @@ impl Registry {
     /// openers except bare JSON ones, first match decides; openers that share
     /// a marker are told apart by the first byte of their body).
     pub fn grammar(&self, name: &str) -> Result<Arc<Grammar>, Error> {
+        // An alias is its format's name.
+        let name = match self.get(name) {
+            Some(f) if name != "auto" => f.name.as_str(),
+            _ => name,
+        };
         if self.pristine {
             if let Some(g) = cache().lock().ok().and_then(|c| c.get(name).cloned()) {
                 return Ok(g);
@@ -97,9 +128,7 @@ impl Registry {
             let refs: Vec<&Format> = picked.iter().filter(|f| !f.openers.is_empty()).collect();
             Grammar::new("auto", &refs)?
         } else {
-            let f = self
-                .get(name)
-                .ok_or_else(|| Error::UnknownFormat(name.to_string()))?;
+            let f = self.get(name).ok_or_else(|| self.unknown(name))?;
             Grammar::new(name, &[f])?
         });
         if self.pristine {
@@ -267,7 +296,10 @@ mod tests {
             reg.grammar(f.name()).unwrap();
         }
         reg.grammar("auto").unwrap();
-        assert!(matches!(reg.grammar("nope"), Err(Error::UnknownFormat(_))));
+        assert!(matches!(
+            reg.grammar("nope"),
+            Err(Error::UnknownFormat { .. })
+        ));
     }
 
     #[test]

@@ -147,14 +147,19 @@ impl Choice {
     }
 }
 
-/// One tool-call entry of a delta, before it becomes JSON.
+/// One tool-call entry of a delta, before it becomes JSON. A delta holds
+/// at most one entry per call: a call's start carries the arguments that
+/// came with it (OpenAI's clients, the stream helper of `openai-python`
+/// among them, read one entry per index per chunk).
 #[derive(Debug)]
 pub(crate) enum Entry {
-    /// A call's first entry: `{index, id, type, function: {name, arguments: ""}}`.
+    /// A call's first entry: `{index, id, type, function: {name,
+    /// arguments}}`, the arguments those of the same delta (maybe `""`).
     Start {
         index: u64,
         id: String,
         name: String,
+        arguments: String,
     },
     /// Arguments: `{index, function: {arguments}}`.
     Args { index: u64, arguments: String },
@@ -166,12 +171,17 @@ impl Entry {
         let mut entry = Map::new();
         let mut function = Map::new();
         match self {
-            Entry::Start { index, id, name } => {
+            Entry::Start {
+                index,
+                id,
+                name,
+                arguments,
+            } => {
                 entry.insert("index".into(), index.into());
                 entry.insert("id".into(), id.into());
                 entry.insert("type".into(), "function".into());
                 function.insert("name".into(), name.into());
-                function.insert("arguments".into(), "".into());
+                function.insert("arguments".into(), arguments.into());
             }
             Entry::Args { index, arguments } => {
                 entry.insert("index".into(), index.into());
@@ -234,14 +244,22 @@ impl Sink for PieceSink<'_> {
                 index: self.indices.text(index),
                 id: id.to_owned(),
                 name: name.to_owned(),
+                arguments: String::new(),
             }),
             EventRef::ToolCallArgs { index, delta } => {
                 let index = self.indices.text(index);
                 match p.entries.last_mut() {
-                    Some(Entry::Args {
-                        index: i,
-                        arguments,
-                    }) if *i == index => arguments.push_str(delta),
+                    Some(
+                        Entry::Args {
+                            index: i,
+                            arguments,
+                        }
+                        | Entry::Start {
+                            index: i,
+                            arguments,
+                            ..
+                        },
+                    ) if *i == index => arguments.push_str(delta),
                     _ => p.entries.push(Entry::Args {
                         index,
                         arguments: delta.to_owned(),

@@ -19,9 +19,11 @@
 //! - text stays `delta.content`; reasoning (with
 //!   [`Options::reasoning`]) goes to `delta.reasoning_content`;
 //! - a text call becomes `delta.tool_calls` entries: first
-//!   `{"index", "id", "type": "function", "function": {"name", "arguments": ""}}`,
-//!   then `{"index", "function": {"arguments": DELTA}}`; the concatenated
-//!   argument deltas are the call's arguments JSON text;
+//!   `{"index", "id", "type": "function", "function": {"name", "arguments"}}`
+//!   (the arguments that came in the same chunk, maybe `""`), then
+//!   `{"index", "function": {"arguments": DELTA}}`; the concatenated
+//!   argument deltas are the call's arguments JSON text. A chunk holds at
+//!   most one entry per call (OpenAI's clients read one per index);
 //! - the upstream's own `delta.tool_calls` are passed on; a native call
 //!   keeps its index unless a text call of the same choice already took
 //!   it, in which case it gets the next free index (one above every index
@@ -37,6 +39,11 @@
 //!   [`finish_with`](toolscan_core::Parser::finish_with) (a call cut short
 //!   comes back as text). Tool-call entries already sent for a call that
 //!   is then cut short stay sent, as OpenAI's own truncated calls do.
+//!   A rewritten chunk whose choice carries tool calls and ends the choice
+//!   is sent as two: the calls with `finish_reason: null`, then the
+//!   envelope with an empty delta and the `finish_reason` (the stream
+//!   helper of OpenAI's Python client finishes a call's arguments only
+//!   when a later chunk comes);
 //! - text the parser holds back (a possible marker) is sent in the chunk
 //!   that releases it. A chunk left with nothing — every delta only empty
 //!   text or nulls, no `finish_reason`, nothing beyond the envelope (`id`,

@@ -8,6 +8,9 @@
 //!   event without `data`; invalid JSON is logged with `tracing::warn!`;
 //! - a chunk is rewritten choice by choice; a chunk the rewrite did not
 //!   change is passed on byte for byte (its `data` as it came);
+//! - a rewritten chunk whose choice carries tool calls and a
+//!   `finish_reason` is sent as two chunks, the `finish_reason` in the
+//!   second, after the calls ([`split_finish`]);
 //! - a changed chunk that now carries nothing — every choice's delta only
 //!   empty text or nulls, no `finish_reason`, no non-null field beyond the
 //!   envelope (`id`, `object`, `created`, `model`, `system_fingerprint`,
@@ -118,6 +121,7 @@ impl Rewriter {
             tracing::trace!("toolscan-sse: chunk held back entirely");
             return Flow::Continue;
         }
+        let end = split_finish(&mut chunk);
         let data = Value::Object(chunk).to_string();
         write(
             out,
@@ -126,6 +130,9 @@ impl Rewriter {
                 ..sse
             },
         );
+        if let Some(end) = end {
+            write(out, Sse::default().data(Value::Object(end).to_string()));
+        }
         Flow::Continue
     }
 
@@ -157,7 +164,11 @@ impl Rewriter {
         }
         let mut chunk = self.envelope.clone();
         chunk.insert("choices".into(), Value::Array(choices));
+        let end = split_finish(&mut chunk);
         write(out, Sse::default().data(Value::Object(chunk).to_string()));
+        if let Some(end) = end {
+            write(out, Sse::default().data(Value::Object(end).to_string()));
+        }
     }
 
     fn remember_envelope(&mut self, chunk: &Map<String, Value>) {
@@ -288,6 +299,49 @@ fn apply(choice: &mut Map<String, Value>, original: Option<String>, pieces: Piec
         }
     }
     true
+}
+
+/// Takes the `finish_reason` of every choice whose delta carries tool
+/// calls out of `chunk`, into a chunk of its own to send after it (with
+/// the envelope): OpenAI's clients
+/// (the stream helper of `openai-python`) finish a call's arguments only
+/// when a later chunk comes, so a call's last delta must not share its
+/// chunk with the end of the choice. Every other field stays where it
+/// was (a `usage` too). `None` if no choice had both.
+fn split_finish(chunk: &mut Map<String, Value>) -> Option<Map<String, Value>> {
+    let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
+        return None;
+    };
+    let mut ends = Vec::new();
+    for choice in choices.iter_mut().filter_map(Value::as_object_mut) {
+        let has_calls = choice
+            .get("delta")
+            .and_then(|d| d.get("tool_calls"))
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+        let reason = choice.get("finish_reason").filter(|r| !r.is_null());
+        if let (true, Some(reason)) = (has_calls, reason.cloned()) {
+            choice.insert("finish_reason".into(), Value::Null);
+            let mut end = Map::new();
+            end.insert(
+                "index".into(),
+                choice.get("index").cloned().unwrap_or(Value::from(0)),
+            );
+            end.insert("delta".into(), Value::Object(Map::new()));
+            end.insert("finish_reason".into(), reason);
+            ends.push(Value::Object(end));
+        }
+    }
+    if ends.is_empty() {
+        return None;
+    }
+    let mut end: Map<String, Value> = chunk
+        .iter()
+        .filter(|(k, _)| ENVELOPE.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    end.insert("choices".into(), Value::Array(ends));
+    Some(end)
 }
 
 /// Puts `content` back into `choice.delta.content`.

@@ -335,8 +335,9 @@ fn unknown_fields_are_kept() {
     let out = chunks_of(&whole(s.as_bytes(), config("hermes")));
     assert_eq!(
         out.len(),
-        2,
-        "no chunk is dropped: each has logprobs and usage"
+        3,
+        "no chunk is dropped (each has logprobs and usage), and the end of \
+         the choice comes in a chunk of its own"
     );
     for (got, want) in out.iter().zip(&upstream) {
         for key in [
@@ -361,7 +362,10 @@ fn unknown_fields_are_kept() {
         assert_eq!(keys(got), keys(want));
         assert_eq!(keys(g), keys(w));
     }
-    assert_eq!(out[1]["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(out[1]["choices"][0]["finish_reason"], Value::Null);
+    assert_eq!(out[2]["id"], "chatcmpl-x");
+    assert_eq!(out[2]["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(out[2]["choices"][0]["delta"], json!({}));
     let r = reassemble(&whole(s.as_bytes(), config("hermes")));
     assert_eq!(r.choices[&0].calls[&0].arguments, r#"{"a": [1, 2.50]}"#);
 }
@@ -473,4 +477,89 @@ fn the_stream_is_send_and_static() {
         config("auto").with_options(Options::default()),
     );
     assert_send(&s);
+}
+
+/// What the stream helper of OpenAI's Python client makes of a stream, as
+/// far as the ends of calls go: it reads one `tool_calls` entry per index
+/// per chunk; an entry of another index than the call being read finishes
+/// that call (`tool_calls.function.arguments.done`); a `finish_reason`
+/// finishes the call being read *before* the chunk's own entries are
+/// read, so a call whose entries share the chunk that ends the choice is
+/// never finished. The names of the calls it finishes, in order.
+fn calls_the_stream_helper_finishes(chunks: &[Value]) -> Vec<String> {
+    let mut done = Vec::new();
+    let mut names: std::collections::HashMap<u64, String> = Default::default();
+    let mut current: Option<u64> = None;
+    for chunk in chunks {
+        let choice = &chunk["choices"][0];
+        let entries: Vec<&Value> = choice["delta"]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut indices: Vec<u64> = entries.iter().filter_map(|e| e["index"].as_u64()).collect();
+        indices.sort_unstable();
+        indices.dedup();
+        assert_eq!(
+            indices.len(),
+            entries.len(),
+            "one entry per index per chunk: {chunk}"
+        );
+        if !choice["finish_reason"].is_null() {
+            if let Some(i) = current.take() {
+                done.push(names[&i].clone());
+            }
+        }
+        for e in entries {
+            let i = e["index"].as_u64().unwrap();
+            if let Some(name) = e["function"]["name"].as_str() {
+                names.insert(i, name.to_owned());
+            }
+            if current != Some(i) {
+                if let Some(prev) = current.replace(i) {
+                    done.push(names[&prev].clone());
+                }
+            }
+        }
+    }
+    done
+}
+
+/// A Mistral list of two calls in one upstream chunk that also ends the
+/// choice, and Hermes calls whose last bytes come with `finish_reason`:
+/// every call's end is seen by OpenAI's stream helper (the end of the
+/// choice comes in a chunk of its own, after the last call delta), and no
+/// chunk holds two entries of one call.
+#[test]
+fn openai_stream_helper_sees_every_call_end() {
+    let mistral = stream_of(
+        &["[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {\"x\": 1}}, {\"name\": \"b\", \"arguments\": {}}]"],
+        "stop",
+    );
+    let hermes = stream_of(
+        &[
+            "Sure. <tool_call>{\"name\": \"a\", ",
+            "\"arguments\": {\"x\": 1}}</tool_call><tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>",
+        ],
+        "stop",
+    );
+    // With no `finish_reason` at all: the rewrite ends the choice at
+    // `[DONE]`.
+    let unfinished = stream_of(
+        &["<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>"],
+        "x",
+    )
+    .replace(",\"finish_reason\":\"x\"", ",\"finish_reason\":null");
+    for (format, input, want) in [
+        ("mistral", &mistral, vec!["a", "b"]),
+        ("hermes", &hermes, vec!["a", "b"]),
+        ("hermes", &unfinished, vec!["a"]),
+    ] {
+        let out = chunks_of(&whole(input.as_bytes(), config(format)));
+        assert_eq!(
+            calls_the_stream_helper_finishes(&out),
+            want,
+            "{format}: {out:?}"
+        );
+    }
 }
