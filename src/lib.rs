@@ -19,3 +19,22 @@ pub use toolscan_stream as stream;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// The READMEs of the workspace's crates, doc-tested here (this crate's
+/// dev-dependencies reach every one of them) so that their examples
+/// compile and run.
+#[cfg(doctest)]
+mod crate_readmes {
+    #[doc = include_str!("../crates/toolscan-core/README.md")]
+    struct Core;
+    #[doc = include_str!("../crates/toolscan-stream/README.md")]
+    struct Stream;
+    #[doc = include_str!("../crates/toolscan-sse/README.md")]
+    struct Sse;
+    #[doc = include_str!("../crates/toolscan-proxy/README.md")]
+    struct Proxy;
+    #[doc = include_str!("../crates/toolscan-cli/README.md")]
+    struct Cli;
+    #[doc = include_str!("../crates/toolscan-testkit/README.md")]
+    struct Testkit;
+}

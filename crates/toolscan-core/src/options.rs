@@ -123,8 +123,9 @@ pub struct Options {
     /// [`Parser::finish_at_stop`](crate::Parser::finish_at_stop) completes
     /// such a call: one whose arguments are a complete value and after
     /// which only closing markup was missing. A call whose arguments are
-    /// cut short is still truncated. Off by default; [`Parser::finish`]
-    /// (crate::Parser::finish) never completes a call this way.
+    /// cut short is still truncated. Off by default;
+    /// [`Parser::finish`](crate::Parser::finish) never completes a call
+    /// this way.
     pub complete_at_stop: bool,
     /// Which calls are let through (OpenAI's `parallel_tool_calls: false`
     /// and a named `tool_choice`); by default every one.

@@ -15,76 +15,53 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::Parser;
 use toolscan_proxy::replay::Replay;
 
-const USAGE: &str = "usage: toolscan-replay [--dir DIR] [--delay-ms N] [--default NAME] \
-[--die-after N] [--stamp] [--listen ADDR]
-
-Serves the recordings of DIR (NAME.sse streams, NAME.json whole answers;
-default examples/data/sse) on POST /v1/chat/completions, by the request's
-model or else the default recording (proxy-qwen3-weather), one event every
---delay-ms (default 20). Models fail-500, die-midway (dies after --die-after
-events, default 5) and die-at-start misbehave on purpose. Also GET /v1/models,
-/echo and /echo-headers, GET /stats. Listens on --listen (default
-127.0.0.1:0) and prints its URL as the first line of stdout.";
-
+/// An OpenAI-style upstream that plays recorded completions back, at token
+/// pace: for the proxy's tests, demos, load measurements, and trying the
+/// proxy without a model server.
+#[derive(Parser, Debug)]
+#[command(
+    name = "toolscan-replay",
+    version,
+    after_help = "Routes: POST /v1/chat/completions plays the recording named by the \
+request's model, or else the default one (`\"stream\": true`: NAME.sse, one event every \
+--delay-ms; otherwise NAME.json). The models fail-500, die-midway and die-at-start misbehave \
+on purpose. Also GET /v1/models, /echo and /echo-headers, GET /stats.\n\n\
+Prints the URL it serves on as the first line of its standard output, then serves until \
+SIGINT or SIGTERM."
+)]
 struct Args {
+    /// The recordings: NAME.sse (streamed answers) and NAME.json (whole
+    /// answers).
+    #[arg(long, value_name = "DIR", default_value = "examples/data/sse")]
     dir: PathBuf,
+    /// Milliseconds between two events of a stream (a request's own
+    /// `replay_delay_ms` field overrides it).
+    #[arg(long, value_name = "N", default_value_t = 20)]
     delay_ms: u64,
+    /// The recording played for a model that has none of its own
+    /// [default: proxy-qwen3-weather].
+    #[arg(long, value_name = "NAME")]
     default: Option<String>,
+    /// How many events the model `die-midway` sends before it breaks the
+    /// connection [default: 5].
+    #[arg(long, value_name = "N")]
     die_after: Option<usize>,
+    /// Adds the time each event was sent (`replay_sent_us`, microseconds
+    /// since the Unix epoch) to its JSON object.
+    #[arg(long)]
     stamp: bool,
+    /// The address to listen on (port 0: a free port, printed at start).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     listen: String,
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut args = Args {
-        dir: PathBuf::from("examples/data/sse"),
-        delay_ms: 20,
-        default: None,
-        die_after: None,
-        stamp: false,
-        listen: "127.0.0.1:0".into(),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        match arg.as_str() {
-            "--dir" => args.dir = PathBuf::from(value("--dir")?),
-            "--delay-ms" => {
-                args.delay_ms = value("--delay-ms")?
-                    .parse()
-                    .map_err(|e| format!("--delay-ms: {e}"))?
-            }
-            "--default" => args.default = Some(value("--default")?),
-            "--die-after" => {
-                args.die_after = Some(
-                    value("--die-after")?
-                        .parse()
-                        .map_err(|e| format!("--die-after: {e}"))?,
-                )
-            }
-            "--stamp" => args.stamp = true,
-            "--listen" => args.listen = value("--listen")?,
-            "-h" | "--help" => return Err(String::new()),
-            other => return Err(format!("unknown argument `{other}`")),
-        }
-    }
-    Ok(args)
-}
-
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(why) if why.is_empty() => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(why) => {
-            eprintln!("toolscan-replay: {why}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    // Bad usage: a message on stderr and exit status 2; `--help` and
+    // `--version` on stdout, status 0.
+    let args = Args::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -1,0 +1,36 @@
+# syntax=docker/dockerfile:1
+#
+# The `toolscan` binary in a small image, running the proxy by default:
+#
+#   docker build -t toolscan .
+#   docker run --rm -p 8080:8080 -e TOOLSCAN_UPSTREAM=http://host:8000 toolscan
+#
+# Any other command works too: `docker run --rm -i toolscan parse - < answer.txt`.
+
+# ---- builder: the official Rust image (the workspace's MSRV or newer).
+ARG RUST_VERSION=1.89
+FROM rust:${RUST_VERSION}-bookworm AS builder
+WORKDIR /src
+COPY . .
+# The registry and target/ are cache mounts (BuildKit): a rebuild after a
+# source change does not fetch or recompile the dependencies again.
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/src/target \
+    cargo build --release --locked -p toolscan-cli \
+    && install -m 0755 target/release/toolscan /usr/local/bin/toolscan
+
+# ---- runtime: glibc and libgcc only (TLS is rustls with its own roots:
+# no OpenSSL, no CA bundle needed), no shell, runs as uid 65532 `nonroot`.
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=builder /usr/local/bin/toolscan /usr/local/bin/toolscan
+USER nonroot:nonroot
+# Inside a container the proxy listens on every interface (its default,
+# loopback, cannot be reached through a published port), also when the
+# command is replaced (`docker run … toolscan proxy --upstream URL`).
+ENV TOOLSCAN_LISTEN=0.0.0.0:8080
+EXPOSE 8080
+ENTRYPOINT ["toolscan"]
+# The upstream comes from TOOLSCAN_UPSTREAM (`-e TOOLSCAN_UPSTREAM=URL`);
+# every other proxy flag has its TOOLSCAN_* variable too. Arguments after
+# the image name replace this CMD.
+CMD ["proxy", "--listen", "0.0.0.0:8080"]
