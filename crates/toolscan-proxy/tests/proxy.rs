@@ -29,6 +29,7 @@ fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
         let writer = Arc::clone(&buf);
         let subscriber = tracing_subscriber::fmt()
             .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
             .with_writer(move || Capture(Arc::clone(&writer)))
             .finish();
         tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
