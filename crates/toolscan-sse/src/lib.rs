@@ -9,7 +9,8 @@
 //! Both read only the fields they need (`choices[].index`,
 //! `delta.content`/`message.content`, `delta.tool_calls[].index`,
 //! `finish_reason`, `usage`) and keep every other field as it came, in its
-//! place.
+//! place (keys in the upstream's order with the feature `preserve-order`;
+//! sorted without it, serde_json's default map).
 //!
 //! # What a streamed chunk becomes
 //!
