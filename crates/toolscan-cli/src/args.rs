@@ -115,9 +115,52 @@ pub struct ProxyArgs {
           env = "TOOLSCAN_LOG_FORMAT")]
     pub log_format: LogFormat,
 
+    /// Seconds connecting to the upstream may take.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds,
+          env = "TOOLSCAN_CONNECT_TIMEOUT")]
+    pub connect_timeout: f64,
+
+    /// Seconds the upstream may send nothing (before its answer, or between
+    /// two reads of it) before the proxy gives up: `504` before the answer
+    /// began, else an error event ends the stream.
+    #[arg(long, value_name = "SECS", default_value_t = 300.0, value_parser = seconds,
+          env = "TOOLSCAN_UPSTREAM_IDLE_TIMEOUT")]
+    pub upstream_idle_timeout: f64,
+
+    /// Seconds a client may take to send a chat request's body (`408`
+    /// after).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = seconds,
+          env = "TOOLSCAN_REQUEST_BODY_TIMEOUT")]
+    pub request_body_timeout: f64,
+
+    /// Largest chat request body, in bytes (`413`; a larger
+    /// `Content-Length` is refused before the body is read).
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20, value_parser = at_least_one,
+          env = "TOOLSCAN_MAX_REQUEST_BYTES")]
+    pub max_request_bytes: usize,
+
+    /// Longest line of an upstream SSE answer, in bytes: a longer one ends
+    /// the stream with an error event instead of being buffered.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20, value_parser = at_least_one,
+          env = "TOOLSCAN_MAX_SSE_LINE")]
+    pub max_sse_line: usize,
+
+    /// Seconds requests in flight may take to finish after SIGINT/SIGTERM.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds,
+          env = "TOOLSCAN_SHUTDOWN_GRACE")]
+    pub shutdown_grace: f64,
+
     /// Limits on what one call may hold.
     #[command(flatten)]
     pub limits: LimitArgs,
+}
+
+/// Parses a duration in seconds: a number, at least 0.001.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.001..=1e9).contains(&x) => Ok(x),
+        _ => Err("expected a number of seconds (at least 0.001)".to_owned()),
+    }
 }
 
 /// How log lines are written.

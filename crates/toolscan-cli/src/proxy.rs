@@ -7,6 +7,8 @@
 use crate::args::ProxyArgs;
 use crate::failure::Failure;
 use crate::setup::registry_with;
+use std::time::Duration;
+
 use toolscan_proxy::{serve, shutdown_signal, Metrics, ProxyConfig};
 
 /// Runs `toolscan proxy` until a signal stops it.
@@ -19,6 +21,9 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
         .with_starts_in_reasoning(args.starts_in_reasoning)
         .with_parse_always(args.parse_always)
         .with_limits(args.limits.limits())
+        .with_upstream_idle_timeout(Duration::from_secs_f64(args.upstream_idle_timeout))
+        .with_max_sse_line(args.max_sse_line)
+        .with_shutdown_grace(Duration::from_secs_f64(args.shutdown_grace))
         .with_registry(registry);
     if let Some(format) = args.format.or(described) {
         config = config.with_format(format);
@@ -30,6 +35,9 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::Usage(format!("`{}`: {e}", path.display())))?;
         config = config.with_model_map(map);
     }
+    config.connect_timeout = Duration::from_secs_f64(args.connect_timeout);
+    config.request_body_timeout = Duration::from_secs_f64(args.request_body_timeout);
+    config.max_request_bytes = args.max_request_bytes;
     let metrics = args.metrics_listen.as_ref().map(|_| Metrics::new());
     if let Some(m) = &metrics {
         config = config.with_metrics(m.clone());

@@ -41,7 +41,7 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -64,6 +64,7 @@ use toolscan_core::{
 use toolscan_sse::{RewriteError, Tally};
 use tracing::{field, info, info_span, warn, Instrument, Span};
 
+mod line_guard;
 mod metrics;
 pub mod replay;
 
@@ -126,6 +127,22 @@ pub struct ProxyConfig {
     pub max_request_bytes: usize,
     /// How long connecting to the upstream may take. Default 10 s.
     pub connect_timeout: Duration,
+    /// How long the upstream may send nothing — before its answer's
+    /// headers, or between two reads of its body — before the proxy gives
+    /// up on it: a `504` before the answer began, else an SSE error event
+    /// and the end of the stream (a call in flight is not completed).
+    /// Default 300 s (a long prefill sends nothing for a while).
+    pub upstream_idle_timeout: Duration,
+    /// How long a client may take to send a chat request's body. Default
+    /// 60 s; slower ones get `408`.
+    pub request_body_timeout: Duration,
+    /// The longest line of the upstream's SSE answer (an event's `data`
+    /// line), in bytes: longer ones end the stream with an error event
+    /// rather than be buffered. Default 16 MiB.
+    pub max_sse_line: usize,
+    /// After the shutdown signal, how long requests in flight may take to
+    /// finish before [`serve`] returns anyway. Default 30 s.
+    pub shutdown_grace: Duration,
     /// The formats names refer to: [`Registry::builtin`], plus any a user
     /// registered (a format described in a file, say).
     pub registry: Registry,
@@ -146,6 +163,10 @@ impl ProxyConfig {
             metrics: None,
             max_request_bytes: 32 << 20,
             connect_timeout: Duration::from_secs(10),
+            upstream_idle_timeout: Duration::from_secs(300),
+            request_body_timeout: Duration::from_secs(60),
+            max_sse_line: 16 << 20,
+            shutdown_grace: Duration::from_secs(30),
             registry: Registry::builtin(),
         }
     }
@@ -193,6 +214,24 @@ impl ProxyConfig {
     /// [`ProxyConfig::parse_always`]).
     pub fn with_parse_always(mut self, on: bool) -> ProxyConfig {
         self.parse_always = on;
+        self
+    }
+
+    /// Sets [`ProxyConfig::upstream_idle_timeout`].
+    pub fn with_upstream_idle_timeout(mut self, t: Duration) -> ProxyConfig {
+        self.upstream_idle_timeout = t;
+        self
+    }
+
+    /// Sets [`ProxyConfig::max_sse_line`].
+    pub fn with_max_sse_line(mut self, bytes: usize) -> ProxyConfig {
+        self.max_sse_line = bytes;
+        self
+    }
+
+    /// Sets [`ProxyConfig::shutdown_grace`].
+    pub fn with_shutdown_grace(mut self, t: Duration) -> ProxyConfig {
+        self.shutdown_grace = t;
         self
     }
 
@@ -355,6 +394,7 @@ pub async fn serve<F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
+    let grace = config.shutdown_grace;
     let app = try_router(config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     if let Ok(addr) = listener.local_addr() {
         info!(%addr, "proxy listening");
@@ -363,9 +403,29 @@ where
         // Chunks are small and latency matters: no Nagle.
         let _ = tcp.set_nodelay(true);
     });
-    axum::serve(listener, app)
+    // The signal starts the grace period; requests still in flight at its
+    // end are cut.
+    let (signalled, on_signal) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        shutdown.await;
+        let _ = signalled.send(());
+    };
+    let server = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
-        .await?;
+        .into_future();
+    let deadline = async move {
+        match on_signal.await {
+            Ok(()) => tokio::time::sleep(grace).await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        served = server => served?,
+        () = deadline => warn!(
+            grace_s = grace.as_secs_f64(),
+            "requests still in flight at the end of the shutdown grace period are cut"
+        ),
+    }
     info!("proxy stopped");
     Ok(())
 }
@@ -417,6 +477,8 @@ struct Proxy {
     limits: Limits,
     metrics: Metrics,
     max_request_bytes: usize,
+    request_body_timeout: Duration,
+    max_sse_line: usize,
 }
 
 impl Proxy {
@@ -466,6 +528,7 @@ impl Proxy {
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(config.connect_timeout)
+            .read_timeout(config.upstream_idle_timeout)
             .tcp_nodelay(true)
             .build()
             .map_err(ConfigError::Client)?;
@@ -483,6 +546,8 @@ impl Proxy {
             limits: config.limits,
             metrics: config.metrics.clone().unwrap_or_default(),
             max_request_bytes: config.max_request_bytes,
+            request_body_timeout: config.request_body_timeout,
+            max_sse_line: config.max_sse_line,
         })
     }
 
@@ -576,6 +641,16 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
         parse = field::Empty,
     );
     async move {
+        // `OPTIONS *` asks about the server itself: answered here (the
+        // upstream's URL has no `*` to forward it to).
+        if method == Method::OPTIONS && request.uri() == "*" {
+            let mut r = StatusCode::NO_CONTENT.into_response();
+            r.headers_mut().insert(
+                header::ALLOW,
+                HeaderValue::from_static("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
+            );
+            return r;
+        }
         let is_chat = method == Method::POST && path == CHAT_COMPLETIONS;
         let response = if is_chat {
             chat(&proxy, request, start).await
@@ -764,22 +839,44 @@ async fn forward(proxy: &Proxy, request: Request) -> Response {
 /// `POST /v1/chat/completions`: forwarded, its answer rewritten.
 async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
     let (parts, body) = request.into_parts();
-    let bytes = match Limited::new(body, proxy.max_request_bytes).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<LengthLimitError>() => {
-            return error_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!(
-                    "the request body is larger than {} bytes",
-                    proxy.max_request_bytes
-                ),
-                "invalid_request_error",
-            )
-        }
-        Err(e) => {
+    let too_large = || {
+        error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the request body is larger than {} bytes",
+                proxy.max_request_bytes
+            ),
+            "invalid_request_error",
+        )
+    };
+    // A declared length over the limit is refused before any of the body
+    // is read.
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > proxy.max_request_bytes as u64) {
+        return too_large();
+    }
+    let read = Limited::new(body, proxy.max_request_bytes).collect();
+    let bytes = match tokio::time::timeout(proxy.request_body_timeout, read).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.is::<LengthLimitError>() => return too_large(),
+        Ok(Err(e)) => {
             return error_response(
                 StatusCode::BAD_REQUEST,
                 &format!("cannot read the request body: {e}"),
+                "invalid_request_error",
+            )
+        }
+        Err(_) => {
+            return error_response(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!(
+                    "the request body did not arrive within {} s",
+                    proxy.request_body_timeout.as_secs_f64()
+                ),
                 "invalid_request_error",
             )
         }
@@ -843,11 +940,10 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
     let headers = response_headers(response.headers(), true);
-    let metrics = proxy.metrics.clone();
     if is_sse {
-        relay_stream(status, headers, response, config, start, metrics, upstream).await
+        relay_stream(proxy, status, headers, response, config, start, upstream).await
     } else {
-        rewrite_whole(status, headers, response, &config, &metrics, upstream).await
+        rewrite_whole(status, headers, response, &config, &proxy.metrics, upstream).await
     }
 }
 
@@ -877,28 +973,34 @@ async fn pass_through(proxy: &Proxy, parts: &axum::http::request::Parts, body: B
 /// A streaming answer: rewritten chunk by chunk. Nothing is sent before the
 /// first rewritten chunk, so an upstream that fails before it is a `502`.
 async fn relay_stream(
+    proxy: &Proxy,
     status: StatusCode,
     headers: HeaderMap,
     response: reqwest::Response,
     config: toolscan_sse::Config,
     start: Instant,
-    metrics: Metrics,
     mut upstream: UpstreamSaid,
 ) -> Response {
-    let mut rewritten: RewrittenStream = Box::pin(toolscan_sse::rewrite_stream(
-        response.bytes_stream(),
-        config,
-    ));
+    let metrics = proxy.metrics.clone();
+    let body = line_guard::LineGuard::new(response.bytes_stream(), proxy.max_sse_line);
+    let mut rewritten: RewrittenStream = Box::pin(toolscan_sse::rewrite_stream(body, config));
     let relay = match rewritten.next().await {
         Some(Ok(first)) => Relay::new(Some(first), Some(rewritten), start, metrics),
         Some(Err(e)) => {
+            let timed_out =
+                matches!(&e, RewriteError::Upstream(e) if e.kind() == io::ErrorKind::TimedOut);
             let message = format!(
                 "the upstream failed before its answer began: {}",
                 rewrite_error_message(e)
             );
             warn!(%message, "upstream failed");
             upstream.failed = true;
-            let r = error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error");
+            let status = if timed_out {
+                StatusCode::GATEWAY_TIMEOUT
+            } else {
+                StatusCode::BAD_GATEWAY
+            };
+            let r = error_response(status, &message, "upstream_error");
             return tagged(r, upstream);
         }
         None => Relay::new(None, None, start, metrics),
@@ -922,13 +1024,18 @@ async fn rewrite_whole(
     let body = match response.bytes().await {
         Ok(body) => body,
         Err(e) => {
+            let status = if e.is_timeout() {
+                StatusCode::GATEWAY_TIMEOUT
+            } else {
+                StatusCode::BAD_GATEWAY
+            };
             let message = format!(
                 "the upstream failed while sending its answer: {}",
                 error_chain(&e.without_url())
             );
             warn!(%message, "upstream failed");
             upstream.failed = true;
-            let r = error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error");
+            let r = error_response(status, &message, "upstream_error");
             return tagged(r, upstream);
         }
     };
@@ -944,8 +1051,7 @@ async fn rewrite_whole(
     tagged(with_parts(status, headers, Body::from(body)), upstream)
 }
 
-type RewrittenStream =
-    Pin<Box<dyn Stream<Item = Result<Bytes, RewriteError<reqwest::Error>>> + Send>>;
+type RewrittenStream = Pin<Box<dyn Stream<Item = Result<Bytes, RewriteError<io::Error>>> + Send>>;
 
 /// The rewritten stream on its way to the client: an upstream failure
 /// becomes an error event and the end of the body; the end of the stream,
@@ -1049,9 +1155,9 @@ fn error_event(message: &str) -> Bytes {
     Bytes::from(format!("data: {event}\n\n"))
 }
 
-fn rewrite_error_message(e: RewriteError<reqwest::Error>) -> String {
+fn rewrite_error_message(e: RewriteError<io::Error>) -> String {
     match e {
-        RewriteError::Upstream(e) => error_chain(&e.without_url()),
+        RewriteError::Upstream(e) => error_chain(&e),
         #[allow(unreachable_patterns)]
         other => format!("{other:?}"),
     }
@@ -1074,6 +1180,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// The upstream could not be reached (or did not answer): `502`.
 fn unreachable_upstream(e: reqwest::Error) -> Response {
+    let timed_out = e.is_timeout();
     let message = format!(
         "cannot reach the upstream: {}",
         error_chain(&e.without_url())
@@ -1083,10 +1190,12 @@ fn unreachable_upstream(e: reqwest::Error) -> Response {
         failed: true,
         ..UpstreamSaid::default()
     };
-    tagged(
-        error_response(StatusCode::BAD_GATEWAY, &message, "upstream_error"),
-        upstream,
-    )
+    let status = if timed_out {
+        StatusCode::GATEWAY_TIMEOUT
+    } else {
+        StatusCode::BAD_GATEWAY
+    };
+    tagged(error_response(status, &message, "upstream_error"), upstream)
 }
 
 /// The upstream answered 5xx: `502`, with the start of what it said.

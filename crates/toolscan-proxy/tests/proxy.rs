@@ -995,3 +995,175 @@ async fn metrics_and_access_lines_count_what_went_through() {
     );
     assert!(!logs.contains(SECRET));
 }
+
+// ------------------------------------------------------ timeouts and guards
+
+/// Sends raw request bytes to the proxy and reads the response head (and
+/// what follows, up to `within`).
+async fn raw(proxy: &Proxy, request: &[u8], within: Duration) -> String {
+    let mut s = tokio::net::TcpStream::connect(&proxy.url[7..])
+        .await
+        .unwrap();
+    s.write_all(request).await.unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = tokio::time::timeout(within, s.read(&mut buf))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// A stream whose upstream goes quiet: after the idle timeout the client
+/// gets an error event and the end of the body, no `[DONE]`, and the call
+/// in flight is not completed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_upstream_ends_the_stream_with_an_error_event() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let config = ProxyConfig::new(upstream.url.clone())
+        .with_upstream_idle_timeout(Duration::from_millis(300));
+    let proxy = Proxy::start(config).await;
+    // The first event comes at once, the next after 5 s.
+    let request = request_with(true, |o| {
+        o.insert("replay_delay_ms".into(), json!(5000));
+    });
+    let started = Instant::now();
+    let response = post_chat(&proxy, &request).await;
+    assert_eq!(response.status(), 200);
+    let body = response.text().await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    let data = data_of(&body);
+    assert!(!data.iter().any(|d| d == "[DONE]"), "{body}");
+    let last: Value = serde_json::from_str(data.last().unwrap()).unwrap();
+    assert_eq!(last["error"]["type"], "upstream_error", "{body}");
+    assert!(streamed(&data[..data.len() - 1]).calls.is_empty());
+}
+
+/// An upstream that accepts the connection and never answers: `504`
+/// after the idle timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_never_answers_is_a_504() {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut conns = Vec::new();
+        while let Ok((c, _)) = silent.accept().await {
+            conns.push(c);
+        }
+    });
+    let config = ProxyConfig::new(url).with_upstream_idle_timeout(Duration::from_millis(300));
+    let proxy = Proxy::start(config).await;
+    for stream in [true, false] {
+        let response = post_chat(&proxy, &chat_request("Qwen/Qwen3-8B", stream)).await;
+        assert_eq!(response.status(), 504);
+        let body: Value = response.json_value().await.unwrap();
+        assert_eq!(body["error"]["type"], "upstream_error");
+    }
+    held.abort();
+}
+
+/// A `Content-Length` over the limit is refused at once, before the body
+/// comes; a body that comes too slowly gets `408`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_and_slow_request_bodies_are_refused() {
+    let upstream = Upstream::start(&[]);
+    let mut config = ProxyConfig::new(upstream.url.clone());
+    config.request_body_timeout = Duration::from_millis(300);
+    let proxy = Proxy::start(config).await;
+    let head = raw(
+        &proxy,
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+          Content-Length: 10000000000\r\n\r\n{",
+        Duration::from_secs(2),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+    let head = raw(
+        &proxy,
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+          Content-Length: 100\r\n\r\n{\"model\":",
+        Duration::from_secs(2),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 408"), "{head}");
+    assert_eq!(upstream.stats().await["started"], 0);
+}
+
+/// `OPTIONS *` is answered by the proxy (nothing upstream is `*`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn options_star_is_answered_here() {
+    let upstream = Upstream::start(&[]);
+    let proxy = Proxy::to(&upstream).await;
+    let head = raw(
+        &proxy,
+        b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n",
+        Duration::from_secs(2),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 204"), "{head}");
+    assert!(head.to_ascii_lowercase().contains("allow: get"), "{head}");
+}
+
+/// An SSE line longer than the bound ends the stream with an error event
+/// instead of being buffered whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_sse_line_ends_the_stream() {
+    let long = "x".repeat(200_000);
+    let sse = format!(
+        "data: {{\"id\":\"c\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"Hi\"}},\"finish_reason\":null}}]}}\n\n\
+         data: {{\"id\":\"c\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{long}\"}},\"finish_reason\":null}}]}}\n\n\
+         data: [DONE]\n\n"
+    );
+    let replay = toolscan_proxy::replay::Replay::new()
+        .with_stream("long", &sse)
+        .with_default("long");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, replay.router()).await });
+    let config = ProxyConfig::new(url).with_max_sse_line(10_000);
+    let proxy = Proxy::start(config).await;
+    let response = post_chat(&proxy, &chat_request("long", true)).await;
+    assert_eq!(response.status(), 200);
+    let body = response.text().await.unwrap();
+    let data = data_of(&body);
+    assert!(!data.iter().any(|d| d == "[DONE]"), "{body}");
+    let last: Value = serde_json::from_str(data.last().unwrap()).unwrap();
+    assert!(
+        last["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than 10000 bytes"),
+        "{last}"
+    );
+    assert!(!body.contains(&long));
+}
+
+/// After the shutdown signal, a stream still in flight at the end of the
+/// grace period is cut, and `serve` returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_has_a_deadline() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let config =
+        ProxyConfig::new(upstream.url.clone()).with_shutdown_grace(Duration::from_millis(300));
+    let mut proxy = Proxy::start(config).await;
+    let request = request_with(true, |o| {
+        o.insert("replay_delay_ms".into(), json!(1000));
+    });
+    let mut response = post_chat(&proxy, &request).await;
+    assert_eq!(response.status(), 200);
+    response.chunk().await.unwrap().expect("a first chunk");
+    let signalled = Instant::now();
+    proxy.shutdown.take().unwrap().send(()).unwrap();
+    let served = proxy.served.take().unwrap();
+    tokio::time::timeout(Duration::from_secs(5), served)
+        .await
+        .expect("serve returns at the deadline")
+        .unwrap()
+        .unwrap();
+    let took = signalled.elapsed();
+    assert!(took >= Duration::from_millis(250), "{took:?}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
