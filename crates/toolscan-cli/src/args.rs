@@ -74,7 +74,10 @@ pub struct ProxyArgs {
     pub format_file: Option<PathBuf>,
 
     /// JSON object of model id → format name, for the models whose family
-    /// this build does not know (or writes otherwise).
+    /// this build does not know (or writes otherwise); or → an object of
+    /// settings for that model: `format`, `reasoning`,
+    /// `starts_in_reasoning`, `calls_in_reasoning` ("text"/"call"),
+    /// `parse_always`.
     #[arg(long, value_name = "FILE", env = "TOOLSCAN_MODEL_MAP")]
     pub model_map: Option<PathBuf>,
 

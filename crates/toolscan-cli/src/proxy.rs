@@ -31,9 +31,9 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
     if let Some(path) = &args.model_map {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", path.display())))?;
-        let map = ProxyConfig::parse_model_map(&text)
+        let routes = ProxyConfig::parse_routes(&text)
             .map_err(|e| Failure::Usage(format!("`{}`: {e}", path.display())))?;
-        config = config.with_model_map(map);
+        config = config.with_routes(routes);
     }
     config.connect_timeout = Duration::from_secs_f64(args.connect_timeout);
     config.request_body_timeout = Duration::from_secs_f64(args.request_body_timeout);

@@ -67,8 +67,10 @@ use tracing::{field, info, info_span, warn, Instrument, Span};
 mod line_guard;
 mod metrics;
 pub mod replay;
+mod route;
 
 pub use metrics::Metrics;
+pub use route::Route;
 
 /// The path whose answers are rewritten.
 pub const CHAT_COMPLETIONS: &str = "/v1/chat/completions";
@@ -97,6 +99,10 @@ pub struct ProxyConfig {
     /// not fix one. A model not in it gets the format of its family
     /// ([`format_for_model`]) when this build has that format, else `auto`.
     pub model_map: HashMap<String, String>,
+    /// Model id → its format and content options
+    /// ([`ProxyConfig::parse_routes`] reads them from a model map file).
+    /// Where both name a model, a route's format wins over `model_map`'s.
+    pub routes: HashMap<String, Route>,
     /// Reasoning separation: `<think>…</think>` goes to
     /// `delta.reasoning_content` (see [`Options::reasoning`]).
     pub reasoning: bool,
@@ -155,6 +161,7 @@ impl ProxyConfig {
             upstream: upstream.into(),
             format: None,
             model_map: HashMap::new(),
+            routes: HashMap::new(),
             reasoning: false,
             calls_in_reasoning: CallsInReasoning::default(),
             starts_in_reasoning: false,
@@ -247,8 +254,22 @@ impl ProxyConfig {
         self
     }
 
+    /// Sets the per-model routes (see [`ProxyConfig::routes`]).
+    pub fn with_routes(mut self, routes: HashMap<String, Route>) -> ProxyConfig {
+        self.routes = routes;
+        self
+    }
+
+    /// Reads a model map, as the command line's `--model-map FILE` holds:
+    /// an object of model id → format name, or → an object of settings
+    /// (`format`, `reasoning`, `starts_in_reasoning`, `calls_in_reasoning`,
+    /// `parse_always`) that override the proxy's own for that model.
+    pub fn parse_routes(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
+        route::parse(text)
+    }
+
     /// Reads a model map from JSON text: an object of model id → format
-    /// name, as the command line's `--model-map FILE` holds.
+    /// name (see [`ProxyConfig::parse_routes`] for settings per model).
     ///
     /// ```
     /// use toolscan_proxy::ProxyConfig;
@@ -468,6 +489,8 @@ struct Proxy {
     fixed: Option<(String, Arc<Grammar>)>,
     /// Model id → format.
     by_model: HashMap<String, (String, Arc<Grammar>)>,
+    /// Model id → the content options that differ for it.
+    routes: HashMap<String, Route>,
     auto: Arc<Grammar>,
     registry: Registry,
     reasoning: bool,
@@ -517,9 +540,14 @@ impl Proxy {
             None | Some("auto") => None,
             Some(name) => Some(grammar(name)?),
         };
+        let routed = config
+            .routes
+            .iter()
+            .filter_map(|(m, r)| r.format.as_ref().map(|f| (m, f)));
         let by_model = config
             .model_map
             .iter()
+            .chain(routed)
             .map(|(model, format)| Ok((model.clone(), grammar(format)?)))
             .collect::<Result<_, ConfigError>>()?;
         let auto = registry.grammar("auto").map_err(ConfigError::Format)?;
@@ -537,6 +565,7 @@ impl Proxy {
             base,
             fixed,
             by_model,
+            routes: config.routes.clone(),
             auto,
             registry,
             reasoning: config.reasoning,
@@ -576,11 +605,22 @@ impl Proxy {
     /// passed on as it comes.
     fn options_for(&self, request: Option<&Value>) -> Option<Options> {
         let field = |name: &str| request.and_then(|r| r.get(name));
+        let route = field("model")
+            .and_then(Value::as_str)
+            .and_then(|m| self.routes.get(m));
+        let setting =
+            |pick: fn(&Route) -> Option<bool>, own: bool| route.and_then(pick).unwrap_or(own);
+        let reasoning = setting(|r| r.reasoning, self.reasoning);
+        let parse_always = setting(|r| r.parse_always, self.parse_always);
+        let starts_in_reasoning = setting(|r| r.starts_in_reasoning, self.starts_in_reasoning);
+        let calls_in_reasoning = route
+            .and_then(|r| r.calls_in_reasoning)
+            .unwrap_or(self.calls_in_reasoning);
         let tools = field("tools").filter(|t| t.as_array().is_some_and(|a| !a.is_empty()));
         let choice = field("tool_choice");
         let none = choice.and_then(Value::as_str) == Some("none");
-        let calls = !none && (tools.is_some() || self.parse_always);
-        if !calls && !self.reasoning {
+        let calls = !none && (tools.is_some() || parse_always);
+        if !calls && !reasoning {
             return None;
         }
         // Random ids: seeded ones would repeat across the turns of a
@@ -588,9 +628,9 @@ impl Proxy {
         // rewrite: `Config::complete_at_stop`.)
         let mut options = Options::new()
             .with_ids(IdMint::Random)
-            .with_reasoning(self.reasoning)
-            .with_starts_in_reasoning(self.starts_in_reasoning)
-            .with_calls_in_reasoning(self.calls_in_reasoning)
+            .with_reasoning(reasoning)
+            .with_starts_in_reasoning(starts_in_reasoning)
+            .with_calls_in_reasoning(calls_in_reasoning)
             .with_limits(self.limits);
         if !calls {
             // Reasoning only: call markup stays content.

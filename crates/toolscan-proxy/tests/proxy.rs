@@ -1167,3 +1167,28 @@ async fn shutdown_has_a_deadline() {
     assert!(took >= Duration::from_millis(250), "{took:?}");
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
+
+/// A model map's settings apply to their model only: a thinking model's
+/// reasoning is separated, another model's behind the same proxy is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_maps_settings_apply_to_their_model() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let routes = ProxyConfig::parse_routes(
+        r#"{"Qwen/Qwen3-8B": {"format": "qwen25", "reasoning": true},
+            "plain-model": "hermes"}"#,
+    )
+    .unwrap();
+    let proxy = Proxy::start(ProxyConfig::new(upstream.url.clone()).with_routes(routes)).await;
+    for stream in [true, false] {
+        let (content, reasoning, calls, _) =
+            answer(&proxy, &chat_request("Qwen/Qwen3-8B", stream)).await;
+        assert!(reasoning.contains("compare the weather"), "{reasoning}");
+        assert!(!content.contains("<think>"), "{content}");
+        assert_eq!(calls.len(), 2);
+        let (content, reasoning, calls, _) =
+            answer(&proxy, &chat_request("plain-model", stream)).await;
+        assert_eq!(reasoning, "");
+        assert!(content.contains("<think>"), "{content}");
+        assert_eq!(calls.len(), 2);
+    }
+}
