@@ -184,7 +184,8 @@ async fn one_stream(
     want_call: bool,
 ) -> (Vec<u64>, bool) {
     tokio::time::sleep(delay).await;
-    let body = r#"{"model":"Qwen/Qwen3-8B","stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}"#;
+    // With `tools`: the proxy reads calls only when the request offers some.
+    let body = r#"{"model":"Qwen/Qwen3-8B","stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}"#;
     let Ok(mut response) = client
         .post(&*url)
         .header("content-type", "application/json")
