@@ -11,6 +11,10 @@ use futures_core::stream::{FusedStream, Stream};
 use pin_project_lite::pin_project;
 use toolscan_core::{Event, EventRef, Parser, Sink};
 
+use crate::bytes_events::ByteEvents;
+#[cfg(doc)]
+use crate::bytes_events::{ByteEvent, Bytes};
+use crate::queue::{Decode, Queue};
 use crate::StreamError;
 
 pin_project! {
@@ -102,7 +106,7 @@ pin_project! {
     /// assert!(matches!(rest.last(), Some(Event::Done { .. })));
     /// ```
     #[must_use = "streams do nothing unless polled"]
-    pub struct EventStream<S> {
+    pub struct EventStream<S, D = OwnedEvents> {
         #[pin]
         inner: S,
         parser: Parser,
@@ -110,7 +114,7 @@ pin_project! {
         // (the inner stream is polled only when it is empty). The parser
         // writes into it directly, and its allocation is kept from chunk to
         // chunk (up to `RETAINED_CAPACITY` events).
-        queue: VecDeque<Event>,
+        queue: D,
         // The inner stream ended or failed: never poll it again.
         terminated: bool,
     }
@@ -122,11 +126,32 @@ impl<S> EventStream<S> {
         EventStream {
             inner,
             parser,
-            queue: VecDeque::new(),
+            queue: OwnedEvents(VecDeque::new()),
             terminated: false,
         }
     }
 
+    /// The inner stream, the parser and the events decoded but not yet
+    /// yielded, in order.
+    pub fn into_parts(self) -> (S, Parser, Vec<Event>) {
+        (self.inner, self.parser, self.queue.0.into())
+    }
+}
+
+impl<S> EventStream<S, ByteEvents> {
+    /// A stream of [`ByteEvent`]s that parses the [`Bytes`] chunks of
+    /// `inner` with `parser` (see [`ByteEvent`]).
+    pub fn from_bytes(inner: S, parser: Parser) -> EventStream<S, ByteEvents> {
+        EventStream {
+            inner,
+            parser,
+            queue: ByteEvents(VecDeque::new()),
+            terminated: false,
+        }
+    }
+}
+
+impl<S, D: Queue> EventStream<S, D> {
     /// The inner stream of chunks.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -176,26 +201,20 @@ impl<S> EventStream<S> {
     pub fn into_parser(self) -> Parser {
         self.parser
     }
-
-    /// The inner stream, the parser and the events decoded but not yet
-    /// yielded, in order.
-    pub fn into_parts(self) -> (S, Parser, Vec<Event>) {
-        (self.inner, self.parser, self.queue.into())
-    }
 }
 
-impl<S, B, E> Stream for EventStream<S>
+impl<S, B, E, D> Stream for EventStream<S, D>
 where
     S: Stream<Item = Result<B, E>>,
-    B: AsRef<[u8]>,
+    D: Decode<B>,
 {
-    type Item = Result<Event, StreamError<E>>;
+    type Item = Result<D::Item, StreamError<E>>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let mut this = self.project();
         let mut silent_chunks = 0;
         loop {
-            if let Some(event) = this.queue.pop_front() {
+            if let Some(event) = this.queue.pop() {
                 return Poll::Ready(Some(Ok(event)));
             }
             if *this.terminated {
@@ -208,16 +227,13 @@ where
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
-            if this.queue.capacity() > RETAINED_CAPACITY {
-                // One huge chunk made many events: do not keep that much
-                // for every chunk after it.
-                this.queue.shrink_to(RETAINED_CAPACITY);
-            }
+            // One huge chunk made many events: do not keep that much for
+            // every chunk after it.
+            this.queue.trim(RETAINED_CAPACITY);
             // The queue is empty: only now is the inner stream polled. When
             // it is pending, it has registered `cx`'s waker.
-            let mut sink = QueueSink(this.queue);
             match ready!(this.inner.as_mut().poll_next(cx)) {
-                Some(Ok(chunk)) => this.parser.feed_with(chunk.as_ref(), &mut sink),
+                Some(Ok(chunk)) => this.queue.feed(this.parser, chunk),
                 Some(Err(e)) => {
                     // Not a normal end: no `finish` (see the type's docs).
                     *this.terminated = true;
@@ -226,7 +242,7 @@ where
                 None => {
                     *this.terminated = true;
                     // Does nothing if the parser was finished by hand.
-                    this.parser.finish_with(&mut sink);
+                    this.queue.finish(this.parser);
                 }
             }
             silent_chunks += 1;
@@ -253,6 +269,39 @@ const SILENT_CHUNK_BUDGET: usize = 32;
 /// allocation, given back before the next chunk is fed.
 const RETAINED_CAPACITY: usize = 64;
 
+/// The queue of an [`EventStream`] that yields owned [`Event`]s (the
+/// default).
+#[derive(Debug, Default)]
+pub struct OwnedEvents(VecDeque<Event>);
+
+impl Queue for OwnedEvents {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn trim(&mut self, keep: usize) {
+        if self.0.capacity() > keep {
+            self.0.shrink_to(keep);
+        }
+    }
+}
+
+impl<B: AsRef<[u8]>> Decode<B> for OwnedEvents {
+    type Item = Event;
+
+    fn feed(&mut self, parser: &mut Parser, chunk: B) {
+        parser.feed_with(chunk.as_ref(), &mut QueueSink(&mut self.0));
+    }
+
+    fn finish(&mut self, parser: &mut Parser) {
+        parser.finish_with(&mut QueueSink(&mut self.0));
+    }
+
+    fn pop(&mut self) -> Option<Event> {
+        self.0.pop_front()
+    }
+}
+
 /// The parser's sink: owned events appended to the queue, a delta that
 /// continues the last event merged into it (as the `Vec<Event>` sink does),
 /// so a chunk gives the same events as [`Parser::feed`].
@@ -273,17 +322,17 @@ impl Sink for QueueSink<'_> {
     }
 }
 
-impl<S, B, E> FusedStream for EventStream<S>
+impl<S, B, E, D> FusedStream for EventStream<S, D>
 where
     S: Stream<Item = Result<B, E>>,
-    B: AsRef<[u8]>,
+    D: Decode<B>,
 {
     fn is_terminated(&self) -> bool {
-        self.terminated && self.queue.is_empty()
+        self.terminated && self.queue.len() == 0
     }
 }
 
-impl<S: fmt::Debug> fmt::Debug for EventStream<S> {
+impl<S: fmt::Debug, D: Queue> fmt::Debug for EventStream<S, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EventStream")
             .field("inner", &self.inner)
@@ -331,7 +380,7 @@ mod tests {
             polls: polls.clone(),
         };
         let mut stream = EventStream::new(inner, parser());
-        stream.queue.extend([text("a"), text("b"), text("c")]);
+        stream.queue.0.extend([text("a"), text("b"), text("c")]);
         assert_eq!(stream.size_hint(), (3, None));
         let mut task = tokio_test::task::spawn(stream);
         for expected in ["a", "b", "c"] {
@@ -347,7 +396,7 @@ mod tests {
     fn queued_events_come_out_before_the_end() {
         let chunks = futures::stream::iter(Vec::<Result<Vec<u8>, ()>>::new());
         let mut stream = EventStream::new(chunks, parser());
-        stream.queue.push_back(text("left over"));
+        stream.queue.0.push_back(text("left over"));
         let mut task = tokio_test::task::spawn(stream);
         tokio_test::assert_ready_eq!(task.poll_next(), Some(Ok(text("left over"))));
         match tokio_test::assert_ready!(task.poll_next()) {
@@ -366,7 +415,7 @@ mod tests {
         let done = Event::Done {
             finish_reason: FinishReason::Stop,
         };
-        stream.queue.extend([text("x"), done.clone()]);
+        stream.queue.0.extend([text("x"), done.clone()]);
         assert_eq!(stream.queued_events(), 2);
         let (_inner, _parser, queued) = stream.into_parts();
         assert_eq!(queued, vec![text("x"), done]);

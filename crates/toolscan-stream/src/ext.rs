@@ -4,7 +4,7 @@
 use futures_core::Stream;
 use toolscan_core::Parser;
 
-use crate::EventStream;
+use crate::{ByteEvents, EventStream};
 
 /// Adds [`tool_events`](EventStreamExt::tool_events) to every stream of
 /// `Result<B, E>` chunks where `B: AsRef<[u8]>` (`bytes::Bytes`, `Vec<u8>`,
@@ -33,6 +33,17 @@ pub trait EventStreamExt: Stream {
         Self: Sized,
     {
         EventStream::new(self, parser)
+    }
+
+    /// Parses this stream of [`Bytes`](bytes::Bytes) chunks with
+    /// `parser`, yielding [`ByteEvent`](crate::ByteEvent)s whose deltas
+    /// are slices of the chunks (no copy where the parser read a delta
+    /// straight from one chunk).
+    fn tool_byte_events(self, parser: Parser) -> EventStream<Self, ByteEvents>
+    where
+        Self: Sized,
+    {
+        EventStream::from_bytes(self, parser)
     }
 }
 

@@ -42,10 +42,15 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod bytes_events;
 pub mod dispatch;
 mod error;
 mod event_stream;
 mod ext;
+mod queue;
+
+pub use bytes_events::{ByteEvent, ByteEvents};
+pub use event_stream::OwnedEvents;
 
 pub use dispatch::{CallOutput, Dispatch, Dispatched, Dispatcher};
 
