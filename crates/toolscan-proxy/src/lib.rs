@@ -861,19 +861,7 @@ async fn forward(proxy: &Proxy, request: Request) -> Response {
     if has_body {
         upstream = upstream.body(reqwest::Body::wrap_stream(body.into_data_stream()));
     }
-    match upstream.send().await {
-        Ok(response) => {
-            let status = response.status();
-            let headers = response_headers(response.headers(), false);
-            let upstream = UpstreamSaid {
-                status: Some(status.as_u16()),
-                ..UpstreamSaid::default()
-            };
-            let body = Body::from_stream(response.bytes_stream());
-            tagged(with_parts(status, headers, body), upstream)
-        }
-        Err(e) => unreachable_upstream(e),
-    }
+    untouched(upstream).await
 }
 
 /// `POST /v1/chat/completions`: forwarded, its answer rewritten.
@@ -987,14 +975,8 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
     }
 }
 
-/// A chat completion that is not read (no `tools`, `tool_choice: none`,
-/// no reasoning separation): forwarded, its answer passed on as it comes.
-async fn pass_through(proxy: &Proxy, parts: &axum::http::request::Parts, body: Bytes) -> Response {
-    let upstream = proxy
-        .client
-        .post(proxy.target(&parts.uri))
-        .headers(request_headers(&parts.headers, true))
-        .body(body);
+/// Sends `upstream` and passes its answer on as it comes, streamed.
+async fn untouched(upstream: reqwest::RequestBuilder) -> Response {
     match upstream.send().await {
         Ok(response) => {
             let status = response.status();
@@ -1008,6 +990,17 @@ async fn pass_through(proxy: &Proxy, parts: &axum::http::request::Parts, body: B
         }
         Err(e) => unreachable_upstream(e),
     }
+}
+
+/// A chat completion that is not read (no `tools`, `tool_choice: none`,
+/// no reasoning separation): forwarded, its answer passed on as it comes.
+async fn pass_through(proxy: &Proxy, parts: &axum::http::request::Parts, body: Bytes) -> Response {
+    let upstream = proxy
+        .client
+        .post(proxy.target(&parts.uri))
+        .headers(request_headers(&parts.headers, true))
+        .body(body);
+    untouched(upstream).await
 }
 
 /// A streaming answer: rewritten chunk by chunk. Nothing is sent before the

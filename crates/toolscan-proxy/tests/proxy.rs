@@ -2,12 +2,14 @@
 //! `toolscan-replay` binary as the upstream (a process of its own), the
 //! proxy served in-process by `serve`, and reqwest as the client.
 
+mod common;
+
 use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use common::ReplayProcess;
 use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -55,26 +57,18 @@ fn logged() -> String {
 
 /// The replay server, a child process; killed when dropped.
 struct Upstream {
-    child: Child,
+    _process: ReplayProcess,
     url: String,
 }
 
 impl Upstream {
     fn start(args: &[&str]) -> Upstream {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolscan-replay"))
-            .args(["--dir", DATA])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("toolscan-replay starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "first line: {url:?}");
-        Upstream { child, url }
+        let process = ReplayProcess::start(&[&["--dir", DATA][..], args].concat());
+        let url = process.url.clone();
+        Upstream {
+            _process: process,
+            url,
+        }
     }
 
     async fn stats(&self) -> Value {
@@ -98,13 +92,6 @@ impl Upstream {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-    }
-}
-
-impl Drop for Upstream {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

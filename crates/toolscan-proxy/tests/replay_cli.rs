@@ -2,10 +2,14 @@
 //! that each flag reaches the server it starts (a real process on
 //! loopback, spoken to over plain HTTP/1.1).
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
+
+use common::ReplayProcess;
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/sse");
 
@@ -18,28 +22,18 @@ fn replay(args: &[&str]) -> Output {
 
 /// A running `toolscan-replay`; killed when dropped.
 struct Server {
-    child: Child,
+    _process: ReplayProcess,
     addr: String,
 }
 
 impl Server {
     fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolscan-replay"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("toolscan-replay starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout"))
-            .read_line(&mut line)
-            .expect("first line");
-        let addr = line
-            .trim()
-            .strip_prefix("http://")
-            .unwrap_or_else(|| panic!("first line is its URL: {line:?}"))
-            .to_owned();
-        Server { child, addr }
+        let process = ReplayProcess::start(args);
+        let addr = process.url["http://".len()..].to_owned();
+        Server {
+            _process: process,
+            addr,
+        }
     }
 
     /// One request on a fresh connection; the whole answer, headers and
@@ -61,13 +55,6 @@ impl Server {
         // in `answer`.
         let _ = tcp.read_to_end(&mut answer);
         String::from_utf8_lossy(&answer).into_owned()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
