@@ -8,8 +8,21 @@
 //!   answer rewritten by [`toolscan_sse`]: streaming (`"stream": true`,
 //!   SSE) chunk by chunk as it arrives, whole answers at once. The format
 //!   is [`ProxyConfig::format`], or picked per request from its `model`
-//!   ([`ProxyConfig::model_map`], then the model families toolscan knows,
-//!   then `auto`); the request's `tools` make the parser typed.
+//!   ([`ProxyConfig::routes`] and [`ProxyConfig::model_map`], then the
+//!   model families toolscan knows, then `auto`); the request's `tools`
+//!   make the parser typed.
+//! - Calls are read only when the request asks for them, as vLLM does: a
+//!   request without `tools`, or with `"tool_choice": "none"`, gets the
+//!   content as written (unless [`ProxyConfig::parse_always`]);
+//!   `"parallel_tool_calls": false` lets one call through, a named
+//!   `tool_choice` only that function's calls.
+//! - One access line per request (target `toolscan_proxy::access`: status,
+//!   upstream status, bytes, latency, calls, diagnostics); counters for
+//!   Prometheus with [`Metrics`].
+//! - Timeouts and bounds: [`ProxyConfig::upstream_idle_timeout`],
+//!   [`ProxyConfig::request_body_timeout`], [`ProxyConfig::max_request_bytes`]
+//!   (a larger `Content-Length` is refused before the body is read),
+//!   [`ProxyConfig::max_sse_line`], [`ProxyConfig::shutdown_grace`].
 //! - Every other route is forwarded untouched, both ways, streamed.
 //! - Headers pass through (`Authorization` too) except hop-by-hop ones and
 //!   `Host`; headers are never logged, nor query strings: the request
