@@ -1179,3 +1179,77 @@ async fn a_model_maps_settings_apply_to_their_model() {
         assert_eq!(calls.len(), 2);
     }
 }
+
+// ------------------------------------------------ what Python clients read
+
+/// The wire protocol as OpenAI's Python client (`openai`, and the
+/// `openai-agents` and `langchain-openai` built on it) reads a streamed
+/// answer with tools: every chunk decodes as a `chat.completion.chunk`; a
+/// call's first entry brings `id`, `type` and `name`, later entries of the
+/// same index only arguments (what `langchain-openai` accumulates by
+/// index); one entry per index per chunk; the end of the choice in a chunk
+/// with no call entries (the stream helper finishes a call's arguments
+/// only when a later chunk comes); the usage chunk after it; `[DONE]`
+/// last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_reads_as_openai_clients_expect() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let proxy = Proxy::to(&upstream).await;
+    let request = request_with(true, |o| {
+        o.insert("stream_options".into(), json!({"include_usage": true}));
+    });
+    let body = post_chat(&proxy, &request).await.text().await.unwrap();
+    let data = data_of(&body);
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"));
+    let chunks: Vec<Value> = data[..data.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let mut seen = HashSet::new();
+    let mut finish_at = None;
+    for (k, c) in chunks.iter().enumerate() {
+        assert_eq!(c["object"], "chat.completion.chunk", "{c}");
+        let Some(choice) = c["choices"].get(0) else {
+            continue;
+        };
+        let entries = choice["delta"]["tool_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let indices: HashSet<u64> = entries
+            .iter()
+            .map(|e| e["index"].as_u64().unwrap())
+            .collect();
+        assert_eq!(indices.len(), entries.len(), "one entry per index: {c}");
+        for e in &entries {
+            let i = e["index"].as_u64().unwrap();
+            if seen.insert(i) {
+                assert!(
+                    e["id"].is_string() && e["function"]["name"].is_string(),
+                    "{e}"
+                );
+                assert_eq!(e["type"], "function");
+            } else {
+                assert!(
+                    e.get("id").is_none() && e["function"].get("name").is_none(),
+                    "{e}"
+                );
+            }
+        }
+        if !choice["finish_reason"].is_null() {
+            assert!(entries.is_empty(), "the end of the choice comes alone: {c}");
+            finish_at = Some(k);
+        }
+    }
+    assert_eq!(seen.len(), 2);
+    let finish_at = finish_at.expect("a finish_reason");
+    assert_eq!(
+        chunks[finish_at]["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
+    let usage = chunks
+        .iter()
+        .position(|c| c["usage"].is_object())
+        .expect("usage");
+    assert!(usage > finish_at);
+}
