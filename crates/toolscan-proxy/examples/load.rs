@@ -3,13 +3,14 @@
 //!
 //! ```text
 //! cargo run --release -p toolscan-proxy --example load -- [--streams 100,250,500,1000,1500,2000,3000]
-//!     [--tokens 60] [--rate 50]
+//!     [--tokens 60] [--rate 50] [--proxy-threads 1]
 //! ```
 //!
 //! In one process: a replay upstream (`toolscan_proxy::replay`) that plays
 //! a Qwen3-style stream with a tool call, `--tokens` events at `--rate`
 //! events a second, each stamped with its send time; the proxy, alone on
-//! one thread (a current-thread runtime); and the clients, which read the
+//! one thread (a current-thread runtime), or on `--proxy-threads N` worker
+//! threads of a multi-threaded runtime (streams per machine); and the clients, which read the
 //! rewritten streams and take, for every event, the time from the upstream
 //! sending it to the client receiving its rewritten counterpart (the
 //! rewrite keeps the stamp field). The upstream and the clients share a
@@ -22,7 +23,7 @@
 //! `tool_calls`) and the p99 latency stays within one token interval. The
 //! proxy thread's CPU time (from `/proc`, Linux only) tells how much of its
 //! core a stage took, so the streams one core would carry at 100% can be
-//! estimated too.
+//! estimated too, and the proxy CPU time per upstream token event.
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
@@ -47,6 +48,7 @@ struct Args {
     streams: Vec<usize>,
     tokens: usize,
     rate: u64,
+    proxy_threads: usize,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -54,6 +56,7 @@ fn parse_args() -> Result<Args, String> {
         streams: vec![100, 250, 500, 1000, 1500, 2000, 3000],
         tokens: 60,
         rate: 50,
+        proxy_threads: 1,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -67,11 +70,14 @@ fn parse_args() -> Result<Args, String> {
             }
             "--tokens" => args.tokens = value.parse().map_err(|e| format!("--tokens: {e}"))?,
             "--rate" => args.rate = value.parse().map_err(|e| format!("--rate: {e}"))?,
+            "--proxy-threads" => {
+                args.proxy_threads = value.parse().map_err(|e| format!("--proxy-threads: {e}"))?
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
-    if args.rate == 0 || args.tokens < 30 {
-        return Err("--rate must be positive and --tokens at least 30".into());
+    if args.rate == 0 || args.tokens < 30 || args.proxy_threads == 0 {
+        return Err("--rate and --proxy-threads must be positive and --tokens at least 30".into());
     }
     Ok(args)
 }
@@ -311,16 +317,25 @@ fn main() {
         format!("http://{addr}")
     });
 
-    // The proxy, alone on one thread.
+    // The proxy, alone on its thread(s).
     let config = ProxyConfig::new(upstream.clone());
     let (tx, rx) = std::sync::mpsc::channel();
+    let threads = args.proxy_threads;
     std::thread::Builder::new()
         .name(PROXY_THREAD.into())
         .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime");
+            let rt = if threads == 1 {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+            } else {
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(threads)
+                    .thread_name(PROXY_THREAD)
+                    .enable_all()
+                    .build()
+            }
+            .expect("a runtime");
             rt.block_on(async move {
                 // A deep accept queue: thousands of clients connect at once.
                 let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
@@ -354,8 +369,8 @@ fn main() {
     }
 
     println!(
-        "{} tokens a stream at {} tokens/s (one event every {:?}); the proxy on one thread",
-        args.tokens, args.rate, interval
+        "{} tokens a stream at {} tokens/s (one event every {:?}); the proxy on {} thread(s)",
+        args.tokens, args.rate, interval, args.proxy_threads
     );
     let direct = format!("{upstream}/v1/chat/completions");
     let base =
@@ -370,7 +385,7 @@ fn main() {
         base.complete
     );
     println!(
-        "{:>8} {:>10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>12}",
+        "{:>8} {:>10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>12} {:>10}",
         "streams",
         "complete",
         "p50 ms",
@@ -378,7 +393,8 @@ fn main() {
         "added p50",
         "added p99",
         "proxy CPU",
-        "load-gen CPU"
+        "load-gen CPU",
+        "µs/event"
     );
     let mut best: Option<Stage> = None;
     for &n in &stages {
@@ -389,8 +405,14 @@ fn main() {
             break;
         };
         let (p50, p99) = (stage.percentile(0.5), stage.percentile(0.99));
+        // Proxy CPU time per upstream event (the content events, the
+        // finish and `[DONE]`).
+        let per_event = stage
+            .proxy_cpu
+            .map(|c| c * stage.wall * 1e6 / (n * (args.tokens + 2)) as f64)
+            .map_or("n/a".to_string(), |us| format!("{us:.1}"));
         println!(
-            "{:>8} {:>10} {:>8.2} {:>8.2} {:>10.2} {:>10.2} {:>10} {:>12}   ({:.1} s)",
+            "{:>8} {:>10} {:>8.2} {:>8.2} {:>10.2} {:>10.2} {:>10} {:>12} {:>10}   ({:.1} s)",
             n,
             format!("{}/{}", stage.complete, n),
             p50,
@@ -399,6 +421,7 @@ fn main() {
             p99 - b99,
             percent(stage.proxy_cpu),
             percent(stage.loadgen_cpu),
+            per_event,
             stage.wall,
         );
         let sustained = stage.complete == n && p99 <= interval.as_secs_f64() * 1000.0;
@@ -421,7 +444,8 @@ fn main() {
                 })
                 .unwrap_or_default();
             println!(
-                "one core sustained {} concurrent streams at {} tokens/s (proxy CPU {}){per_core}",
+                "{} proxy thread(s) sustained {} concurrent streams at {} tokens/s (proxy CPU {}){per_core}",
+                args.proxy_threads,
                 stage.streams,
                 args.rate,
                 percent(stage.proxy_cpu)
