@@ -563,3 +563,32 @@ fn openai_stream_helper_sees_every_call_end() {
         );
     }
 }
+
+/// The chunk the rewrite adds at the end (here: the end of a choice the
+/// upstream never ended, after a call) takes the envelope of the last
+/// upstream chunk, also when that chunk went out untouched (read without
+/// building its JSON).
+#[test]
+fn an_added_chunk_takes_the_last_chunks_envelope() {
+    let event = |created: u64, content: &str| {
+        let c = json!({"id": "chatcmpl-e", "object": "chat.completion.chunk", "created": created,
+            "model": "m", "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": null}]});
+        format!("data: {c}\n\n")
+    };
+    let s = [
+        event(1, "<tool_call>{\"name\": \"f\", "),
+        event(2, "\"arguments\": {}}</tool_call>"),
+        event(3, " Done"),
+        event(4, " here."),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    let out = chunks_of(&whole(s.as_bytes(), config("hermes")));
+    let last = out.last().expect("chunks");
+    assert_eq!(last["choices"][0]["finish_reason"], "tool_calls", "{out:?}");
+    assert_eq!(last["created"], 4, "{out:?}");
+    // The text chunks after the call went out as they came.
+    assert!(out
+        .iter()
+        .any(|c| c["created"] == 3 && c["choices"][0]["delta"]["content"] == " Done"));
+}
