@@ -7,7 +7,7 @@
 //! | byte | meaning |
 //! |---|---|
 //! | 0 | the format: an index into the built-in formats, then `auto` (`toolscan_fuzz::formats::builtin`), modulo their number |
-//! | 1 | options (`toolscan_fuzz::flag`): reasoning separation, starting inside reasoning, the tools list, `complete_at_stop` with `finish_at_stop`, small limits, calls inside reasoning are calls |
+//! | 1 | options (`toolscan_fuzz::flag`): reasoning separation, starting inside reasoning, the tools list, `complete_at_stop` with `finish_at_stop`, small limits, calls inside reasoning are calls, one call at most, only one tool |
 //! | 2 | chunking (`toolscan_fuzz::chunks`): 0 = at once; else seeded random chunk sizes up to 1…1024 bytes (low three bits) through `feed`, `feed_into`, the sink API or `feed_str_with` (bits 3–4) |
 //! | 3.. | the model output |
 //!

@@ -31,6 +31,12 @@ pub mod flag {
     /// (`CallsInReasoning::Call`; without it, the default: reasoning,
     /// but for a block the stream never closes).
     pub const CALLS_IN_REASONING: u8 = 1 << 5;
+    /// One call at most (`Options::with_max_calls(1)`, the proxy's
+    /// `parallel_tool_calls: false`).
+    pub const ONE_CALL: u8 = 1 << 6;
+    /// Only calls of `get_weather` (`Options::with_only_tool`, a named
+    /// `tool_choice`).
+    pub const ONLY_TOOL: u8 = 1 << 7;
 }
 
 /// Limits small enough that a fuzz input reaches each of them.
@@ -87,6 +93,12 @@ pub fn options(flags: u8) -> Options {
     }
     if flags & flag::CALLS_IN_REASONING != 0 {
         o = o.with_calls_in_reasoning(CallsInReasoning::Call);
+    }
+    if flags & flag::ONE_CALL != 0 {
+        o = o.with_max_calls(1);
+    }
+    if flags & flag::ONLY_TOOL != 0 {
+        o = o.with_only_tool("get_weather");
     }
     o
 }
