@@ -284,3 +284,35 @@ fn a_call_abandoned_at_the_end_of_the_stream_is_abandoned_after_it_started() {
         |e| matches!(e, Event::Diagnostic(d) if d.kind == toolscan::DiagnosticKind::Truncated)
     ));
 }
+
+/// `sse_rewrite`, `auto` with `complete_at_stop` and the tools list: one
+/// "deadly signal" while the machine was short of memory (a test suite
+/// ran beside the fuzzer), which neither the plain nor an
+/// AddressSanitizer build reproduces. The input is kept (as the fuzzer
+/// wrote it): the rewrite of its body gives the same bytes whole and byte
+/// by byte, and never panics.
+#[test]
+fn sse_rewrite_of_the_unreproduced_finding_is_the_same_under_any_chunking() {
+    use futures::{executor::block_on, stream, StreamExt};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
+    let data = std::fs::read(dir.join("sse-unreproduced-deadly-signal.bin"))
+        .expect("the finding is in the repository");
+    let body = &data[3..];
+    let grammar = Registry::builtin().grammar("auto").expect("auto");
+    let run = |size: usize| -> Vec<u8> {
+        let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = body
+            .chunks(size)
+            .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+            .collect();
+        let config = toolscan_sse::Config::new(grammar.clone()).with_options(options());
+        let out = toolscan_sse::rewrite_stream(stream::iter(chunks), config);
+        block_on(out.collect::<Vec<_>>())
+            .into_iter()
+            .filter_map(Result::ok)
+            .flat_map(|b| b.to_vec())
+            .collect()
+    };
+    let whole = run(body.len().max(1));
+    assert_eq!(run(1), whole);
+    assert_eq!(run(7), whole);
+}
