@@ -71,7 +71,6 @@
 
 mod body;
 mod choice;
-mod light;
 mod stream;
 mod tally;
 
