@@ -120,21 +120,20 @@ struct ByteSink<'a> {
 }
 
 impl ByteSink<'_> {
-    /// Where `s` lies in the chunk, if it does.
-    fn range(&self, s: &str) -> Option<(usize, usize)> {
-        let base = self.chunk.as_ptr() as usize;
-        let at = (s.as_ptr() as usize).checked_sub(base)?;
-        (at + s.len() <= self.chunk.len()).then_some((at, at + s.len()))
+    /// Where `b` lies in the chunk, if it does.
+    fn range(&self, b: &[u8]) -> Option<(usize, usize)> {
+        let at = (b.as_ptr() as usize).checked_sub(self.chunk.as_ptr() as usize)?;
+        (at + b.len() <= self.chunk.len()).then_some((at, at + b.len()))
     }
 
     /// `s` as `Bytes`: a slice of the chunk if it is one, else a copy; and
     /// `prev` extended instead when `s` follows it in the chunk.
     fn delta(&self, s: &str, prev: Option<&mut Bytes>) -> Option<Bytes> {
-        let Some((from, to)) = self.range(s) else {
+        let Some((from, to)) = self.range(s.as_bytes()) else {
             return Some(Bytes::copy_from_slice(s.as_bytes()));
         };
         if let Some(prev) = prev {
-            if let Some((pf, pt)) = self.range_of(prev) {
+            if let Some((pf, pt)) = self.range(prev) {
                 if pt == from {
                     *prev = self.chunk.slice(pf..to);
                     return None;
@@ -142,12 +141,6 @@ impl ByteSink<'_> {
             }
         }
         Some(self.chunk.slice(from..to))
-    }
-
-    fn range_of(&self, b: &Bytes) -> Option<(usize, usize)> {
-        let base = self.chunk.as_ptr() as usize;
-        let at = (b.as_ptr() as usize).checked_sub(base)?;
-        (at + b.len() <= self.chunk.len() && !self.chunk.is_empty()).then_some((at, at + b.len()))
     }
 }
 
