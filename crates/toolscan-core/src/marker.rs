@@ -557,29 +557,53 @@ impl MarkerSet {
                 return false;
             }
         }
-        if sid == self.start {
-            return true;
+        self.held(sid, &[], hay) == 0
+    }
+
+    /// How many of the last bytes fed may begin a marker, the automaton
+    /// being at `sid` after them: `recent ++ hay` ends with them (`recent`:
+    /// bytes fed before `hay`, as in [`MarkerSet::scan`]).
+    ///
+    /// The automaton's [`depth`](MarkerSet::depth), less the bytes only a
+    /// marker of the wrong case may begin: when some marker ignores case
+    /// the automaton does too, and its state after `t` stands for the `T`
+    /// of `TOOL_CALL` as well; a marker of the wrong case is never taken,
+    /// so such bytes are text at once. Every path that decides a hold-back
+    /// goes through here, so the hold after the same bytes is the same
+    /// whichever path the parser took (a search that reports a rare byte
+    /// or one that skips it: see [`crate::simd::ByteSet8::after`]).
+    pub(crate) fn held(&self, sid: StateID, recent: &[u8], hay: &[u8]) -> usize {
+        let d = self.depth(sid);
+        // (Bytes the caller no longer has: held, as the automaton says.)
+        if !self.any_ci || d == 0 || d > recent.len() + hay.len() {
+            return d;
         }
-        // The automaton holds the last `depth` bytes as a marker's first
-        // bytes, ignoring case if any marker does: without letters among
-        // them, case changes nothing.
-        let d = self.depth(sid).min(hay.len());
-        if !self.any_ci || !hay[hay.len() - d..].iter().any(u8::is_ascii_alphabetic) {
-            return false;
+        // The last `k` bytes of `recent ++ hay`.
+        let suffix = |k: usize, i: usize| -> u8 {
+            let at = recent.len() + hay.len() - k + i;
+            match at.checked_sub(recent.len()) {
+                Some(j) => hay[j],
+                None => recent[at],
+            }
+        };
+        // Without letters among them, case changes nothing. (Compared in
+        // place: these are a few bytes. The longest suffix first: it is the
+        // one the automaton's state stands for.)
+        if !(0..d).any(|i| suffix(d, i).is_ascii_alphabetic()) {
+            return d;
         }
-        // (Compared in place: these are a few bytes. The longest suffix
-        // first: it is the one the automaton's state stands for.)
-        !(1..=d).rev().any(|k| {
-            let suffix = &hay[hay.len() - k..];
-            self.patterns.iter().any(|p| {
-                p.bytes.len() > k
-                    && p.bytes[0].eq_ignore_ascii_case(&suffix[0])
-                    && p.bytes
-                        .iter()
-                        .zip(suffix)
-                        .all(|(a, b)| a == b || (p.case_insensitive && a.eq_ignore_ascii_case(b)))
+        (1..=d)
+            .rev()
+            .find(|&k| {
+                self.patterns.iter().any(|p| {
+                    p.bytes.len() > k
+                        && p.bytes[..k].iter().enumerate().all(|(i, a)| {
+                            let b = suffix(k, i);
+                            *a == b || (p.case_insensitive && a.eq_ignore_ascii_case(&b))
+                        })
+                })
             })
-        })
+            .unwrap_or(0)
     }
 
     /// Whether a marker may begin at `hay[i]` as far as its first two
@@ -895,6 +919,59 @@ mod tests {
                 end: 23
             }
         );
+    }
+
+    /// Bytes that only a marker of the wrong case may begin are not held
+    /// (the automaton ignores case for another marker's sake), whichever
+    /// way the parser reads them: the fast check and the scan agree. They
+    /// did not (fuzz finding 9): the scan held the `t` of `Let` for
+    /// `TOOL_CALL`'s sake, the fast check released it, and which one ran
+    /// depended on whether the vectorised search skipped the `L` — on the
+    /// text's address in memory.
+    #[test]
+    fn a_wrong_case_prefix_is_not_held_on_any_path() {
+        let m = set(&[
+            ("TOOL_CALL", false),
+            ("[run_module]", true),
+            ("<tool_call>", false),
+            ("<|tool|>", false),
+        ]);
+        let hold = |recent: &[u8], hay: &[u8]| {
+            let mut sid = m.start();
+            // (The bytes before `hay` are fed first, as the parser had.)
+            m.scan(&mut sid, recent, b"", false, &mut |_, _| true);
+            assert_eq!(
+                m.scan(&mut sid, hay, recent, false, &mut |_, _| true),
+                Found::Nothing
+            );
+            m.held(sid, recent, hay)
+        };
+        let long = b"agggggggggggggggggggggggggggggggggggggggll\nLet";
+        assert_eq!(hold(b"", long), 0);
+        assert_eq!(hold(b"", b"Let"), 0);
+        assert_eq!(hold(b"", b"a TOO"), 3);
+        assert_eq!(hold(b"", b"a too"), 0);
+        assert_eq!(hold(b"", b"a [RUN_mod"), 8);
+        assert_eq!(hold(b"", b"a <|t"), 3);
+        assert_eq!(hold(b"a <", b"|t"), 3);
+        assert_eq!(hold(b"a T", b"O"), 2);
+        assert_eq!(hold(b"a t", b"o"), 0);
+        // Wherever the fast check calls text plain, the scan holds nothing.
+        let alphabet = b"tToOlL_C<|[ru\n x";
+        let mut seed = 11u64;
+        for _ in 0..20_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let len = SHORT + (seed >> 33) as usize % 40;
+            let hay: Vec<u8> = (0..len)
+                .map(|k| {
+                    let r = seed.rotate_left(k as u32 * 5) ^ (k as u64 * 0x9E37_79B9);
+                    alphabet[(r >> 7) as usize % alphabet.len()]
+                })
+                .collect();
+            if m.is_plain(&hay, false) {
+                assert_eq!(hold(b"", &hay), 0, "{:?}", String::from_utf8_lossy(&hay));
+            }
+        }
     }
 
     #[test]

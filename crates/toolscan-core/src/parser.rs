@@ -837,7 +837,7 @@ impl Shared {
         {
             Found::Nothing => {
                 let end = ch.end();
-                let hold = ts.set.depth(st.sid) as u64;
+                let hold = ts.set.held(st.sid, &p.buf, hay) as u64;
                 p.flush(ch, end, end - hold, false, out);
                 (ch.bytes.len(), After::Stay)
             }
