@@ -71,6 +71,7 @@
 
 mod body;
 mod choice;
+mod light;
 mod stream;
 mod tally;
 

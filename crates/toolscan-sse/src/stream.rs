@@ -62,6 +62,14 @@ pub(crate) struct Rewriter {
     /// The last chunk's top-level fields, without `usage`, `choices` set to
     /// null in its place: the envelope of chunks this rewrite adds.
     envelope: Map<String, Value>,
+    /// The data of a chunk later than `envelope`'s, read by the fast path
+    /// (which builds no `Value`): its envelope is taken when one is needed.
+    later: String,
+    /// Whether `later` holds such a chunk.
+    stale: bool,
+    /// A choice's events the fast path fed and found changed, for the
+    /// general path to use rather than feed the content again.
+    prefed: Option<(u64, Pieces)>,
 }
 
 impl Rewriter {
@@ -70,6 +78,50 @@ impl Rewriter {
             config,
             choices: BTreeMap::new(),
             envelope: Map::new(),
+            later: String::new(),
+            stale: false,
+            prefed: None,
+        }
+    }
+
+    /// The fast path: a chunk whose one choice carries text only, and whose
+    /// text the parser passes on unchanged (no marker begins in it, none
+    /// was held), goes out byte for byte without a `Value` being built.
+    /// `false`: the general path takes the chunk (with the events of the
+    /// feed, if the fast path fed it: see `prefed`).
+    fn fast(&mut self, data: &str) -> bool {
+        self.prefed = None;
+        let Some(t) = crate::light::text_only(data) else {
+            return false;
+        };
+        let config = &self.config;
+        let state = self
+            .choices
+            .entry(t.index)
+            .or_insert_with(|| Choice::new(config, t.index));
+        if !state.finished {
+            if let Some(content) = &t.content {
+                let mut pieces = Pieces::default();
+                state.feed(content, &mut pieces);
+                if pieces.text != **content || pieces.has_calls_or_reasoning() {
+                    self.prefed = Some((t.index, pieces));
+                    return false;
+                }
+            }
+        }
+        self.later.clear();
+        self.later.push_str(data);
+        self.stale = true;
+        true
+    }
+
+    /// Takes the envelope of the last chunk the fast path read, if it is
+    /// later than the one remembered.
+    fn refresh_envelope(&mut self) {
+        if std::mem::take(&mut self.stale) {
+            if let Ok(Value::Object(chunk)) = serde_json::from_str::<Value>(&self.later) {
+                self.remember_envelope(&chunk);
+            }
         }
     }
 
@@ -83,6 +135,10 @@ impl Rewriter {
             self.end(out);
             write(out, Sse::default().data("[DONE]"));
             return Flow::Done;
+        }
+        if self.fast(data) {
+            write(out, sse);
+            return Flow::Continue;
         }
         let mut chunk = match serde_json::from_str::<Value>(data) {
             Ok(Value::Object(chunk)) => chunk,
@@ -112,6 +168,7 @@ impl Rewriter {
                 return Flow::Continue;
             }
         }
+        self.stale = false;
         self.remember_envelope(&chunk);
         if !self.rewrite_choices(&mut chunk) {
             write(out, sse);
@@ -162,6 +219,7 @@ impl Rewriter {
         if choices.is_empty() {
             return;
         }
+        self.refresh_envelope();
         let mut chunk = self.envelope.clone();
         chunk.insert("choices".into(), Value::Array(choices));
         let end = split_finish(&mut chunk);
@@ -192,6 +250,7 @@ impl Rewriter {
             return false;
         };
         let config = &self.config;
+        let mut prefed = self.prefed.take();
         let mut changed = false;
         for (pos, choice) in choices.iter_mut().enumerate() {
             let Some(choice) = choice.as_object_mut() else {
@@ -205,7 +264,8 @@ impl Rewriter {
                 .choices
                 .entry(index)
                 .or_insert_with(|| Choice::new(config, index));
-            changed |= rewrite_choice(state, choice);
+            let fed = prefed.take_if(|(i, _)| *i == index).map(|(_, p)| p);
+            changed |= rewrite_choice(state, choice, fed);
         }
         changed
     }
@@ -213,7 +273,12 @@ impl Rewriter {
 
 /// Rewrites one choice of a chunk: its `delta.content` through its parser,
 /// native call indices, `finish_reason`. Whether anything changed.
-fn rewrite_choice(state: &mut Choice, choice: &mut Map<String, Value>) -> bool {
+/// `fed`: the events of its content, when the fast path fed it already.
+fn rewrite_choice(
+    state: &mut Choice,
+    choice: &mut Map<String, Value>,
+    fed: Option<Pieces>,
+) -> bool {
     if state.finished {
         // Content after the choice's end: nothing to parse it with.
         return false;
@@ -224,7 +289,10 @@ fn rewrite_choice(state: &mut Choice, choice: &mut Map<String, Value>) -> bool {
     if let Some(delta) = choice.get_mut("delta").and_then(Value::as_object_mut) {
         if let Some(Value::String(content)) = delta.get_mut("content") {
             let content = std::mem::take(content);
-            state.feed(&content, &mut pieces);
+            match fed {
+                Some(fed) => pieces = fed,
+                None => state.feed(&content, &mut pieces),
+            }
             original = Some(content);
         }
         if let Some(Value::Array(calls)) = delta.get_mut("tool_calls") {
