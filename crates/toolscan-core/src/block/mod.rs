@@ -1,0 +1,307 @@
+//! Running a block's program: each step a small reader fed with the
+//! block's bytes (the step parsers of `steps.rs`, the value, Python and
+//! JSON readers), the pending buffer keeping those bytes until the block's
+//! fate is known, and what each outcome means — a call dispatched, a block
+//! that ends, a block that fails and becomes text.
+//!
+//! [`run`] only dispatches: it guards against programs that spin, works
+//! out the room the limits leave, and hands the step to its reader — one
+//! file per kind of step: `marks.rs` (steps that read nothing), `bytes.rs`
+//! (literals, blanks, words, forks), `capture.rs`, `then.rs`, `value.rs`,
+//! `python.rs` (Python arguments and the reading over of a failed list
+//! element), `json.rs`. Each reader returns a [`Flow`]. `fail.rs` says what
+//! a failure does, `end.rs` what the end of the stream does.
+
+use crate::call::{Calls, Ctx, JsonCalls};
+use crate::json::JsonScanner;
+use crate::pending::{Chunk, Pending};
+use crate::program::Op;
+use crate::python::{PyReader, Skip};
+use crate::reason::{Reason, Stop};
+use crate::sink::Sink;
+use crate::steps::{CaptureWord, LitMatch, Progress, ThenMatch};
+use crate::value::ValueRead;
+
+/// The current step's state, made fresh by `$init` if it is another
+/// step's. (The state is set before it is asked for, so the other arm is
+/// never taken; it would end the block, not the process.)
+macro_rules! state {
+    ($b:expr, $v:ident, $init:expr) => {{
+        if !matches!($b.st, StepState::$v(_)) {
+            $b.st = StepState::$v($init);
+        }
+        match &mut $b.st {
+            StepState::$v(s) => s,
+            _ => return Flow::Fail(Stop::fail(Reason::NoProgress)),
+        }
+    }};
+}
+
+mod bytes;
+mod capture;
+mod end;
+mod fail;
+mod json;
+mod marks;
+mod python;
+mod then;
+mod value;
+
+pub(crate) use end::{at_end, AtEnd};
+pub(crate) use fail::end_block;
+use fail::{fail, Failed};
+pub(crate) use value::end_value_at_eof;
+
+/// A block being read: which program, where in it, and the calls it made.
+#[derive(Debug)]
+pub(crate) struct Block {
+    /// Index of the opener (its program) in the grammar.
+    pub opener: usize,
+    /// The step being run.
+    pub pc: usize,
+    /// The state of that step; `Fresh` when it has read nothing yet.
+    pub st: StepState,
+    pub calls: Calls,
+    /// Where a failed call goes on (the seek of a `Step::Recover`), once
+    /// armed.
+    recover: Option<usize>,
+}
+
+impl Block {
+    pub(crate) fn new(opener: usize, tentative: bool) -> Block {
+        Block {
+            opener,
+            pc: 0,
+            st: StepState::Fresh,
+            calls: Calls::new(tentative),
+            recover: None,
+        }
+    }
+
+    fn goto(&mut self, pc: usize) {
+        self.pc = pc;
+        self.st = StepState::Fresh;
+    }
+
+    /// On to the next step.
+    fn next(&mut self) {
+        self.goto(self.pc + 1);
+    }
+}
+
+/// What the current step has read so far.
+#[derive(Debug)]
+pub(crate) enum StepState {
+    Fresh,
+    Lit(LitMatch),
+    Capture(CaptureWord),
+    Json(Box<JsonState>),
+    Then(ThenMatch),
+    Value(Box<ValueRead>),
+    Py(Box<PyReader>),
+    /// Reading over a failed list element (see `Step::RecoverElement`).
+    Skip(Skip),
+}
+
+/// A JSON value being read and mapped onto calls.
+#[derive(Debug)]
+pub(crate) struct JsonState {
+    scanner: JsonScanner,
+    calls: JsonCalls,
+    /// The scanner refused the byte the step failed at (bad JSON, not a
+    /// bad call): its state is the one before that byte.
+    refused: bool,
+}
+
+impl JsonState {
+    /// A value just ended inside the list and no `,` promised another.
+    pub(crate) fn between_values(&self) -> bool {
+        self.scanner.between_values()
+    }
+}
+
+/// What became of the block after a run.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// It read everything it was given and goes on.
+    NeedMore,
+    /// It is over (completed, or failed and given back as text): back to
+    /// text at the current byte.
+    Text,
+    /// Not a call after all: the rest of this JSON value is text.
+    Skip(Box<JsonScanner>),
+    /// It is over, and these bytes it looked at are to be scanned again as
+    /// text.
+    Replay(Vec<u8>),
+    /// It goes on, and reads these bytes it looked at again (what followed
+    /// the markup that ended an unclosed value).
+    Reread(Vec<u8>),
+}
+
+/// What the block runner works with besides the block.
+pub(crate) struct Env<'a> {
+    pub pending: &'a mut Pending,
+    pub ctx: &'a mut Ctx,
+    pub out: &'a mut dyn Sink,
+    /// Reasoning separation is on.
+    pub reasoning: bool,
+}
+
+/// What a step's reader says the run does next.
+pub(super) enum Flow {
+    /// Run the step the block is at now (the same one, fed more, or the
+    /// one it moved to).
+    Go,
+    /// The step failed: the call, or the block, is over.
+    Fail(Stop),
+    /// This run of the block is over.
+    Out(Outcome),
+}
+
+impl From<Result<(), Stop>> for Flow {
+    fn from(r: Result<(), Stop>) -> Flow {
+        match r {
+            Ok(()) => Flow::Go,
+            Err(stop) => Flow::Fail(stop),
+        }
+    }
+}
+
+/// The bytes a reading step is given, and the room the limits leave it.
+pub(super) struct Input<'c, 'a> {
+    ch: &'c Chunk<'a>,
+    /// The chunk's bytes from the current one, at most `room` (at least
+    /// one).
+    bytes: &'c [u8],
+    /// How many more bytes the block may hold.
+    room: usize,
+    /// The limit `room` is counted against.
+    limit: u64,
+}
+
+impl<'c, 'a> Input<'c, 'a> {
+    /// The input at chunk byte `i`: a limit trips at exactly the byte that
+    /// would exceed it. The call limit bounds every block; an unconfirmed
+    /// one is bounded by the hold-back limit too (the smaller of the two,
+    /// so that a call confirmed halfway through the bytes given here is
+    /// still held to the call limit).
+    fn new(ch: &'c Chunk<'a>, i: usize, b: &Block, env: &Env<'_>) -> Input<'c, 'a> {
+        let limits = &env.ctx.limits;
+        let limit = if b.calls.silent() {
+            limits.max_holdback.min(limits.max_call_bytes)
+        } else {
+            limits.max_call_bytes
+        } as u64;
+        let room = limit.saturating_sub(env.pending.held()) as usize;
+        let end = ch.bytes.len().min(i + room.max(1));
+        Input {
+            ch,
+            bytes: &ch.bytes[i..end],
+            room,
+            limit,
+        }
+    }
+
+    /// The failure of a block that reached its limit.
+    fn too_long(&self, calls: &Calls) -> Stop {
+        Stop::fail(Reason::TooLong {
+            limit: self.limit as usize,
+            confirmed: !calls.silent(),
+        })
+    }
+
+    /// Holds the `n` bytes the step read (the limit allowing) and moves
+    /// `i` past them.
+    fn take(&self, calls: &Calls, env: &mut Env<'_>, i: &mut usize, n: usize) -> Result<(), Stop> {
+        if self.room == 0 && n > 0 {
+            return Err(self.too_long(calls));
+        }
+        self.take_unbounded(env, i, n);
+        Ok(())
+    }
+
+    /// Holds the `n` bytes the step read, whatever the limit.
+    fn take_unbounded(&self, env: &mut Env<'_>, i: &mut usize, n: usize) {
+        env.pending.take_n(self.ch, n);
+        *i += n;
+    }
+}
+
+/// Runs the block from chunk byte `i`; returns where it stopped.
+pub(crate) fn run(
+    prog: &[Op],
+    b: &mut Block,
+    env: &mut Env<'_>,
+    ch: &Chunk<'_>,
+    mut i: usize,
+) -> (usize, Outcome) {
+    // Steps that read nothing must not loop (a custom program may jump to
+    // itself): give up after visiting every step twice without progress.
+    let (mut spins, mut last) = (0usize, i);
+    loop {
+        let Some(op) = prog.get(b.pc) else {
+            // Falling off the end of a program ends the block.
+            end_block(b, env);
+            return (i, Outcome::Text);
+        };
+        if i == last {
+            spins += 1;
+        } else {
+            (spins, last) = (0, i);
+        }
+        let flow = if spins > 2 * prog.len() + 2 {
+            // Not a failure of one call: the block is over.
+            b.recover = None;
+            Flow::Fail(Stop::fail(Reason::NoProgress))
+        } else if let Some(flow) = marks::run(op, b, env) {
+            // Steps that read no byte run even at the end of the input, so
+            // a call is dispatched in the feed that completes it.
+            flow
+        } else if i == ch.bytes.len() {
+            return (i, Outcome::NeedMore);
+        } else {
+            read(prog, op, b, env, &Input::new(ch, i, b, env), &mut i)
+        };
+        match flow {
+            Flow::Go => {}
+            Flow::Out(outcome) => return (i, outcome),
+            // A failure ends the block (back to text at the current byte),
+            // or, with a recovery point armed, the failed call and the
+            // block goes on.
+            Flow::Fail(stop) => match fail(b, prog, env, stop) {
+                Failed::Recovered => {}
+                Failed::Over(None) => return (i, Outcome::Text),
+                Failed::Over(Some(markup)) => return (i, Outcome::Replay(markup)),
+            },
+        }
+    }
+}
+
+/// Hands the step that reads bytes to its reader.
+fn read(
+    prog: &[Op],
+    op: &Op,
+    b: &mut Block,
+    env: &mut Env<'_>,
+    input: &Input<'_, '_>,
+    i: &mut usize,
+) -> Flow {
+    match op {
+        Op::Capture(c) => capture::read(c, b, env, input, i),
+        Op::Then(t) if t.seek => then::seek(t, b, env, input, i),
+        Op::Then(t) => then::read(&t.opts, true, b, env, input, i),
+        Op::OneOf(opts) => then::read(opts, false, b, env, input, i),
+        Op::Value(v) => value::read(v, b, env, input, i),
+        Op::Py(py) => python::read(py, b, env, input, i),
+        Op::Skip(ends, to) => python::skip(ends, *to, b, env, input, i),
+        Op::Json(j) => json::read(prog, j, b, env, input, i),
+        _ => bytes::read(op, b, env, input, i),
+    }
+}
+
+/// How many bytes a step read.
+fn consumed(p: Progress) -> usize {
+    match p {
+        Progress::Partial(n) | Progress::Done(n) | Progress::Fail(n, _) => n,
+    }
+}
