@@ -305,3 +305,197 @@ fn consumed(p: Progress) -> usize {
         Progress::Partial(n) | Progress::Done(n) | Progress::Fail(n, _) => n,
     }
 }
+
+/// Each reader, through [`run`], against a table of states (fresh, part
+/// read) × inputs (what completes the step, what continues it, a byte that
+/// fails it, a limit).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{DiagnosticKind, Event};
+    use crate::format::{ByteSet, Label, Lit, PyStep, Step, ValueStep};
+    use crate::ids::{IdMint, Minter};
+    use crate::options::Limits;
+    use crate::program::compile;
+
+    /// What a run ended with: where in its chunk, how, at which step.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Ran {
+        at: usize,
+        outcome: &'static str,
+        pc: usize,
+    }
+
+    /// Runs the program made of `steps` and a final `#` literal over each
+    /// chunk in turn (the block's marker already read); the last run's
+    /// result, and every event.
+    fn run_steps(steps: Vec<Step>, chunks: &[&str], limits: Limits) -> (Ran, Vec<Event>) {
+        let mut steps = steps;
+        steps.push(Step::lit("#"));
+        let prog = compile(&steps).expect("the program compiles");
+        let mut b = Block::new(0, false);
+        let mut pending = Pending::default();
+        let mut ctx = Ctx::new(Minter::new(&IdMint::Seeded(0)), None, limits);
+        let mut out: Vec<Event> = Vec::new();
+        let (mut base, mut ran) = (0u64, None);
+        for chunk in chunks {
+            let ch = Chunk::from_str(chunk, base);
+            base += chunk.len() as u64;
+            let mut env = Env {
+                pending: &mut pending,
+                ctx: &mut ctx,
+                out: &mut out,
+                reasoning: false,
+            };
+            let (at, outcome) = run(&prog, &mut b, &mut env, &ch, 0);
+            let outcome = match outcome {
+                Outcome::NeedMore => "need more",
+                Outcome::Text => "text",
+                Outcome::Skip(_) => "skip",
+                Outcome::Replay(_) => "replay",
+                Outcome::Reread(_) => "reread",
+            };
+            ran = Some(Ran {
+                at,
+                outcome,
+                pc: b.pc,
+            });
+        }
+        (ran.expect("at least one chunk"), out)
+    }
+
+    fn ran(at: usize, outcome: &'static str, pc: usize) -> Ran {
+        Ran { at, outcome, pc }
+    }
+
+    #[test]
+    fn readers_by_state_and_input() {
+        let lit = || vec![Step::lit("<a>")];
+        let fork = || {
+            vec![
+                Step::Fork(vec![(ByteSet::Bytes(b"x".to_vec()), Label::from("x"))]),
+                Step::label("x"),
+                Step::lit("x"),
+            ]
+        };
+        let name = || vec![Step::name_until(">")];
+        let then = || {
+            vec![
+                Step::OneOf(vec![(Lit::new("<b>"), Label::from("b"))]),
+                Step::label("b"),
+            ]
+        };
+        let value = || vec![Step::key_until("="), Step::Value(ValueStep::until("</v>"))];
+        let py = || vec![Step::Py(PyStep::keywords())];
+        // (steps, chunks, where the last run ended)
+        let table: Vec<(&str, Vec<Step>, Vec<&str>, Ran)> = vec![
+            // A literal: whole, cut, wrong byte. The part of it matched is
+            // markup to read again (`replay`), but for the block's own first
+            // character, which is text (else the same block would open
+            // there again, without end).
+            ("lit whole", lit(), vec!["<a>"], ran(3, "need more", 1)),
+            ("lit cut", lit(), vec!["<", "a>"], ran(2, "need more", 1)),
+            ("lit part", lit(), vec!["<"], ran(1, "need more", 0)),
+            ("lit wrong", lit(), vec!["<b"], ran(1, "text", 0)),
+            ("lit cut, wrong", lit(), vec!["<", "b"], ran(0, "text", 0)),
+            (
+                "lit wrong after markup",
+                vec![Step::lit("["), Step::lit("<a>")],
+                vec!["[<b"],
+                ran(2, "replay", 1),
+            ),
+            // Blanks: any number, then the next step.
+            ("ws", vec![Step::Ws], vec![" \n "], ran(3, "need more", 0)),
+            (
+                "ws then",
+                vec![Step::Ws],
+                vec![" ", " #"],
+                ran(2, "text", 2),
+            ),
+            // A fork on the next byte, or a failure.
+            ("fork", fork(), vec!["x"], ran(1, "need more", 2)),
+            ("fork none", fork(), vec!["y"], ran(0, "text", 0)),
+            // A word up to its delimiter; cut inside it.
+            ("name", name(), vec!["get>"], ran(4, "need more", 1)),
+            ("name cut", name(), vec!["ge", "t>"], ran(2, "need more", 1)),
+            ("name part", name(), vec!["get"], ran(3, "need more", 0)),
+            // (A blank may end the word: the byte after it fails.)
+            ("name bad", name(), vec!["g t>"], ran(2, "text", 0)),
+            // One of several literals, or a failure.
+            ("one of", then(), vec!["<b>"], ran(3, "need more", 1)),
+            (
+                "one of cut",
+                then(),
+                vec!["<", "b>"],
+                ran(2, "need more", 1),
+            ),
+            ("one of none", then(), vec!["<c"], ran(1, "text", 0)),
+            // JSON arguments: whole, cut inside a string, bad.
+            (
+                "json",
+                vec![Step::args()],
+                vec!["{\"a\": 1}"],
+                ran(8, "need more", 1),
+            ),
+            (
+                "json cut",
+                vec![Step::args()],
+                vec!["{\"a\": \"x", "y\"}"],
+                ran(3, "need more", 1),
+            ),
+            (
+                "json bad",
+                vec![Step::args()],
+                vec!["{\"a\" 1}"],
+                ran(5, "text", 0),
+            ),
+            // A raw value up to its closing tag, cut inside the tag.
+            ("value", value(), vec!["k=v 1</v>"], ran(9, "need more", 2)),
+            (
+                "value cut",
+                value(),
+                vec!["k=v 1</", "v>"],
+                ran(2, "need more", 2),
+            ),
+            ("value part", value(), vec!["k=v 1"], ran(5, "need more", 1)),
+            // Python arguments up to the closing parenthesis; a bad byte.
+            ("py", py(), vec!["a=1, b='x')"], ran(11, "need more", 1)),
+            (
+                "py cut",
+                py(),
+                vec!["a=1, b='", "x')"],
+                ran(3, "need more", 1),
+            ),
+            ("py bad", py(), vec!["a=1 ?"], ran(4, "text", 0)),
+        ];
+        for (what, steps, chunks, want) in table {
+            let (got, _) = run_steps(steps, &chunks, Limits::default());
+            assert_eq!(got, want, "{what}");
+        }
+    }
+
+    /// A reader that would pass the call limit fails at the byte that would
+    /// exceed it, with a diagnostic of its kind; one that reads nothing more
+    /// does not.
+    #[test]
+    fn readers_stop_at_the_call_limit() {
+        let limits = Limits {
+            max_call_bytes: 4,
+            ..Limits::default()
+        };
+        for (what, steps, input) in [
+            ("lit", vec![Step::lit("<abcdef>")], "<abcdef>"),
+            ("name", vec![Step::name_until(">")], "getweather>"),
+            ("json", vec![Step::args()], "{\"a\": 1}"),
+        ] {
+            let (got, events) = run_steps(steps, &[input], limits.clone());
+            assert_eq!(got.outcome, "text", "{what}: {got:?}");
+            assert!(
+                events
+                    .iter()
+                    .any(|e| matches!(e, Event::Diagnostic(d) if d.kind == DiagnosticKind::Limit)),
+                "{what}: {events:?}"
+            );
+        }
+    }
+}
