@@ -488,7 +488,7 @@ mod tests {
             ("name", vec![Step::name_until(">")], "getweather>"),
             ("json", vec![Step::args()], "{\"a\": 1}"),
         ] {
-            let (got, events) = run_steps(steps, &[input], limits.clone());
+            let (got, events) = run_steps(steps, &[input], limits);
             assert_eq!(got.outcome, "text", "{what}: {got:?}");
             assert!(
                 events
