@@ -65,6 +65,7 @@
 
 pub mod aliases;
 mod block;
+mod build;
 mod call;
 mod cpu;
 mod error;

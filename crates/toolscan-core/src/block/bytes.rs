@@ -1,7 +1,7 @@
 //! The steps whose outcome needs nothing but the bytes: blanks, words,
 //! literals, and forks on the next byte.
 
-use super::{consumed, Block, Env, Flow, Input, StepState};
+use super::reader::{consumed, Block, Env, Flow, Input, StepState};
 use crate::program::Op;
 use crate::reason::{Reason, Stop};
 use crate::steps::{self, LitMatch, Progress};

@@ -2,8 +2,9 @@
 //! key or type), checked and handed to the call being built. A keyword is
 //! markup instead: it sets nothing and jumps.
 
-use super::{consumed, Block, Env, Flow, Input, StepState};
-use crate::call::{check_field, fault_of, Calls};
+use super::reader::{consumed, Block, Env, Flow, Input, StepState};
+use crate::call::calls::Calls;
+use crate::call::word::{check_field, fault_of};
 use crate::format::Field;
 use crate::program::CaptureOp;
 use crate::reason::{Reason, Stop};

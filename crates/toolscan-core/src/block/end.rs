@@ -5,7 +5,7 @@
 
 use super::capture::captured;
 use super::fail::{fail, Failed};
-use super::{Block, Env, Outcome, StepState};
+use super::reader::{Block, Env, Outcome, StepState};
 use crate::format::ByteSet;
 use crate::program::Op;
 use crate::reason::Stop;

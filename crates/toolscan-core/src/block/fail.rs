@@ -4,8 +4,8 @@
 //! rest of a failed list element). Also the block's normal end and the
 //! releases of held text they share.
 
-use super::{Block, Env, StepState};
-use crate::call::Calls;
+use super::reader::{Block, Env, StepState};
+use crate::call::calls::Calls;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::format::Lit;
 use crate::pending::Chunk;

@@ -3,8 +3,8 @@
 //! so is the rest of it.
 
 use super::fail::{release, report};
-use super::{Block, Env, Flow, Input, JsonState, Outcome, StepState};
-use crate::call::{Builder, JsonCalls};
+use super::reader::{Block, Env, Flow, Input, JsonState, Outcome, StepState};
+use crate::call::json::{Builder, JsonCalls};
 use crate::format::JsonStep;
 use crate::json::JsonScanner;
 use crate::program::Op;

@@ -3,7 +3,7 @@
 //! of the input, so a call is dispatched in the feed that completes it.
 
 use super::fail::{end_block, release_all};
-use super::{Block, Env, Flow, Outcome, StepState};
+use super::reader::{Block, Env, Flow, Outcome, StepState};
 use crate::program::Op;
 
 /// Runs `op` if it reads nothing; `None` if it reads bytes (its reader

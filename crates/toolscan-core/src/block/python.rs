@@ -3,7 +3,7 @@
 //! element (brackets and strings followed), whose bytes are text.
 
 use super::fail::{end_block, release, release_all};
-use super::{consumed, Block, Env, Flow, Input, Outcome, StepState};
+use super::reader::{consumed, Block, Env, Flow, Input, Outcome, StepState};
 use crate::call::calls::Args;
 use crate::format::PyStep;
 use crate::python::{PyReader, Skip, Skipped};

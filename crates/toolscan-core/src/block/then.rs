@@ -3,7 +3,7 @@
 //! recovery, where bytes before a literal are text and the search goes on.
 
 use super::fail::{end_block, release_all};
-use super::{consumed, Block, Env, Flow, Input, Outcome, StepState};
+use super::reader::{consumed, Block, Env, Flow, Input, Outcome, StepState};
 use crate::program::{ThenOp, ThenOpt};
 use crate::reason::{Reason, Stop};
 use crate::steps::{ThenEnd, ThenMatch};

@@ -2,8 +2,8 @@
 //! it is read; its end by its closing tag, by markup that ends it unclosed,
 //! or, for a container, by the step it nests into.
 
-use super::{Block, Env, Flow, Input, Outcome, StepState};
-use crate::call::Calls;
+use super::reader::{Block, Env, Flow, Input, Outcome, StepState};
+use crate::call::calls::Calls;
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::program::ValueOp;
 use crate::reason::{Reason, Stop};
