@@ -26,7 +26,7 @@ use crate::engine::pending::{Chunk, Pending};
 use crate::event::{DiagnosticKind, Event, EventRef, FinishReason};
 use crate::ids::Minter;
 use crate::lang::format::Trust;
-use crate::lang::grammar::{Grammar, PatKind};
+use crate::lang::grammar::{Grammar, PatKind, Watch};
 use crate::lang::program::Op;
 use crate::marker::{is_word, line_tail2, Found, StateID};
 use crate::options::{CallsInReasoning, Limits, Options};
@@ -179,8 +179,8 @@ impl Parser {
             ctx,
             pending: Pending {
                 in_reasoning,
-                track_lines: grammar.sets.iter().any(|t| t.set.has_line_start()),
-                track_words: grammar.sets.iter().any(|t| t.set.has_word_start()),
+                track_lines: grammar.text_sets().any(|t| t.set.has_line_start()),
+                track_words: grammar.text_sets().any(|t| t.set.has_word_start()),
                 ..Pending::default()
             },
             reasoning: options.reasoning,
@@ -272,7 +272,7 @@ impl Parser {
         if chunk.len() > TOKEN_SIZED {
             return false;
         }
-        let set = &self.g.sets[self.shared.set_index()].set;
+        let set = &self.g.text_set(self.shared.watch()).set;
         let p = &self.shared.pending;
         p.buf.is_empty()
             && st.sid == set.start()
@@ -292,7 +292,7 @@ impl Parser {
         let Mode::Text(st) = &self.mode else {
             return false;
         };
-        let set = &self.g.sets[self.shared.set_index()].set;
+        let set = &self.g.text_set(self.shared.watch()).set;
         let p = &self.shared.pending;
         if chunk.len() > TOKEN_SIZED
             || p.buf.is_empty()
@@ -319,7 +319,7 @@ impl Parser {
         p.release_all(out);
         p.pass_text(text, out);
         if let Mode::Text(st) = &mut self.mode {
-            st.sid = self.g.sets[self.shared.set_index()].set.start();
+            st.sid = self.g.text_set(self.shared.watch()).set.start();
         }
     }
 
@@ -763,19 +763,18 @@ impl Shared {
         }
     }
 
-    /// Which automaton is live: openers only; with reasoning openers; with
-    /// reasoning closers.
-    fn set_index(&self) -> usize {
+    /// Which marker set of text is live.
+    fn watch(&self) -> Watch {
         match (self.tracks_think, self.think) {
-            (false, _) => 0,
-            (true, false) => 1,
-            (true, true) => 2,
+            (false, _) => Watch::Openers,
+            (true, false) => Watch::ThinkOpens,
+            (true, true) => Watch::ThinkCloses,
         }
     }
 
     fn text_state(&self, g: &Grammar) -> TextState {
         TextState {
-            sid: g.sets[self.set_index()].set.start(),
+            sid: g.text_set(self.watch()).set.start(),
         }
     }
 
@@ -797,7 +796,7 @@ impl Shared {
         i: usize,
         out: &mut dyn Sink,
     ) -> (usize, After) {
-        let ts = &g.sets[self.set_index()];
+        let ts = &g.text_set(self.watch());
         let p = &mut self.pending;
         let hay = &ch.bytes[i..];
         // A line-start marker counts if only blanks precede it on its line,

@@ -77,8 +77,8 @@ pub struct Grammar {
     /// The longest marker whose opener has a [`Compiled::follow`] set (0:
     /// none has).
     pub(crate) follow_len: usize,
-    /// Openers only; openers + reasoning openers; openers + reasoning closers.
-    pub(crate) sets: [TextSet; 3],
+    /// The marker sets of text, one for each [`Watch`] (its index).
+    sets: [TextSet; 3],
     /// The reasoning closers of `sets[2]` alone: sought inside a call held
     /// in a reasoning block (the block may close inside a quoted call).
     pub(crate) closers: Option<MarkerSet>,
@@ -87,7 +87,28 @@ pub struct Grammar {
     pub(crate) start: Option<usize>,
 }
 
+/// What text is watched for: which of a grammar's marker sets is live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Watch {
+    /// Openers only (reasoning is not tracked).
+    Openers = 0,
+    /// Openers and the markers that open reasoning (outside it).
+    ThinkOpens = 1,
+    /// Openers and the markers that close reasoning (inside it).
+    ThinkCloses = 2,
+}
+
 impl Grammar {
+    /// The marker set of text while `watch` is live.
+    pub(crate) fn text_set(&self, watch: Watch) -> &TextSet {
+        &self.sets[watch as usize]
+    }
+
+    /// Every marker set of text.
+    pub(crate) fn text_sets(&self) -> impl Iterator<Item = &TextSet> {
+        self.sets.iter()
+    }
+
     /// Compiles the openers of `formats` (in precedence order) into one
     /// grammar named `name`.
     pub fn new(name: &str, formats: &[&Format]) -> Result<Grammar, Error> {

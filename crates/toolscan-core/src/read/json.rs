@@ -1,5 +1,6 @@
 //! A resumable JSON scanner: validates structure byte by byte, knows the exact
-//! byte where a value ends, and reports what it sees to a [`Sink`].
+//! byte where a value ends, and reports what it sees to a [`Visitor`] (the
+//! call assembly's `Builder`, or [`Ignore`]).
 //!
 //! It keeps only a container stack and a few flags between chunks, so feeding
 //! a value in pieces costs the same as feeding it whole. It does not build
@@ -40,7 +41,7 @@ pub(crate) enum Flow {
 
 /// Receives the scanner's findings. `depth` is the nesting level of the
 /// value (0 for the top-level value, 1 for its members…).
-pub(crate) trait Sink {
+pub(crate) trait Visitor {
     fn value_start(&mut self, at: u64, depth: usize, kind: Kind) -> Flow;
     fn value_end(&mut self, at: u64, depth: usize, kind: Kind) -> Flow;
     /// A member key of the object at nesting level `depth`. Keys longer than
@@ -77,7 +78,7 @@ pub(crate) fn second_bytes(first: &[u8], lenient: bool) -> Option<[u64; 4]> {
     Some(set)
 }
 
-/// Longest key the scanner keeps for [`Sink::key`].
+/// Longest key the scanner keeps for [`Visitor::key`].
 pub(crate) const KEY_CAP: usize = 64;
 
 /// Why scanning stopped early. The byte at `at` was not consumed.
@@ -215,7 +216,7 @@ impl JsonScanner {
     /// were consumed: all of them, or fewer when the top-level value ended
     /// (then [`is_done`](Self::is_done) is true) or the sink paused after a
     /// value ([`Flow::Pause`]; the next call goes on after it).
-    pub(crate) fn feed<S: Sink>(
+    pub(crate) fn feed<S: Visitor>(
         &mut self,
         input: &[u8],
         base: u64,
@@ -262,7 +263,7 @@ impl JsonScanner {
         Ok(i)
     }
 
-    fn string_bytes<S: Sink>(&mut self, bytes: &[u8], sink: &mut S) {
+    fn string_bytes<S: Visitor>(&mut self, bytes: &[u8], sink: &mut S) {
         if self.is_key {
             let room = KEY_CAP - self.key_len;
             let n = bytes.len().min(room);
@@ -275,7 +276,7 @@ impl JsonScanner {
         sink.output(bytes);
     }
 
-    fn flush_comma<S: Sink>(&mut self, sink: &mut S) {
+    fn flush_comma<S: Visitor>(&mut self, sink: &mut S) {
         if self.pending_comma {
             self.pending_comma = false;
             sink.output(b",");
@@ -291,7 +292,7 @@ impl JsonScanner {
 
     /// One byte. Returns whether it was consumed (a number's terminator is
     /// not: it is seen again in the next state).
-    fn step<S: Sink>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<bool, JsonError> {
+    fn step<S: Visitor>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<bool, JsonError> {
         match self.st {
             St::Value | St::ArrFirst | St::ArrNext => {
                 if is_ws(b) {
@@ -381,7 +382,7 @@ impl JsonScanner {
         }
     }
 
-    fn value_start<S: Sink>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<(), JsonError> {
+    fn value_start<S: Visitor>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<(), JsonError> {
         let depth = self.stack.len();
         let kind = match b {
             b'{' => Kind::Object,
@@ -447,7 +448,7 @@ impl JsonScanner {
         Ok(())
     }
 
-    fn close<S: Sink>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<(), JsonError> {
+    fn close<S: Visitor>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<(), JsonError> {
         let want = if b == b'}' { b'{' } else { b'[' };
         if self.stack.last() != Some(&want) {
             return Err(err(at, Reason::Unbalanced { found: b }));
@@ -458,7 +459,12 @@ impl JsonScanner {
         self.after_value(at, kind, sink)
     }
 
-    fn after_value<S: Sink>(&mut self, at: u64, kind: Kind, sink: &mut S) -> Result<(), JsonError> {
+    fn after_value<S: Visitor>(
+        &mut self,
+        at: u64,
+        kind: Kind,
+        sink: &mut S,
+    ) -> Result<(), JsonError> {
         let flow = sink.value_end(at, self.stack.len(), kind);
         Self::go(flow, at)?;
         self.st = if self.stack.is_empty() {
@@ -473,7 +479,12 @@ impl JsonScanner {
         Ok(())
     }
 
-    fn string_special<S: Sink>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<(), JsonError> {
+    fn string_special<S: Visitor>(
+        &mut self,
+        b: u8,
+        at: u64,
+        sink: &mut S,
+    ) -> Result<(), JsonError> {
         match self.esc {
             Esc::Backslash => {
                 self.esc = Esc::None;
@@ -566,7 +577,13 @@ impl JsonScanner {
         }
     }
 
-    fn number<S: Sink>(&mut self, n: Num, b: u8, at: u64, sink: &mut S) -> Result<bool, JsonError> {
+    fn number<S: Visitor>(
+        &mut self,
+        n: Num,
+        b: u8,
+        at: u64,
+        sink: &mut S,
+    ) -> Result<bool, JsonError> {
         let next = match (n, b) {
             (Num::Minus, b'0') => Some(Num::Zero),
             (Num::Minus, b'1'..=b'9') => Some(Num::Int),
@@ -595,7 +612,7 @@ impl JsonScanner {
 /// A sink that ignores everything (a value scanned only for its end).
 pub(crate) struct Ignore;
 
-impl Sink for Ignore {
+impl Visitor for Ignore {
     fn value_start(&mut self, _: u64, _: usize, _: Kind) -> Flow {
         Flow::Go
     }
@@ -667,7 +684,7 @@ mod tests {
         ends: Vec<(u64, usize, Kind)>,
     }
 
-    impl Sink for Rec {
+    impl Visitor for Rec {
         fn value_start(&mut self, _: u64, _: usize, _: Kind) -> Flow {
             Flow::Go
         }

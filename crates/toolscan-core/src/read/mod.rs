@@ -4,6 +4,7 @@
 //! arguments, and what XML values need (entities, escapes, typing). They
 //! know nothing of blocks or of the parser above them.
 
+pub(crate) mod escape;
 pub(crate) mod json;
 pub(crate) mod python;
 pub(crate) mod reason;

@@ -25,9 +25,9 @@
 //!   followed by a low one (they combine), else the call fails.
 
 use crate::lang::format::{PyArgs, PyStep, PyStrings};
+use crate::read::escape::{push_json_str, push_json_str_content};
 use crate::read::reason::Reason;
 use crate::read::steps::{is_ws, Progress};
-use crate::read::xml::escape::{push_json_str, push_json_str_content};
 
 /// What a container is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

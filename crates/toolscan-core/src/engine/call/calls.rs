@@ -9,9 +9,9 @@ use crate::engine::call::param::Param;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::ids::Minter;
 use crate::options::{Admit, Limits};
+use crate::read::escape::{json_str_content_len, push_json_str_content};
 use crate::read::reason::{Reason, Stop};
 pub(crate) use crate::read::src::Src;
-use crate::read::xml::escape::{json_str_content_len, push_json_str_content};
 use crate::sink::Sink;
 use crate::tools::Tools;
 

@@ -6,10 +6,10 @@ use crate::engine::call::calls::{Args, Call, Calls, Ctx, Src};
 use crate::engine::call::unescape::Unescaper;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::lang::format::{JsonStep, Shape};
-use crate::read::json::{is_one_object, Flow, Kind, Sink, KEY_CAP};
+use crate::read::json::{is_one_object, Flow, Kind, Visitor, KEY_CAP};
 use crate::read::reason::{Reason, Stop};
 use crate::read::word::check_word;
-use crate::sink::Sink as EventSink;
+use crate::sink::Sink;
 use crate::utf8::complete_prefix_len;
 
 /// What a JSON value means for the call being assembled.
@@ -117,7 +117,7 @@ pub(crate) struct Builder<'a> {
     pub calls: &'a mut Calls,
     pub json: &'a mut JsonCalls,
     pub step: &'a JsonStep,
-    pub out: &'a mut dyn EventSink,
+    pub out: &'a mut dyn Sink,
     /// The block's pending bytes, the value being scanned included.
     pub src: Src<'a>,
     /// Text goes out as reasoning.
@@ -202,7 +202,7 @@ impl Builder<'_> {
     }
 }
 
-impl Sink for Builder<'_> {
+impl Visitor for Builder<'_> {
     fn value_start(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
         if self.json.skip || self.json.skipping.is_some() {
             return Flow::Go;
@@ -566,8 +566,8 @@ impl Builder<'_> {
 
 /// Emits decoded envelope text; each invalid UTF-8 sequence becomes U+FFFD
 /// after an `invalid_utf8` diagnostic at the string's offset.
-fn emit_text(out: &mut dyn EventSink, reasoning: bool, bytes: &[u8], at: u64) {
-    let text = |out: &mut dyn EventSink, t: &str| {
+fn emit_text(out: &mut dyn Sink, reasoning: bool, bytes: &[u8], at: u64) {
+    let text = |out: &mut dyn Sink, t: &str| {
         if !t.is_empty() {
             out.event(if reasoning {
                 EventRef::Reasoning(t)

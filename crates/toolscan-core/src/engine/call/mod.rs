@@ -2,7 +2,7 @@
 //!
 //! - [`calls`]: the call being assembled (name, id, arguments) and the
 //!   `tool_call_start` / `tool_call_args` / `tool_call_end` events;
-//! - [`json`]: the JSON [`Sink`](crate::read::json::Sink) that maps call objects
+//! - [`json`]: the JSON [`Visitor`](crate::read::json::Visitor) that maps call objects
 //!   (`{"name", "arguments"}`, lists, envelopes) onto calls;
 //! - [`args`]: how far a call's arguments are, whatever their notation;
 //! - [`param`]: the parameter being read and the containers around it;

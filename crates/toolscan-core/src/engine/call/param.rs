@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::engine::call::args::Args;
+use crate::read::escape::push_json_str;
 use crate::read::xml::coerce::Declared;
-use crate::read::xml::escape::push_json_str;
 
 /// The parameter being read, and the containers open around it.
 #[derive(Debug, Default)]

@@ -16,10 +16,10 @@ use serde_json::Value;
 use crate::engine::call::calls::{Args, Calls, Ctx, Seg, Src};
 use crate::engine::call::param::{declared_by_attribute, Frame, NULL};
 use crate::event::{Diagnostic, DiagnosticKind};
+use crate::read::escape::push_json_str_content;
 use crate::read::reason::{Reason, Stop};
 use crate::read::value::ValueOut;
 use crate::read::xml::coerce::{coerce, Coerced, Declared};
-use crate::read::xml::escape::push_json_str_content;
 use crate::sink::Sink;
 
 impl Calls {

@@ -12,7 +12,7 @@ use std::ops::{BitAnd, BitOr, BitOrAssign};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::escape::push_json_str;
+use crate::read::escape::push_json_str;
 
 /// The JSON types a schema allows for one value: a set of type flags, plus
 /// a marker for values a format itself says are JSON.
@@ -564,7 +564,7 @@ fn digits(s: &[u8]) -> usize {
 /// reprs) to JSON text.
 mod python {
     use super::{is_json, Declared, NumberParts};
-    use crate::read::xml::escape::push_json_str_content;
+    use crate::read::escape::push_json_str_content;
 
     /// Containers may nest at most this many levels minus one: the level
     /// that reaches it is refused, as `serde_json` refuses it by default, so
