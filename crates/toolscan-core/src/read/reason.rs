@@ -181,23 +181,31 @@ impl Reason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stop {
     pub reason: Reason,
-    /// In a tentative block nothing was wrong with the text: it just is not a
-    /// call.
-    pub not_a_call: bool,
+    pub kind: StopKind,
+}
+
+/// What a [`Stop`] says of the block's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StopKind {
+    /// Markup that was a call went wrong.
+    Failed,
+    /// Nothing was wrong with the text: it is just not a call (silent in a
+    /// tentative block that showed no call).
+    NotACall,
 }
 
 impl Stop {
     pub(crate) fn fail(reason: Reason) -> Stop {
         Stop {
             reason,
-            not_a_call: false,
+            kind: StopKind::Failed,
         }
     }
 
     pub(crate) fn not_a_call(reason: Reason) -> Stop {
         Stop {
             reason,
-            not_a_call: true,
+            kind: StopKind::NotACall,
         }
     }
 }

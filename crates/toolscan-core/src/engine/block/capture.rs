@@ -43,9 +43,10 @@ pub(super) fn read(
         b.goto(next);
     } else if let Progress::Fail(_, r) = p {
         let r = fault_of(c.field, prose_word(r, &b.calls));
-        return Flow::Fail(Stop {
-            reason: r,
-            not_a_call: !r.is_limit(),
+        return Flow::Fail(if r.is_limit() {
+            Stop::fail(r)
+        } else {
+            Stop::not_a_call(r)
         });
     }
     Flow::Go

@@ -7,7 +7,7 @@ use crate::engine::call::unescape::Unescaper;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::lang::format::{JsonStep, Shape};
 use crate::read::json::{is_one_object, Flow, Kind, Visitor, KEY_CAP};
-use crate::read::reason::{Reason, Stop};
+use crate::read::reason::{Reason, Stop, StopKind};
 use crate::read::word::check_word;
 use crate::sink::Sink;
 use crate::utf8::complete_prefix_len;
@@ -131,7 +131,7 @@ pub(crate) struct Builder<'a> {
 
 impl Builder<'_> {
     fn stop(&mut self, s: Stop, at: u64) -> Flow {
-        if s.not_a_call && self.calls.silent() {
+        if s.kind == StopKind::NotACall && self.calls.silent() {
             self.json.skip = true;
             return Flow::Go;
         }
