@@ -109,15 +109,25 @@ pub(crate) struct Window {
 /// together — a tag's `<` and `>` — cost one search.
 #[inline]
 pub(crate) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<Window> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        match crate::cpu::level() {
-            crate::cpu::Level::Avx512 => return avx512::window(hay, from, set),
-            crate::cpu::Level::Avx2 => return avx2::window(hay, from, set),
-            crate::cpu::Level::Portable => {}
-        }
+    window_at(crate::cpu::level(), hay, from, set)
+}
+
+/// [`window`] with the instructions of `level`.
+#[inline]
+pub(crate) fn window_at(
+    level: crate::cpu::Level,
+    hay: &[u8],
+    from: usize,
+    set: &ByteSet8,
+) -> Option<Window> {
+    match level {
+        #[cfg(target_arch = "x86_64")]
+        crate::cpu::Level::Avx512(t) => avx512::window(t, hay, from, set),
+        #[cfg(target_arch = "x86_64")]
+        crate::cpu::Level::Avx2(t) => avx2::window(t, hay, from, set),
+        // (Off x86-64 no token can be made: every level is `Portable`.)
+        _ => portable_window(hay, from, set),
     }
-    portable_window(hay, from, set)
 }
 
 /// [`window`] without SIMD of our own: the first hit alone, by [`passes`].
@@ -162,22 +172,32 @@ fn passes(hay: &[u8], n: &[u8]) -> Option<usize> {
 #[allow(unsafe_code)]
 mod avx2 {
     use super::ByteSet8;
+    use crate::cpu::Avx2;
     use std::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
         _mm256_or_si256, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
         _mm256_srli_epi16,
     };
 
-    /// See [`super::window`]. Callers check that the CPU has AVX2.
+    /// See [`super::window`].
     #[inline]
-    pub(super) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<super::Window> {
-        // SAFETY: the only caller, `super::window`, calls this when
-        // `cpu::level()` is `Avx2`, which it is only on a CPU that
-        // `is_x86_feature_detected!("avx2")` said has AVX2 (`cpu::allowed`):
-        // all `window_avx2` requires of its caller.
+    pub(super) fn window(
+        _cpu: Avx2,
+        hay: &[u8],
+        from: usize,
+        set: &ByteSet8,
+    ) -> Option<super::Window> {
+        // SAFETY: an `Avx2` token exists only on a CPU that has AVX2
+        // (`Avx2::new` is its only constructor and asks the CPU), all
+        // `window_avx2` requires of its caller.
         unsafe { window_avx2(hay, from, set) }
     }
 
+    /// [`super::window`], 128 bytes a step.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2 (an [`Avx2`] token proves it).
     #[target_feature(enable = "avx2")]
     unsafe fn window_avx2(hay: &[u8], from: usize, set: &ByteSet8) -> Option<super::Window> {
         let (lo, hi) = tables(set);
@@ -286,23 +306,33 @@ mod avx2 {
 #[allow(unsafe_code)]
 mod avx512 {
     use super::ByteSet8;
+    use crate::cpu::Avx512;
     use std::arch::x86_64::{
         __m512i, __mmask64, _mm512_and_si512, _mm512_broadcast_i32x4, _mm512_maskz_loadu_epi8,
         _mm512_set1_epi8, _mm512_shuffle_epi8, _mm512_srli_epi16, _mm512_test_epi8_mask,
         _mm_loadu_si128,
     };
 
-    /// See [`super::window`]. Callers check that the CPU has AVX-512BW.
+    /// See [`super::window`].
     #[inline]
-    pub(super) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<super::Window> {
-        // SAFETY: the only caller, `super::window`, calls this when
-        // `cpu::level()` is `Avx512`, which it is only on a CPU that
-        // `is_x86_feature_detected!("avx512bw")` said has AVX-512BW (which
-        // implies AVX-512F; `cpu::allowed`): all `window_avx512` requires
-        // of its caller.
+    pub(super) fn window(
+        _cpu: Avx512,
+        hay: &[u8],
+        from: usize,
+        set: &ByteSet8,
+    ) -> Option<super::Window> {
+        // SAFETY: an `Avx512` token exists only on a CPU that has AVX-512
+        // BW, which implies AVX-512 F (`Avx512::new` is its only
+        // constructor and asks the CPU), all `window_avx512` requires of
+        // its caller.
         unsafe { window_avx512(hay, from, set) }
     }
 
+    /// [`super::window`], 64 bytes a vector, with the `before` filter.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX-512 BW (an [`Avx512`] token proves it).
     #[target_feature(enable = "avx512bw")]
     unsafe fn window_avx512(hay: &[u8], from: usize, set: &ByteSet8) -> Option<super::Window> {
         let table = |t: &[u8; 16]| {
@@ -388,29 +418,21 @@ mod avx512 {
 mod tests {
     use super::*;
 
-    type WindowFn = fn(&[u8], usize, &ByteSet8) -> Option<Window>;
+    use crate::cpu::Level;
 
     /// Every implementation of [`window`] this CPU can run.
-    fn implementations() -> Vec<(&'static str, WindowFn)> {
-        let mut v: Vec<(&'static str, WindowFn)> = vec![("portable", portable_window)];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                v.push(("avx2", avx2::window));
-            }
-            if std::arch::is_x86_feature_detected!("avx512bw") {
-                v.push(("avx512", avx512::window));
-            }
-        }
-        v
+    fn implementations() -> Vec<(&'static str, Level)> {
+        Level::all().into_iter().map(|l| (l.name(), l)).collect()
     }
 
     /// Every hit at or after `from`, window by window.
-    fn all_hits(imp: WindowFn, hay: &[u8], from: usize, set: &ByteSet8) -> Vec<usize> {
+    fn all_hits(imp: Level, hay: &[u8], from: usize, set: &ByteSet8) -> Vec<usize> {
         let mut got = Vec::new();
         let mut at = from;
         while at < hay.len() {
-            let Some(w) = imp(hay, at, set) else { break };
+            let Some(w) = window_at(imp, hay, at, set) else {
+                break;
+            };
             assert!(w.start >= at && w.len <= 64 && w.len > 0);
             assert!(w.len == 64 || w.bits >> w.len == 0, "bits past the window");
             let mut m = w.bits;
@@ -434,8 +456,8 @@ mod tests {
                 assert_eq!(find(&hay, &set), Some(at), "{len} at {at}");
                 assert_eq!(passes(&hay, n), Some(at), "{len} at {at}");
                 for (name, imp) in implementations() {
-                    let first =
-                        imp(&hay, 0, &set).map(|w| w.start + w.bits.trailing_zeros() as usize);
+                    let first = window_at(imp, &hay, 0, &set)
+                        .map(|w| w.start + w.bits.trailing_zeros() as usize);
                     assert_eq!(first, Some(at), "{name}: {len} at {at}");
                 }
             }
@@ -548,7 +570,7 @@ mod tests {
                 assert_eq!(find(&hay, &set), want, "{b:#x}");
                 for (name, imp) in implementations() {
                     assert_eq!(
-                        imp(&hay, 0, &set).map(|w| w.start),
+                        window_at(imp, &hay, 0, &set).map(|w| w.start),
                         want,
                         "{name}: {b:#x} × {len}"
                     );

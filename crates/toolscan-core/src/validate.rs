@@ -19,11 +19,15 @@
 /// `None` (the caller finds out where the error is).
 #[inline]
 pub(crate) fn from_utf8(bytes: &[u8]) -> Option<&str> {
-    match crate::cpu::level() {
+    from_utf8_at(crate::cpu::level(), bytes)
+}
+
+/// [`from_utf8`] with the instructions of `level`.
+#[inline]
+pub(crate) fn from_utf8_at(level: crate::cpu::Level, bytes: &[u8]) -> Option<&str> {
+    match level {
         #[cfg(target_arch = "x86_64")]
-        crate::cpu::Level::Avx512 if std::arch::is_x86_feature_detected!("avx512vbmi") => {
-            avx512::from_utf8(bytes)
-        }
+        crate::cpu::Level::Avx512(t) => avx512::from_utf8(t, bytes),
         crate::cpu::Level::Portable => std::str::from_utf8(bytes).ok(),
         _ => simdutf8::basic::from_utf8(bytes).ok(),
     }
@@ -32,6 +36,7 @@ pub(crate) fn from_utf8(bytes: &[u8]) -> Option<&str> {
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod avx512 {
+    use crate::cpu::Avx512;
     use std::arch::x86_64::{
         __m512i, _mm512_and_si512, _mm512_broadcast_i32x4, _mm512_loadu_si512,
         _mm512_maskz_loadu_epi8, _mm512_or_si512, _mm512_permutex2var_epi8, _mm512_set1_epi8,
@@ -122,15 +127,12 @@ mod avx512 {
         TOO_SHORT,
     ];
 
-    /// See [`super::from_utf8`]. Callers check that the CPU has AVX-512BW
-    /// and AVX-512VBMI.
+    /// See [`super::from_utf8`].
     #[inline]
-    pub(super) fn from_utf8(bytes: &[u8]) -> Option<&str> {
-        // SAFETY: the only caller, `super::from_utf8`, calls this when
-        // `cpu::level()` is `Avx512` (only on a CPU that has AVX-512BW,
-        // `cpu::allowed`) and it has just checked with
-        // `is_x86_feature_detected!` that the CPU has AVX-512VBMI: all
-        // `valid` requires of its caller.
+    pub(super) fn from_utf8(_cpu: Avx512, bytes: &[u8]) -> Option<&str> {
+        // SAFETY: an `Avx512` token exists only on a CPU that has AVX-512
+        // BW and VBMI (`Avx512::new` is its only constructor and asks the
+        // CPU), all `valid` requires of its caller.
         if unsafe { valid(bytes) } {
             // SAFETY: `valid` returned true: `bytes` is UTF-8 (tested
             // against `std::str::from_utf8` on every sequence of up to
@@ -142,6 +144,11 @@ mod avx512 {
     }
 
     /// Whether `bytes` is UTF-8, ending on a whole character.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX-512 BW and VBMI (an [`Avx512`] token proves
+    /// it).
     #[target_feature(enable = "avx512bw,avx512vbmi")]
     unsafe fn valid(bytes: &[u8]) -> bool {
         let table = |t: &[u8; 16]| {
@@ -252,7 +259,10 @@ mod tests {
     fn agrees(bytes: &[u8]) {
         let want = std::str::from_utf8(bytes).is_ok();
         assert_eq!(from_utf8(bytes).is_some(), want, "{bytes:02x?}");
-        assert_eq!(simdutf8::basic::from_utf8(bytes).is_ok(), want);
+        for level in crate::cpu::Level::all() {
+            let got = from_utf8_at(level, bytes).is_some();
+            assert_eq!(got, want, "{}: {bytes:02x?}", level.name());
+        }
     }
 
     #[test]
