@@ -7,10 +7,11 @@
 //! this benchmark from their source files (`#[path]`), so it times exactly
 //! the library's code without making any of it public.
 //!
-//! The input is 1 MiB of generated prose (words in several scripts, some
-//! `<` and `[`, no tool-call marker), cut at character boundaries into
-//! pieces of about 4, 16, 32 or 64 bytes (token-sized: what a model's
-//! stream feeds) or 64 KiB (whole bodies). Every benchmark goes through all
+//! The input is the 1 MiB of prose of the root's `benches/throughput.rs`
+//! (words in several scripts, some `<` and `[`, no tool-call marker), cut
+//! at character boundaries into pieces of about 4 to 64 bytes
+//! (token-sized: what a model's stream feeds), a few hundred bytes to a
+//! few KiB (in between) or 64 KiB (whole bodies). Every benchmark goes through all
 //! the pieces and reports the throughput of the whole MiB, so rows of one
 //! group compare directly.
 //!
@@ -32,7 +33,10 @@
 //!   an `auto` parser (`feed_with` and `feed_str_with`) at the level
 //!   `TOOLSCAN_SIMD` leaves in force: the end-to-end figure. Run the bench
 //!   once per level (`TOOLSCAN_SIMD=avx2 cargo bench … -- auto_prose`) to
-//!   set them side by side.
+//!   set them side by side. `…/checked_by_{simdutf8,ours_avx512}/64KiB`:
+//!   each piece checked by one validator, then fed with `feed_str_with`
+//!   (what `feed_with` does), so the two checks compare end to end in the
+//!   same run.
 
 // The library's own files, with the tests left out (`cfg(test)` is off
 // here) and what only the library calls unused.
@@ -50,25 +54,15 @@ use std::hint::black_box;
 
 use aho_corasick::packed;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use toolscan_core::{sink, EventRef, Parser};
+use toolscan_core::{sink, EventRef, Parser, Sink};
 
 use cpu::Level;
 
-/// About 1 MiB of prose: sentences of words in several scripts, some
-/// markup-like inserts (`<b>`, `[1]`, `Vec<u8>`), no tool-call marker.
+/// About 1 MiB of prose: the text of `benches/throughput.rs` at the root
+/// (the same words, inserts and seed), paragraphs of sentences with
+/// punctuation, non-ASCII words and some `<` and `[`, no tool-call marker.
 fn prose() -> String {
-    const WORDS: &[&str] = &[
-        "the", "a", "request", "server", "returns", "value", "function", "weather", "in",
-        "Zürich", "東京", "café", "naïve", "token", "stream", "parser", "model", "output",
-        "because", "when", "each", "chunk", "arrives", "tool", "call", "is", "not", "Straße",
-        "données", "°C", "—", "and", "of", "to", "with", "😀", "Ελλάδα", "Москва", "London",
-        "Let", "OK",
-    ];
-    const ODDITIES: &[&str] = &[
-        "a < b", "<br>", "<b>bold</b>", "<tooling>", "[1]", "[note]", "Vec<u8>", "`x`",
-        "a[i] < a[j]",
-    ];
-    // SplitMix64: the same text on every run.
+    // SplitMix64, as `toolscan_testkit::rng`: the same text on every run.
     let mut state = 0x70_726f_7365u64;
     let mut below = |n: usize| {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -77,27 +71,108 @@ fn prose() -> String {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         ((z ^ (z >> 31)) % n as u64) as usize
     };
-    let mut s = String::new();
-    while s.len() < 1 << 20 {
-        for w in 0..6 + below(14) {
-            let word = if below(12) == 0 {
-                ODDITIES[below(ODDITIES.len())]
-            } else {
-                WORDS[below(WORDS.len())]
-            };
-            if w == 0 {
-                let mut cs = word.chars();
-                s.extend(cs.next().map(|c| c.to_ascii_uppercase()));
-                s.push_str(cs.as_str());
-            } else {
-                s.push(' ');
-                s.push_str(word);
+    let target = 1 << 20;
+    let mut s = String::with_capacity(target + 256);
+    while s.len() < target {
+        let sentences = 3 + below(5);
+        for _ in 0..sentences {
+            let words = 6 + below(14);
+            for w in 0..words {
+                let word = if below(12) == 0 {
+                    ODDITIES[below(ODDITIES.len())]
+                } else {
+                    WORDS[below(WORDS.len())]
+                };
+                if w == 0 {
+                    let mut cs = word.chars();
+                    if let Some(c) = cs.next() {
+                        s.extend(c.to_uppercase());
+                        s.push_str(cs.as_str());
+                    }
+                } else {
+                    s.push_str(word);
+                }
+                if w + 1 < words {
+                    s.push_str(match below(10) {
+                        0 => ", ",
+                        1 if w > 2 => "; ",
+                        _ => " ",
+                    });
+                }
             }
+            s.push_str([". ", ". ", ". ", "? ", "! ", ": "][below(6)]);
         }
-        s.push_str([". ", ", ", "? ", ".\n\n"][below(4)]);
+        s.push_str("\n\n");
     }
     s
 }
+
+const WORDS: &[&str] = &[
+    "the",
+    "a",
+    "request",
+    "server",
+    "returns",
+    "value",
+    "function",
+    "weather",
+    "in",
+    "Zürich",
+    "東京",
+    "café",
+    "naïve",
+    "résumé",
+    "token",
+    "stream",
+    "parser",
+    "model",
+    "output",
+    "because",
+    "when",
+    "each",
+    "chunk",
+    "arrives",
+    "tool",
+    "call",
+    "is",
+    "not",
+    "always",
+    "complete",
+    "größer",
+    "Straße",
+    "données",
+    "temperature",
+    "forecast",
+    "°C",
+    "—",
+    "and",
+    "of",
+    "to",
+    "with",
+    "buffer",
+    "😀",
+    "Ελλάδα",
+    "Москва",
+];
+
+const ODDITIES: &[&str] = &[
+    "a < b",
+    "x <= 3",
+    "<br>",
+    "<b>bold</b>",
+    "<tooling>",
+    "<tool_",
+    "<toolbox>",
+    "[1]",
+    "[note]",
+    "[TOOL]",
+    "[see above]",
+    "<think about it>",
+    "<function>",
+    "Vec<u8>",
+    "<｜",
+    "a[i] < a[j]",
+];
 
 /// Pieces of `text` of about `size` bytes, each ending on a character
 /// boundary.
@@ -115,11 +190,13 @@ fn pieces(text: &str, size: usize) -> Vec<&str> {
     v
 }
 
-const SIZES: [(&str, usize); 5] = [
+const SIZES: [(&str, usize); 7] = [
     ("4B", 4),
     ("16B", 16),
     ("32B", 32),
     ("64B", 64),
+    ("256B", 256),
+    ("4KiB", 4 << 10),
     ("64KiB", 64 << 10),
 ];
 
@@ -227,6 +304,34 @@ fn search(c: &mut Criterion) {
     group.finish();
 }
 
+/// How a piece reaches the parser.
+type Feed = dyn Fn(&mut Parser, &str, &mut dyn Sink);
+
+/// Feeds `pieces` to a fresh `auto` parser, each by `feed`, and finishes
+/// it; returns the bytes of text.
+fn through_auto(pieces: &[&str], feed: &Feed) -> usize {
+    let mut p = Parser::for_format("auto").expect("auto");
+    let mut n = 0usize;
+    let mut s = sink::from_fn(|e: EventRef<'_>| {
+        if let EventRef::Text(t) = e {
+            n += t.len();
+        }
+    });
+    for piece in pieces {
+        feed(&mut p, piece, &mut s);
+    }
+    p.finish_with(&mut s);
+    n
+}
+
+fn bytes(p: &mut Parser, piece: &str, s: &mut dyn Sink) {
+    p.feed_with(piece.as_bytes(), s)
+}
+
+fn str(p: &mut Parser, piece: &str, s: &mut dyn Sink) {
+    p.feed_str_with(piece, s)
+}
+
 fn auto_prose(c: &mut Criterion) {
     let text = prose();
     let mut group = c.benchmark_group("auto_prose");
@@ -234,28 +339,39 @@ fn auto_prose(c: &mut Criterion) {
     let level = cpu::level().name();
     for (label, size) in [("4B", 4), ("64KiB", 64 << 10)] {
         let ps = pieces(&text, size);
-        for api in ["bytes", "str"] {
-            let run = || {
-                let mut p = Parser::for_format("auto").expect("auto");
-                let mut n = 0usize;
-                let mut s = sink::from_fn(|e: EventRef<'_>| {
-                    if let EventRef::Text(t) = e {
-                        n += t.len();
-                    }
-                });
-                for piece in &ps {
-                    if api == "str" {
-                        p.feed_str_with(piece, &mut s);
-                    } else {
-                        p.feed_with(piece.as_bytes(), &mut s);
-                    }
-                }
-                p.finish_with(&mut s);
-                n
-            };
-            assert_eq!(run(), text.len(), "the prose comes back as text");
-            group.bench_function(format!("{level}/{api}/{label}"), |b| b.iter(run));
+        let apis: [(&str, &Feed); 2] = [("bytes", &bytes), ("str", &str)];
+        for (api, feed) in apis {
+            assert_eq!(
+                through_auto(&ps, feed),
+                text.len(),
+                "the prose comes back as text"
+            );
+            group.bench_function(format!("{level}/{api}/{label}"), |b| {
+                b.iter(|| through_auto(&ps, feed))
+            });
         }
+    }
+    // The two UTF-8 checks end to end: each piece checked, then fed as
+    // text.
+    let ps = pieces(&text, 64 << 10);
+    let simdutf8 = |p: &mut Parser, piece: &str, s: &mut dyn Sink| {
+        let t = simdutf8::basic::from_utf8(black_box(piece.as_bytes())).unwrap_or_default();
+        p.feed_str_with(t, s)
+    };
+    group.bench_function(format!("{level}/checked_by_simdutf8/64KiB"), |b| {
+        b.iter(|| through_auto(&ps, &simdutf8))
+    });
+    if let Some(l) = Level::all()
+        .into_iter()
+        .find(|l| matches!(l, Level::Avx512(_)))
+    {
+        let ours = move |p: &mut Parser, piece: &str, s: &mut dyn Sink| {
+            let t = validate::from_utf8_at(l, black_box(piece.as_bytes())).unwrap_or_default();
+            p.feed_str_with(t, s)
+        };
+        group.bench_function(format!("{level}/checked_by_ours_avx512/64KiB"), |b| {
+            b.iter(|| through_auto(&ps, &ours))
+        });
     }
     group.finish();
 }
