@@ -2,24 +2,26 @@
 //! in one run: what decides whether hand-written intrinsics stay.
 //!
 //! Run with `cargo bench -p toolscan-core --bench simd` (add
-//! `-- --warm-up-time 1 --measurement-time 3` for a quick pass). The
-//! crate's private modules `cpu`, `simd` and `validate` are compiled into
-//! this benchmark from their source files (`#[path]`), so it times exactly
-//! the library's code without making any of it public.
+//! `-- --warm-up-time 1 --measurement-time 3` for a quick pass, about four
+//! minutes). The crate's private modules `cpu` and `simd` are compiled
+//! into this benchmark from their source files (`#[path]`), so it times
+//! exactly the library's code without making any of it public.
 //!
 //! The input is the 1 MiB of prose of the root's `benches/throughput.rs`
 //! (words in several scripts, some `<` and `[`, no tool-call marker), cut
 //! at character boundaries into pieces of about 4 to 64 bytes
 //! (token-sized: what a model's stream feeds), a few hundred bytes to a
-//! few KiB (in between) or 64 KiB (whole bodies). Every benchmark goes through all
-//! the pieces and reports the throughput of the whole MiB, so rows of one
-//! group compare directly.
+//! few KiB (in between) or 64 KiB (whole bodies). Every benchmark goes
+//! through all the pieces and reports the throughput of the whole MiB, so
+//! rows of one group compare directly.
 //!
 //! Groups:
 //!
-//! - `utf8/{std,simdutf8,ours_avx512}/{size}`: whether each piece is UTF-8:
-//!   `std::str::from_utf8`, `simdutf8::basic::from_utf8` (AVX2 at best)
-//!   and `validate.rs`'s AVX-512 check.
+//! - `utf8/{std,simdutf8}/{size}`: whether each piece is UTF-8, by
+//!   `std::str::from_utf8` and `simdutf8::basic::from_utf8` (what
+//!   `feed_with` uses). An AVX-512 check of our own ran here too until it
+//!   was measured out (BENCHMARKS.md, "Hand-written SIMD against the
+//!   crates").
 //! - `search/{passes,teddy,ours_avx2,ours_avx512,ours_avx512_nofilter}/{size}`:
 //!   every position of `auto`'s five rare bytes (`<`, `[`, a backtick, `L`,
 //!   `0xA6`) in each piece: by `memchr` passes (the portable fallback), by
@@ -27,16 +29,13 @@
 //!   patterns (Teddy), and by `simd.rs`'s windows (AVX2; AVX-512 with the
 //!   set as `auto` builds it, where an `L` counts only after `O` and
 //!   `0xA6` only after `0x9C`, and without that filter). Before timing, the
-//!   number of hits each finds is printed: the filter's hits are fewer,
-//!   which the parser then does not look at.
+//!   number of hits each finds is printed (the filter's may be fewer:
+//!   hits the parser then does not look at).
 //! - `auto_prose/{level}/{bytes,str}/{4B,64KiB}`: the same prose through
 //!   an `auto` parser (`feed_with` and `feed_str_with`) at the level
 //!   `TOOLSCAN_SIMD` leaves in force: the end-to-end figure. Run the bench
 //!   once per level (`TOOLSCAN_SIMD=avx2 cargo bench … -- auto_prose`) to
-//!   set them side by side. `…/checked_by_{simdutf8,ours_avx512}/64KiB`:
-//!   each piece checked by one validator, then fed with `feed_str_with`
-//!   (what `feed_with` does), so the two checks compare end to end in the
-//!   same run.
+//!   set them side by side.
 
 // The library's own files, with the tests left out (`cfg(test)` is off
 // here) and what only the library calls unused.
@@ -46,9 +45,6 @@ mod cpu;
 #[allow(dead_code, unsafe_code)]
 #[path = "../src/simd.rs"]
 mod simd;
-#[allow(dead_code, unsafe_code)]
-#[path = "../src/validate.rs"]
-mod validate;
 
 use std::hint::black_box;
 
@@ -204,9 +200,6 @@ fn utf8(c: &mut Criterion) {
     let text = prose();
     let mut group = c.benchmark_group("utf8");
     group.throughput(Throughput::Bytes(text.len() as u64));
-    let avx512 = Level::all()
-        .into_iter()
-        .find(|l| matches!(l, Level::Avx512(_)));
     for (label, size) in SIZES {
         let ps = pieces(&text, size);
         let ps: Vec<&[u8]> = ps.iter().map(|p| p.as_bytes()).collect();
@@ -217,12 +210,6 @@ fn utf8(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("simdutf8", label), |b| {
             b.iter(|| run(&|p| simdutf8::basic::from_utf8(p).is_ok()))
         });
-        if let Some(l) = avx512 {
-            assert_eq!(run(&|p| validate::from_utf8_at(l, p).is_some()), ps.len());
-            group.bench_function(BenchmarkId::new("ours_avx512", label), |b| {
-                b.iter(|| run(&|p| validate::from_utf8_at(l, p).is_some()))
-            });
-        }
     }
     group.finish();
 }
@@ -350,28 +337,6 @@ fn auto_prose(c: &mut Criterion) {
                 b.iter(|| through_auto(&ps, feed))
             });
         }
-    }
-    // The two UTF-8 checks end to end: each piece checked, then fed as
-    // text.
-    let ps = pieces(&text, 64 << 10);
-    let simdutf8 = |p: &mut Parser, piece: &str, s: &mut dyn Sink| {
-        let t = simdutf8::basic::from_utf8(black_box(piece.as_bytes())).unwrap_or_default();
-        p.feed_str_with(t, s)
-    };
-    group.bench_function(format!("{level}/checked_by_simdutf8/64KiB"), |b| {
-        b.iter(|| through_auto(&ps, &simdutf8))
-    });
-    if let Some(l) = Level::all()
-        .into_iter()
-        .find(|l| matches!(l, Level::Avx512(_)))
-    {
-        let ours = move |p: &mut Parser, piece: &str, s: &mut dyn Sink| {
-            let t = validate::from_utf8_at(l, black_box(piece.as_bytes())).unwrap_or_default();
-            p.feed_str_with(t, s)
-        };
-        group.bench_function(format!("{level}/checked_by_ours_avx512/64KiB"), |b| {
-            b.iter(|| through_auto(&ps, &ours))
-        });
     }
     group.finish();
 }

@@ -1,6 +1,6 @@
-//! Which vector instructions the byte searches and the UTF-8 check use:
-//! the best the CPU has, or less when the environment variable
-//! `TOOLSCAN_SIMD` asks for it.
+//! Which vector instructions the byte search of `simd.rs` uses (and
+//! whether the UTF-8 check is `simdutf8`'s): the best the CPU has, or less
+//! when the environment variable `TOOLSCAN_SIMD` asks for it.
 //!
 //! A vector path may run only on a CPU that has its instructions. That
 //! proof is a value: [`Avx2`] and [`Avx512`] are tokens with a private
@@ -15,7 +15,7 @@
 //!
 //! `TOOLSCAN_SIMD=portable` runs the code without vector instructions of
 //! our own (`memchr`'s searches and std's UTF-8 check), `avx2` the AVX2
-//! paths (and `simdutf8`), `avx512` (or unset) the best there is. A level
+//! search (and `simdutf8`), `avx512` (or unset) the best there is. A level
 //! the CPU lacks is never used: the variable only lowers it. So tests and
 //! benchmarks of the fallbacks run on any machine that has the faster
 //! paths (CI runs the core's tests under each). `memchr`, `simdutf8` and
@@ -41,20 +41,18 @@ impl Avx2 {
     }
 }
 
-/// Proof that the CPU has AVX-512 BW (and so AVX-512 F) and VBMI: only
+/// Proof that the CPU has AVX-512 BW (and so AVX-512 F): only
 /// [`Avx512::new`] makes one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Avx512(());
 
 impl Avx512 {
-    /// The token, if the CPU has AVX-512 BW and VBMI.
+    /// The token, if the CPU has AVX-512 BW.
     #[inline]
     pub(crate) fn new() -> Option<Avx512> {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512bw")
-                && std::arch::is_x86_feature_detected!("avx512vbmi")
-            {
+            if std::arch::is_x86_feature_detected!("avx512bw") {
                 return Some(Avx512(()));
             }
         }
@@ -70,7 +68,7 @@ pub(crate) enum Level {
     Portable,
     /// AVX2.
     Avx2(Avx2),
-    /// AVX-512 BW and VBMI.
+    /// AVX-512 BW.
     Avx512(Avx512),
 }
 

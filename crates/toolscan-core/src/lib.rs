@@ -90,7 +90,6 @@ pub mod sink;
 mod steps;
 mod tools;
 mod utf8;
-mod validate;
 mod value;
 mod xml;
 
