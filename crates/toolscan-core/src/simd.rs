@@ -573,6 +573,30 @@ mod tests {
         }
     }
 
+    /// The last bytes of a haystack (fewer than a vector) are searched
+    /// in a zero-padded copy: the padding is never a hit, even when 0 is
+    /// in the set, and a member in the last byte is.
+    #[test]
+    fn the_padding_after_the_last_bytes_is_no_hit() {
+        let set = ByteSet8::new(&[0x00, b'<', b'[', b'`']).unwrap();
+        for len in 1..=130 {
+            let mut hay = vec![b'x'; len];
+            for (name, imp) in implementations() {
+                for from in [0, len / 2, len - 1] {
+                    assert_eq!(
+                        all_hits(imp, &hay, from, &set),
+                        Vec::<usize>::new(),
+                        "{name}: {len} from {from}"
+                    );
+                }
+            }
+            hay[len - 1] = 0x00;
+            for (name, imp) in implementations() {
+                assert_eq!(all_hits(imp, &hay, 0, &set), vec![len - 1], "{name}: {len}");
+            }
+        }
+    }
+
     #[test]
     fn only_the_set_matches() {
         // Bytes that share a nibble with a member, but are not one.
