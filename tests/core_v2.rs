@@ -97,10 +97,7 @@ fn limits_trip_at_the_exact_byte_under_every_chunking() {
     let call = br#"<tool_call>{"name": "write", "arguments": {"text": "aaaaaaaaaaaaaaaaaaaa"}}</tool_call>"#;
     let n = call.len();
     for max in [n - 2, n - 1, n, n + 1] {
-        let o = options().with_limits(Limits {
-            max_call_bytes: max,
-            ..Limits::default()
-        });
+        let o = options().with_limits(Limits::new().with_max_call_bytes(max));
         let ev = invariant("hermes", &o, call);
         if max >= n {
             assert_eq!(names(&ev), ["write"], "limit {max}");
@@ -113,10 +110,7 @@ fn limits_trip_at_the_exact_byte_under_every_chunking() {
     // byte by byte
     let spaced = format!("{{\"name\":{}\"a\", \"arguments\": {{}}}}", " ".repeat(100));
     for max in [90, 110, 200] {
-        let o = options().with_limits(Limits {
-            max_holdback: max,
-            ..Limits::default()
-        });
+        let o = options().with_limits(Limits::new().with_max_holdback(max));
         let ev = invariant("json", &o, spaced.as_bytes());
         if max > 110 {
             assert_eq!(names(&ev), ["a"]);
@@ -135,10 +129,7 @@ fn limits_trip_at_the_exact_byte_under_every_chunking() {
             10,
         ),
     ] {
-        let o = options().with_limits(Limits {
-            max_call_bytes: max,
-            ..Limits::default()
-        });
+        let o = options().with_limits(Limits::new().with_max_call_bytes(max));
         let ev = invariant(format, &o, input);
         assert!(names(&ev).is_empty(), "{format}");
         assert_eq!(diagnostics(&ev), vec![(DiagnosticKind::Limit, max as u64)]);
@@ -146,10 +137,7 @@ fn limits_trip_at_the_exact_byte_under_every_chunking() {
     // nesting depth
     let deep = br#"<tool_call>{"name": "f", "arguments": {"a": [[[[1]]]]}}</tool_call>"#;
     for max in [3, 4, 5, 6] {
-        let o = options().with_limits(Limits {
-            max_depth: max,
-            ..Limits::default()
-        });
+        let o = options().with_limits(Limits::new().with_max_depth(max));
         let ev = invariant("hermes", &o, deep);
         if max >= 6 {
             assert_eq!(names(&ev), ["f"]);
@@ -168,10 +156,7 @@ fn limits_trip_at_the_exact_byte_under_every_chunking() {
     // name length in markup
     let named = format!("<function={}>{{}}</function>", "n".repeat(40));
     for max in [39, 40] {
-        let o = options().with_limits(Limits {
-            max_name_bytes: max,
-            ..Limits::default()
-        });
+        let o = options().with_limits(Limits::new().with_max_name_bytes(max));
         let ev = invariant("function-tag", &o, named.as_bytes());
         if max >= 40 {
             assert_eq!(names(&ev).len(), 1);

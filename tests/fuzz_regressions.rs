@@ -176,12 +176,11 @@ fn replayed_marker_that_its_program_refuses_does_not_reopen_forever() {
 #[test]
 fn the_limit_of_calls_held_in_reasoning_trips_at_one_offset_under_any_chunking() {
     let input: &[u8] = b"\x05<think>\n\n{\"name\": \"get_weather\"}\x80\"}}}: {\x01\x00apertustion}}\n:3d\\f\\u0\x13\x00\x00\x00\x00\x00\x00\x00u\x01\x00\x02\x80\"}}}";
-    let limits = Limits {
-        max_call_bytes: 200,
-        max_depth: 4,
-        max_holdback: 48,
-        max_name_bytes: 12,
-    };
+    let limits = Limits::new()
+        .with_max_call_bytes(200)
+        .with_max_depth(4)
+        .with_max_holdback(48)
+        .with_max_name_bytes(12);
     let o = options()
         .with_reasoning(true)
         .with_limits(limits)
@@ -202,12 +201,11 @@ fn the_limit_of_calls_held_in_reasoning_trips_at_one_offset_under_any_chunking()
 /// invariance of the hold's limit.
 #[test]
 fn the_limit_of_calls_held_in_reasoning_trips_at_one_offset_in_the_fuzzers_inputs() {
-    let limits = Limits {
-        max_call_bytes: 200,
-        max_depth: 4,
-        max_holdback: 48,
-        max_name_bytes: 12,
-    };
+    let limits = Limits::new()
+        .with_max_call_bytes(200)
+        .with_max_depth(4)
+        .with_max_holdback(48)
+        .with_max_name_bytes(12);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
     for (file, format, reasoning) in [
         ("hold-limit-json.bin", "json", false),

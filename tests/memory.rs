@@ -156,10 +156,7 @@ fn a_one_megabyte_argument_peaks_under_two_and_a_half_times_the_call() {
 #[test]
 fn an_unclosed_parameter_value_peaks_within_the_call_limit() {
     const LIMIT: usize = 4 << 20;
-    let limits = Limits {
-        max_call_bytes: LIMIT,
-        ..Limits::default()
-    };
+    let limits = Limits::new().with_max_call_bytes(LIMIT);
     let line = "let x = \"<value>\"; // a line of code, never closed\n";
     for (format, head) in [
         (
@@ -252,10 +249,7 @@ fn string_parser(format: &str, limit: usize) -> Parser {
         Options::new()
             .with_ids(IdMint::Seeded(0))
             .with_tools(Tools::from_json(&tools).expect("tools"))
-            .with_limits(Limits {
-                max_call_bytes: limit,
-                ..Limits::default()
-            }),
+            .with_limits(Limits::new().with_max_call_bytes(limit)),
     )
 }
 

@@ -224,10 +224,7 @@ fn deepseek_stream_ending_after_a_bad_call() {
 
 #[test]
 fn deepseek_a_call_over_the_limit_is_text_and_the_next_one_parses() {
-    let limits = toolscan::Limits {
-        max_call_bytes: 120,
-        ..toolscan::Limits::default()
-    };
+    let limits = toolscan::Limits::new().with_max_call_bytes(120);
     let opts = options().with_limits(limits);
     let long = format!(r#"{{"data": "{}"}}"#, "x".repeat(300));
     let big = v31("upload", &long);

@@ -399,10 +399,7 @@ fn p20_streaming_equals_non_streaming_text_around_calls() {
 fn p21_errors_do_not_poison_the_parser() {
     // a limit hit, a malformed block, then a good call
     let g = Registry::builtin().grammar("hermes").unwrap();
-    let limits = Limits {
-        max_depth: 4,
-        ..Limits::default()
-    };
+    let limits = Limits::new().with_max_depth(4);
     let mut p = Parser::new(g, Options::new().with_limits(limits));
     let mut ev =
         p.feed(b"<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": [[[[1]]]]}}</tool_call>");

@@ -332,10 +332,7 @@ fn the_call_limit_trips_at_the_byte_that_exceeds_it() {
     for max in [30, 40, n - 1, n] {
         let ev = run(
             "gemma4",
-            &limited(Limits {
-                max_call_bytes: max,
-                ..Limits::default()
-            }),
+            &limited(Limits::new().with_max_call_bytes(max)),
             input,
         );
         if max >= n {
@@ -359,14 +356,7 @@ fn the_depth_limit_trips_at_the_bracket_that_exceeds_it() {
     ] {
         // the arguments object and four containers in it
         for max in [2, 3, 4, 5] {
-            let ev = run(
-                format,
-                &limited(Limits {
-                    max_depth: max,
-                    ..Limits::default()
-                }),
-                input,
-            );
+            let ev = run(format, &limited(Limits::new().with_max_depth(max)), input);
             if max >= 5 {
                 assert_eq!(calls(&ev).len(), 1, "{format}");
             } else {

@@ -338,10 +338,7 @@ fn a_hold_ends_at_its_limit_exactly() {
     // After a held call, at most `max_holdback` bytes of reasoning may
     // follow before the call is taken as quoted.
     let call = "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
-    let limits = Limits {
-        max_holdback: 40,
-        ..Limits::default()
-    };
+    let limits = Limits::new().with_max_holdback(40);
     let o = opts().with_reasoning(true).with_limits(limits);
     let at_limit = format!("<think>So: {call}{}", "x".repeat(40));
     let ev = run_with("hermes", &o, &at_limit);
@@ -360,10 +357,7 @@ fn a_hold_ends_at_its_limit_exactly() {
     let ev = run_with("hermes", &o, &later);
     assert_eq!(ends(&ev), 1, "{ev:?}");
     // The whole hold is bounded by `max_call_bytes` too.
-    let limits = Limits {
-        max_call_bytes: 100,
-        ..Limits::default()
-    };
+    let limits = Limits::new().with_max_call_bytes(100);
     let o = opts().with_reasoning(true).with_limits(limits);
     let two = format!("<think>{call} {call} and more");
     let ev = run_with("hermes", &o, &two);

@@ -321,13 +321,11 @@ impl LimitArgs {
     pub fn limits(&self) -> Limits {
         // Written with `..` so that a limit the core adds keeps its default.
         #[allow(clippy::needless_update)]
-        Limits {
-            max_call_bytes: self.max_call_bytes,
-            max_depth: self.max_depth,
-            max_holdback: self.max_holdback,
-            max_name_bytes: self.max_name_bytes,
-            ..Limits::default()
-        }
+        Limits::new()
+            .with_max_call_bytes(self.max_call_bytes)
+            .with_max_depth(self.max_depth)
+            .with_max_holdback(self.max_holdback)
+            .with_max_name_bytes(self.max_name_bytes)
     }
 }
 

@@ -95,10 +95,11 @@ impl<W: Write> Sink<W> {
             Output::Coalesced => Mode::Coalesced(Coalescer::default()),
             // With reasoning separation on, the final object always has a
             // "reasoning" field, empty if there was none.
-            Output::Final => Mode::Final(Response {
-                reasoning: reasoning.then(String::new),
-                ..Response::default()
-            }),
+            Output::Final => {
+                let mut r = Response::default();
+                r.reasoning = reasoning.then(String::new);
+                Mode::Final(r)
+            }
         };
         Sink {
             out,

@@ -57,15 +57,13 @@ pub fn grammar_and_options(args: &ContentArgs) -> Result<(Arc<Grammar>, Options)
     let grammar = registry
         .grammar(&name)
         .map_err(|e| Failure::Usage(e.to_string()))?;
-    let options = Options {
-        limits: args.limits.limits(),
-        tools: args.tools.as_deref().map(read_tools).transpose()?,
-        ids: args.ids.mint(),
-        reasoning: args.reasoning,
-        starts_in_reasoning: args.starts_in_reasoning,
-        calls_in_reasoning: args.calls_in_reasoning.core(),
-        ..Options::default()
-    };
+    let mut options = Options::new()
+        .with_limits(args.limits.limits())
+        .with_ids(args.ids.mint())
+        .with_reasoning(args.reasoning)
+        .with_starts_in_reasoning(args.starts_in_reasoning)
+        .with_calls_in_reasoning(args.calls_in_reasoning.core());
+    options.tools = args.tools.as_deref().map(read_tools).transpose()?;
     Ok((grammar, options))
 }
 

@@ -458,6 +458,7 @@ fn compact_json(json: &str) -> String {
 /// Why a response ended, as OpenAI's `finish_reason`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FinishReason {
     /// No call completed.
     Stop,
@@ -481,6 +482,7 @@ impl FinishReason {
 /// A note that something was not as the format says, with the byte offset
 /// in the input where it was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// What kind of problem this is.
     pub kind: DiagnosticKind,
@@ -488,6 +490,17 @@ pub struct Diagnostic {
     pub offset: u64,
     /// A human-readable explanation.
     pub message: String,
+}
+
+impl Diagnostic {
+    /// A diagnostic of `kind` at byte `offset` of the input.
+    pub fn new(kind: DiagnosticKind, offset: u64, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            kind,
+            offset,
+            message: message.into(),
+        }
+    }
 }
 
 /// The kinds of [`Diagnostic`].

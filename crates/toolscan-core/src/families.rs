@@ -4,11 +4,11 @@
 //! headers or recipient lines (Harmony, Functionary v3.2, Kimi K2) — data
 //! over the same machinery as every other format.
 
+use crate::build::{capture, fence, fork, json, label, lit, opt, then, wrapped};
 use crate::format::{
     ByteSet, CallKeys, Capture, Field, Format, Label, Lit, Opener, Shape, Step, Trim, Trust,
     ValueStep,
 };
-use crate::formats::{capture, fence, fork, json, label, lit, opt, then, wrapped};
 
 /// `{"name", "arguments"}` (or `parameters`).
 fn name_args() -> CallKeys {

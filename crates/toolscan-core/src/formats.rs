@@ -1,119 +1,12 @@
 //! The built-in formats, as data: each is a list of openers (a marker and
 //! a program of steps) over the same machinery.
 
+use crate::build::{args_closed_by, capture, fence, fork, json, label, lit, opt, then, wrapped};
 use crate::families;
 use crate::format::{
-    ByteSet, CallKeys, Capture, Close, Field, Format, JsonStep, Label, Lit, Opener, PyStep, Shape,
-    Step, Trim, Trust, ValueStep,
+    ByteSet, CallKeys, Capture, Close, Field, Format, Label, Lit, Opener, PyStep, Shape, Step,
+    Trim, Trust, ValueStep,
 };
-
-pub(crate) fn lit(s: &str) -> Step {
-    Step::Lit(Lit::new(s))
-}
-
-pub(crate) fn opt(s: &str) -> Step {
-    Step::OptLit(Lit::new(s))
-}
-
-pub(crate) fn json(shape: Shape, keys: CallKeys, lenient: bool) -> Step {
-    Step::Json(JsonStep {
-        shape,
-        keys,
-        lenient,
-    })
-}
-
-pub(crate) fn capture(field: Field, delims: &[(&str, Option<&'static str>)]) -> Step {
-    Step::Capture(Capture::until(
-        field,
-        delims
-            .iter()
-            .map(|&(d, j)| (Lit::new(d), j.map(Label::from)))
-            .collect(),
-    ))
-}
-
-pub(crate) fn label(name: &'static str) -> Step {
-    Step::label(name)
-}
-
-pub(crate) fn fork(alts: &[(&[u8], &'static str)]) -> Step {
-    Step::Fork(
-        alts.iter()
-            .map(|&(set, l)| {
-                let set = if set.is_empty() {
-                    ByteSet::Any
-                } else {
-                    ByteSet::Bytes(set.to_vec())
-                };
-                (set, Label::from(l))
-            })
-            .collect(),
-    )
-}
-
-/// The arguments object, then a closing literal: the call is complete.
-fn args_closed_by(close: &str) -> Vec<Step> {
-    vec![
-        Step::Ws,
-        Step::args(),
-        Step::Ws,
-        lit(close),
-        Step::Dispatch,
-        Step::End,
-    ]
-}
-
-pub(crate) fn then(opts: &[(&str, &'static str)]) -> Step {
-    Step::Then(
-        opts.iter()
-            .map(|&(l, j)| (Lit::new(l), Label::from(j)))
-            .collect(),
-    )
-}
-
-/// `OPEN` json-call `CLOSE`.
-pub(crate) fn wrapped(open: &str, close: Lit, keys: &CallKeys, trust: Trust) -> Opener {
-    Opener {
-        marker: Lit {
-            bytes: open.as_bytes().to_vec(),
-            case_insensitive: close.case_insensitive,
-        },
-        line_start: false,
-        stream_start: false,
-        trust,
-        replay: false,
-        program: vec![
-            Step::Ws,
-            json(Shape::Call, keys.clone(), false),
-            Step::Ws,
-            Step::Lit(close),
-            Step::Dispatch,
-            Step::End,
-        ],
-    }
-}
-
-/// ` ``` ` info-word, a JSON value of `shape`, closing fence (or the end of
-/// the stream).
-pub(crate) fn fence(shape: Shape, keys: &CallKeys, trust: Trust) -> Opener {
-    Opener {
-        marker: Lit::new("```"),
-        line_start: false,
-        stream_start: false,
-        trust,
-        replay: false,
-        program: vec![
-            Step::Word,
-            Step::Ws,
-            json(shape, keys.clone(), false),
-            Step::Ws,
-            Step::LitOrEof(Lit::new("```")),
-            Step::Dispatch,
-            Step::End,
-        ],
-    }
-}
 
 /// `<function=NAME>{args}</function>` (Functionary v3.1; also a variant
 /// llama.cpp tolerates for Hermes models).

@@ -69,6 +69,7 @@
 
 pub mod aliases;
 mod block;
+mod build;
 mod call;
 mod cpu;
 mod error;

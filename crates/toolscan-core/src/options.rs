@@ -10,6 +10,7 @@ use crate::tools::Tools;
 /// [`Limit`](crate::DiagnosticKind::Limit), and the block's bytes come back as
 /// text; the parser never panics and never grows without bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest raw span of one call (opening marker to closing marker), in
     /// bytes. Default 8 MiB.
@@ -25,12 +26,51 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
+        Limits::new()
+    }
+}
+
+impl Limits {
+    /// The defaults (as [`Limits::default`], in a `const`).
+    ///
+    /// ```
+    /// use toolscan_core::Limits;
+    ///
+    /// const SMALL: Limits = Limits::new().with_max_call_bytes(4096).with_max_depth(8);
+    /// assert_eq!(SMALL.max_call_bytes, 4096);
+    /// assert_eq!(SMALL.max_holdback, Limits::default().max_holdback);
+    /// ```
+    pub const fn new() -> Limits {
         Limits {
             max_call_bytes: 8 << 20,
             max_depth: 128,
             max_holdback: 64 << 10,
             max_name_bytes: 256,
         }
+    }
+
+    /// Sets [`Limits::max_call_bytes`].
+    pub const fn with_max_call_bytes(mut self, n: usize) -> Limits {
+        self.max_call_bytes = n;
+        self
+    }
+
+    /// Sets [`Limits::max_depth`].
+    pub const fn with_max_depth(mut self, n: usize) -> Limits {
+        self.max_depth = n;
+        self
+    }
+
+    /// Sets [`Limits::max_holdback`].
+    pub const fn with_max_holdback(mut self, n: usize) -> Limits {
+        self.max_holdback = n;
+        self
+    }
+
+    /// Sets [`Limits::max_name_bytes`].
+    pub const fn with_max_name_bytes(mut self, n: usize) -> Limits {
+        self.max_name_bytes = n;
+        self
     }
 }
 
@@ -93,6 +133,7 @@ pub enum CallsInReasoning {
 
 /// Everything about a parser that is not the format.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct Options {
     /// Size and depth limits.
     pub limits: Limits,

@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::block::{self, Block, Env, Outcome};
-use crate::call::Ctx;
+use crate::call::calls::Ctx;
 use crate::error::Error;
 use crate::event::{DiagnosticKind, Event, EventRef, FinishReason};
 use crate::format::Trust;

@@ -258,8 +258,8 @@ impl Pending {
     }
 
     /// The pending bytes, for arguments that are a span of them.
-    pub(crate) fn src(&self) -> crate::call::Src<'_> {
-        crate::call::Src {
+    pub(crate) fn src(&self) -> crate::call::calls::Src<'_> {
+        crate::call::calls::Src {
             buf: &self.buf,
             start: self.buf_start,
         }

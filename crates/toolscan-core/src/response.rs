@@ -23,6 +23,7 @@ pub struct ToolCall {
 /// `{"text", "tool_calls", "diagnostics", "finish_reason"}` (plus
 /// `"reasoning"` when reasoning separation produced any).
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Response {
     /// All text deltas, concatenated.
     pub text: String,

@@ -119,7 +119,7 @@ impl CaptureWord {
             if self.word.is_empty() && is_ws(b) && !delim_byte {
                 continue; // leading whitespace: consumed, not kept
             }
-            if !crate::call::may_hold(op.field, b) && !is_ws(b) && !delim_byte {
+            if !crate::call::word::may_hold(op.field, b) && !is_ws(b) && !delim_byte {
                 return (
                     Progress::Fail(n, Reason::NameByte { found: b }),
                     Captured::No,
@@ -138,7 +138,7 @@ impl CaptureWord {
                 self.word.truncate(self.word.len() - len);
                 return (Progress::Done(n + 1), Captured::ByDelim(k));
             }
-            if !crate::call::may_hold(op.field, b) && !is_ws(b) && self.foreign.is_none() {
+            if !crate::call::word::may_hold(op.field, b) && !is_ws(b) && self.foreign.is_none() {
                 self.foreign = Some(self.word.len() - 1);
             }
             // Markup in the word is a delimiter being formed, or the word

@@ -9,7 +9,7 @@
 //! how far the value was handed on, and the few bytes that may begin its
 //! end markup (held by the literal matcher).
 
-use crate::call::{Calls, Src};
+use crate::call::calls::{Calls, Src};
 use crate::format::Trim;
 use crate::program::{CloseOp, ThenOpt, ValueOp};
 use crate::steps::{is_ws, ThenMatch};

@@ -53,7 +53,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::io;
 use std::pin::Pin;
@@ -77,11 +76,13 @@ use toolscan_core::{
 use toolscan_sse::{RewriteError, Tally};
 use tracing::{field, info, info_span, warn, Instrument, Span};
 
+mod config_error;
 mod line_guard;
 mod metrics;
 pub mod replay;
 mod route;
 
+pub use config_error::ConfigError;
 pub use metrics::Metrics;
 pub use route::Route;
 
@@ -313,48 +314,6 @@ impl ProxyConfig {
     /// every format named exists.
     pub fn validate(&self) -> Result<(), ConfigError> {
         Proxy::new(self).map(|_| ())
-    }
-}
-
-/// A configuration the proxy cannot run with.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// The upstream is not an `http`/`https` URL with a host.
-    Upstream {
-        /// The URL as given.
-        url: String,
-        /// Why it is refused.
-        reason: String,
-    },
-    /// A format named by `format` or the model map is unknown.
-    Format(toolscan_core::Error),
-    /// The model map is not a JSON object of strings.
-    ModelMap(String),
-    /// The HTTP client could not be built (TLS backend initialisation).
-    Client(reqwest::Error),
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::Upstream { url, reason } => {
-                write!(f, "invalid upstream `{url}`: {reason}")
-            }
-            ConfigError::Format(e) => e.fmt(f),
-            ConfigError::ModelMap(why) => write!(f, "invalid model map: {why}"),
-            ConfigError::Client(e) => write!(f, "cannot build the HTTP client: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ConfigError::Format(e) => Some(e),
-            ConfigError::Client(e) => Some(e),
-            _ => None,
-        }
     }
 }
 

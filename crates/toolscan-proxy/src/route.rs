@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 use toolscan_core::CallsInReasoning;
 
-use crate::ConfigError;
+use crate::config_error::ConfigError;
 
 /// What the proxy does for one model: the format its completions are read
 /// with, and the content options that differ from the proxy's own (a

@@ -4,7 +4,8 @@
 use serde_json::{Map, Value};
 
 use crate::choice::{finish_reason, Choice, Pieces};
-use crate::{BodyError, Config};
+use crate::config::Config;
+use crate::error::BodyError;
 
 /// See [`crate::rewrite_body`].
 pub(crate) fn rewrite(body: &[u8], config: &Config) -> Result<Vec<u8>, BodyError> {

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 use toolscan_core::{EventRef, FinishReason, IdMint, Parser, Sink};
 
-use crate::Config;
+use crate::config::Config;
 
 /// The parser options of choice `index`: the configured ones, with
 /// `complete_at_stop` from the [`Config`], and a seeded id scheme shifted
@@ -109,7 +109,7 @@ pub(crate) struct Choice {
     /// Whether the parser was finished.
     pub(crate) finished: bool,
     /// Where calls and diagnostics are counted.
-    tally: Option<std::sync::Arc<crate::Tally>>,
+    tally: Option<std::sync::Arc<crate::tally::Tally>>,
 }
 
 impl Choice {
@@ -237,7 +237,7 @@ struct PieceSink<'a> {
     pieces: &'a mut Pieces,
     indices: &'a mut Indices,
     completed: &'a mut usize,
-    tally: Option<&'a crate::Tally>,
+    tally: Option<&'a crate::tally::Tally>,
 }
 
 impl Sink for PieceSink<'_> {

@@ -18,7 +18,7 @@
 //! choice's `delta.content`:
 //!
 //! - text stays `delta.content`; reasoning (with
-//!   [`Options::reasoning`]) goes to `delta.reasoning_content`;
+//!   [`Options::reasoning`](toolscan_core::Options::reasoning)) goes to `delta.reasoning_content`;
 //! - a text call becomes `delta.tool_calls` entries: first
 //!   `{"index", "id", "type": "function", "function": {"name", "arguments"}}`
 //!   (the arguments that came in the same chunk, maybe `""`), then
@@ -71,154 +71,22 @@
 
 mod body;
 mod choice;
+mod config;
+mod error;
 mod light;
 mod stream;
 mod tally;
 
+pub use config::Config;
+pub use error::{BodyError, DecodeError, RewriteError};
 pub use tally::Tally;
-
-use std::fmt;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::StreamExt;
 use sse_stream::SseByteStream;
-use toolscan_core::{Grammar, Options};
 
 use crate::stream::{Flow, Rewriter};
-
-/// How responses are rewritten: the format each choice's content is read
-/// with, and the parser options (tools, reasoning, ids).
-///
-/// ```
-/// use toolscan_core::{Options, Registry};
-/// use toolscan_sse::Config;
-///
-/// let grammar = Registry::builtin().grammar("hermes").unwrap();
-/// let config = Config::new(grammar).with_options(Options::new().with_reasoning(true));
-/// assert!(config.complete_at_stop);
-/// ```
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// The compiled format (`Registry::grammar`).
-    pub grammar: Arc<Grammar>,
-    /// Options for each choice's parser. Their `complete_at_stop` is
-    /// replaced by [`Config::complete_at_stop`]; an
-    /// [`IdMint::Seeded`](toolscan_core::IdMint::Seeded) (or `Mistral`)
-    /// seed is shifted per choice so that choices never share an id
-    /// (choice 0 uses it as given).
-    pub options: Options,
-    /// Whether a choice the upstream ended with `finish_reason: "stop"`
-    /// completes a call whose closing markup a stop sequence cut (see
-    /// [`Options::complete_at_stop`]). Default: `true`.
-    pub complete_at_stop: bool,
-    /// Where the calls and diagnostics found are counted, if anywhere.
-    pub tally: Option<Arc<Tally>>,
-}
-
-impl Config {
-    /// Reads content with `grammar`, default options, `complete_at_stop`
-    /// on.
-    pub fn new(grammar: Arc<Grammar>) -> Config {
-        Config {
-            grammar,
-            options: Options::default(),
-            complete_at_stop: true,
-            tally: None,
-        }
-    }
-
-    /// Counts the calls and diagnostics found into `tally`.
-    pub fn with_tally(mut self, tally: Arc<Tally>) -> Config {
-        self.tally = Some(tally);
-        self
-    }
-
-    /// Sets the parser options.
-    pub fn with_options(mut self, options: Options) -> Config {
-        self.options = options;
-        self
-    }
-
-    /// Sets [`Config::complete_at_stop`].
-    pub fn with_complete_at_stop(mut self, on: bool) -> Config {
-        self.complete_at_stop = on;
-        self
-    }
-}
-
-/// What can go wrong while rewriting a stream.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum RewriteError<E> {
-    /// The upstream body failed (a transport error).
-    Upstream(E),
-    /// The upstream body is not SSE the decoder can read (a field that is
-    /// not UTF-8).
-    Decode(DecodeError),
-}
-
-impl<E: fmt::Display> fmt::Display for RewriteError<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RewriteError::Upstream(e) => write!(f, "upstream body failed: {e}"),
-            RewriteError::Decode(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl<E: std::error::Error + 'static> std::error::Error for RewriteError<E> {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            RewriteError::Upstream(e) => Some(e),
-            RewriteError::Decode(e) => Some(e),
-        }
-    }
-}
-
-/// The upstream body could not be decoded as SSE.
-#[derive(Debug)]
-pub struct DecodeError(sse_stream::Error);
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "upstream body is not valid SSE: {}", self.0)
-    }
-}
-
-impl std::error::Error for DecodeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0)
-    }
-}
-
-/// What can go wrong while rewriting a whole response.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum BodyError {
-    /// The body is not JSON.
-    NotJson(serde_json::Error),
-    /// The rewritten response could not be serialised.
-    Encode(serde_json::Error),
-}
-
-impl fmt::Display for BodyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BodyError::NotJson(e) => write!(f, "response body is not JSON: {e}"),
-            BodyError::Encode(e) => write!(f, "cannot serialise the rewritten response: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for BodyError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BodyError::NotJson(e) | BodyError::Encode(e) => Some(e),
-        }
-    }
-}
 
 /// Rewrites an upstream streaming `chat.completions` body (SSE, as byte
 /// chunks cut anywhere) into an SSE body in which text tool calls are

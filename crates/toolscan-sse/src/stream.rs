@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 use sse_stream::Sse;
 
 use crate::choice::{finish_reason, Choice, Pieces};
-use crate::Config;
+use crate::config::Config;
 
 /// Top-level fields of a chunk that are the same in every chunk of a
 /// response (or carry no content): a chunk with nothing else is not worth

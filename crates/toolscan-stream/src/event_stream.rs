@@ -14,8 +14,8 @@ use toolscan_core::{Event, EventRef, Parser, Sink};
 use crate::bytes_events::ByteEvents;
 #[cfg(doc)]
 use crate::bytes_events::{ByteEvent, Bytes};
+use crate::error::StreamError;
 use crate::queue::{Decode, Queue};
-use crate::StreamError;
 
 pin_project! {
     /// A stream of [`Event`]s parsed from a stream of byte chunks.

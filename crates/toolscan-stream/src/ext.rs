@@ -4,7 +4,8 @@
 use futures_core::Stream;
 use toolscan_core::Parser;
 
-use crate::{ByteEvents, EventStream};
+use crate::bytes_events::ByteEvents;
+use crate::event_stream::EventStream;
 
 /// Adds [`tool_events`](EventStreamExt::tool_events) to every stream of
 /// `Result<B, E>` chunks where `B: AsRef<[u8]>` (`bytes::Bytes`, `Vec<u8>`,

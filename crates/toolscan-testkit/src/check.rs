@@ -328,11 +328,7 @@ mod tests {
     }
 
     fn diag(kind: DiagnosticKind) -> Event {
-        Event::Diagnostic(Diagnostic {
-            kind,
-            offset: 0,
-            message: String::new(),
-        })
+        Event::Diagnostic(Diagnostic::new(kind, 0, ""))
     }
 
     fn done(finish_reason: FinishReason) -> Event {

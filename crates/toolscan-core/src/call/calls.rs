@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use crate::call::unescape::Unescaper;
+pub(crate) use crate::call::args::Args;
+use crate::call::param::Param;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::ids::Minter;
 use crate::options::{Admit, Limits};
@@ -139,29 +140,6 @@ fn joined(args: &[u8], segs: &[Seg], src: Src<'_>) -> Vec<u8> {
     out
 }
 
-/// How far the arguments of a call are.
-#[derive(Debug, Default)]
-pub(crate) enum Args {
-    /// Not seen yet.
-    #[default]
-    Missing,
-    /// An object being recorded; it started at this depth.
-    Object(usize),
-    /// A JSON string holding the arguments, being decoded.
-    Encoded(Unescaper),
-    /// A literal being read (only `null` is allowed).
-    Literal,
-    /// An object being built from parameters (`{` written, `}` not yet).
-    Params,
-    /// An object being written by a reader of another notation (Python
-    /// keyword arguments), which writes its closing bracket itself.
-    Written,
-    /// `null`.
-    Null,
-    /// Complete.
-    Done,
-}
-
 /// One call being assembled.
 #[derive(Debug, Default)]
 pub(crate) struct Call {
@@ -199,7 +177,7 @@ pub(crate) struct Call {
     /// An id may still come (a format that carries ids after the name).
     wait_id: bool,
     /// The parameter being read (parameter-style bodies).
-    pub param: crate::call::params::Param,
+    pub param: Param,
     /// The name means "no tool" ([`CallKeys::no_call`]): the call is never
     /// started; when it completes, its bytes are framing.
     ///

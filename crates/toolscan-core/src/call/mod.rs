@@ -4,17 +4,17 @@
 //!   `tool_call_start` / `tool_call_args` / `tool_call_end` events;
 //! - [`json`]: the JSON [`Sink`](crate::json::Sink) that maps call objects
 //!   (`{"name", "arguments"}`, lists, envelopes) onto calls;
+//! - [`args`]: how far a call's arguments are, whatever their notation;
+//! - [`param`]: the parameter being read and the containers around it;
 //! - [`params`]: the arguments object of parameter-style bodies, built as
 //!   the parameters arrive;
 //! - [`unescape`]: arguments given as a JSON string, decoded as they stream;
 //! - [`word`]: what a tool name, an id or a parameter's name may hold.
 
+pub(crate) mod args;
 pub(crate) mod calls;
 pub(crate) mod json;
+pub(crate) mod param;
 pub(crate) mod params;
 pub(crate) mod unescape;
 pub(crate) mod word;
-
-pub(crate) use calls::{Calls, Ctx, Src};
-pub(crate) use json::{Builder, JsonCalls};
-pub(crate) use word::{check_field, fault_of, may_hold};

@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use super::error::{child, FormatFileError};
 use super::fields::Obj;
 use super::program;
+use crate::error::{child, FormatFileError};
 use crate::format::{CallKeys, Lit, Opener, Trim, Trust};
 
 /// Refuses an object that names a key twice (JSON parsers keep one of

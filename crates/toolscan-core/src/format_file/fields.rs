@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::error::{child, FormatFileError};
+use crate::error::{child, FormatFileError};
 
 /// One JSON object of a description and where it is.
 pub(crate) struct Obj<'a> {

@@ -161,13 +161,12 @@
 
 mod compile;
 mod description;
-mod error;
 mod fields;
 mod program;
 mod register;
 mod write;
 
-pub use error::FormatFileError;
+pub use crate::error::FormatFileError;
 
 use crate::error::Error;
 use crate::format::Format;

@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use super::error::{child, FormatFileError};
 use super::fields::Obj;
+use crate::error::{child, FormatFileError};
 use crate::format::{
     ByteSet, CallKeys, Capture, Close, Field, JsonStep, Label, Lit, PyStep, PyStrings, Shape, Step,
     Trim, ValueStep,

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use super::error::FormatFileError;
 use crate::error::Error;
+use crate::error::FormatFileError;
 use crate::format::Format;
 use crate::registry::Registry;
 

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::error::{child, FormatFileError};
+use crate::error::{child, FormatFileError};
 use crate::format::{
     ByteSet, CallKeys, Capture, Close, Field, Format, JsonStep, Label, Lit, Opener, PyArgs, PyStep,
     PyStrings, Shape, Step, Trim, Trust, ValueStep,

@@ -3,6 +3,11 @@
 
 use std::fmt;
 
+mod file;
+
+pub(crate) use file::child;
+pub use file::FormatFileError;
+
 /// What went wrong while setting a parser up.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -26,7 +31,7 @@ pub enum Error {
     Tools(String),
     /// A format description (JSON) is invalid: the field at fault and why
     /// (see [`format_file`](crate::format_file)).
-    FormatFile(crate::format_file::FormatFileError),
+    FormatFile(FormatFileError),
 }
 
 impl fmt::Display for Error {

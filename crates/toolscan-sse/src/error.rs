@@ -1,0 +1,76 @@
+//! What can go wrong while rewriting: a stream ([`RewriteError`], whose
+//! decoding failure is a [`DecodeError`]) or a whole body ([`BodyError`]).
+
+use std::fmt;
+
+/// What can go wrong while rewriting a stream.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RewriteError<E> {
+    /// The upstream body failed (a transport error).
+    Upstream(E),
+    /// The upstream body is not SSE the decoder can read (a field that is
+    /// not UTF-8).
+    Decode(DecodeError),
+}
+
+impl<E: fmt::Display> fmt::Display for RewriteError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RewriteError::Upstream(e) => write!(f, "upstream body failed: {e}"),
+            RewriteError::Decode(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for RewriteError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RewriteError::Upstream(e) => Some(e),
+            RewriteError::Decode(e) => Some(e),
+        }
+    }
+}
+
+/// The upstream body could not be decoded as SSE.
+#[derive(Debug)]
+pub struct DecodeError(pub(crate) sse_stream::Error);
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "upstream body is not valid SSE: {}", self.0)
+    }
+}
+
+impl std::error::Error for DecodeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// What can go wrong while rewriting a whole response.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BodyError {
+    /// The body is not JSON.
+    NotJson(serde_json::Error),
+    /// The rewritten response could not be serialised.
+    Encode(serde_json::Error),
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::NotJson(e) => write!(f, "response body is not JSON: {e}"),
+            BodyError::Encode(e) => write!(f, "cannot serialise the rewritten response: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BodyError::NotJson(e) | BodyError::Encode(e) => Some(e),
+        }
+    }
+}
