@@ -93,6 +93,10 @@ mod tests {
     /// `check` agrees with std's validator on text cut anywhere, damaged,
     /// or cut inside a character, at every place in memory.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "simdutf8 0.1.5 offsets its prefetch pointer past the end of long inputs (an out-of-bounds `add`, fixed upstream, not released), which Miri reports"
+    )]
     fn check_agrees_with_the_validator() {
         let pieces: [&str; 8] = ["a", "é", "東京", "😀", " ", "ü", "\u{10FFFF}", "\u{FFFD}"];
         let mut seed = 0x1234_5678_u64;
@@ -103,8 +107,7 @@ mod tests {
             (seed >> 33) as usize % n
         };
         let agrees = |b: &[u8]| assert_eq!(check(b), std::str::from_utf8(b).ok(), "{b:02x?}");
-        // (Fewer under Miri, which interprets `simdutf8`'s vector code.)
-        for _ in 0..if cfg!(miri) { 20 } else { 300 } {
+        for _ in 0..300 {
             let mut s = String::new();
             for _ in 0..next(200) {
                 s.push_str(pieces[next(pieces.len())]);
