@@ -67,46 +67,34 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod aliases;
-mod block;
-mod build;
-mod call;
+mod catalogue;
 mod cpu;
+mod engine;
 mod error;
 mod event;
-mod families;
-pub mod format;
-pub mod format_file;
-mod formats;
-mod grammar;
 mod ids;
-mod json;
+mod lang;
 mod marker;
 mod options;
-mod parser;
-mod pending;
-mod program;
-mod python;
-mod reason;
-mod registry;
+mod read;
 mod response;
 mod simd;
 pub mod sink;
-mod steps;
 mod tools;
 mod utf8;
-mod value;
-mod xml;
 
+pub use catalogue::aliases;
+pub use lang::{format, format_file};
+
+pub use catalogue::registry::{format_for_model, Registry};
+pub use engine::parser::Parser;
 pub use error::Error;
 pub use event::{Arguments, Delta, Diagnostic, DiagnosticKind, Event, EventRef, FinishReason};
-pub use format::Format;
-pub use format_file::FormatFileError;
-pub use grammar::{reasoning_markers, Grammar};
 pub use ids::IdMint;
+pub use lang::format::Format;
+pub use lang::format_file::FormatFileError;
+pub use lang::grammar::{reasoning_markers, Grammar};
 pub use options::{Admit, CallsInReasoning, Limits, Options};
-pub use parser::Parser;
-pub use registry::{format_for_model, Registry};
 pub use response::{coalesce, Response, ToolCall};
 pub use sink::Sink;
 pub use tools::Tools;

@@ -1040,7 +1040,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (seed >> 33) as usize % n.max(1)
         };
-        for ts in &g.sets {
+        for ts in g.text_sets() {
             let m = &ts.set;
             let pats: Vec<&[u8]> = m.patterns.iter().map(|p| p.bytes.as_slice()).collect();
             let reference = |input: &[u8]| -> Vec<(usize, usize)> {

@@ -1,0 +1,117 @@
+//! The shorthands the built-in formats are written with: steps and
+//! openers that many of them share (a literal, a capture with its
+//! delimiters, a fork on bytes, a JSON call wrapped in two literals, a code
+//! fence). Formats from files do not use them: they are a convenience of
+//! the catalogue.
+
+use crate::lang::format::{
+    ByteSet, CallKeys, Capture, Field, JsonStep, Label, Lit, Opener, Shape, Step, Trust,
+};
+
+pub(crate) fn lit(s: &str) -> Step {
+    Step::Lit(Lit::new(s))
+}
+
+pub(crate) fn opt(s: &str) -> Step {
+    Step::OptLit(Lit::new(s))
+}
+
+pub(crate) fn json(shape: Shape, keys: CallKeys, lenient: bool) -> Step {
+    Step::Json(JsonStep {
+        shape,
+        keys,
+        lenient,
+    })
+}
+
+pub(crate) fn capture(field: Field, delims: &[(&str, Option<&'static str>)]) -> Step {
+    Step::Capture(Capture::until(
+        field,
+        delims
+            .iter()
+            .map(|&(d, j)| (Lit::new(d), j.map(Label::from)))
+            .collect(),
+    ))
+}
+
+pub(crate) fn label(name: &'static str) -> Step {
+    Step::label(name)
+}
+
+pub(crate) fn fork(alts: &[(&[u8], &'static str)]) -> Step {
+    Step::Fork(
+        alts.iter()
+            .map(|&(set, l)| {
+                let set = if set.is_empty() {
+                    ByteSet::Any
+                } else {
+                    ByteSet::Bytes(set.to_vec())
+                };
+                (set, Label::from(l))
+            })
+            .collect(),
+    )
+}
+
+/// The arguments object, then a closing literal: the call is complete.
+pub(crate) fn args_closed_by(close: &str) -> Vec<Step> {
+    vec![
+        Step::Ws,
+        Step::args(),
+        Step::Ws,
+        lit(close),
+        Step::Dispatch,
+        Step::End,
+    ]
+}
+
+pub(crate) fn then(opts: &[(&str, &'static str)]) -> Step {
+    Step::Then(
+        opts.iter()
+            .map(|&(l, j)| (Lit::new(l), Label::from(j)))
+            .collect(),
+    )
+}
+
+/// `OPEN` json-call `CLOSE`.
+pub(crate) fn wrapped(open: &str, close: Lit, keys: &CallKeys, trust: Trust) -> Opener {
+    Opener {
+        marker: Lit {
+            bytes: open.as_bytes().to_vec(),
+            case_insensitive: close.case_insensitive,
+        },
+        line_start: false,
+        stream_start: false,
+        trust,
+        replay: false,
+        program: vec![
+            Step::Ws,
+            json(Shape::Call, keys.clone(), false),
+            Step::Ws,
+            Step::Lit(close),
+            Step::Dispatch,
+            Step::End,
+        ],
+    }
+}
+
+/// ` ``` ` info-word, a JSON value of `shape`, closing fence (or the end of
+/// the stream).
+pub(crate) fn fence(shape: Shape, keys: &CallKeys, trust: Trust) -> Opener {
+    Opener {
+        marker: Lit::new("```"),
+        line_start: false,
+        stream_start: false,
+        trust,
+        replay: false,
+        program: vec![
+            Step::Word,
+            Step::Ws,
+            json(shape, keys.clone(), false),
+            Step::Ws,
+            Step::LitOrEof(Lit::new("```")),
+            Step::Dispatch,
+            Step::End,
+        ],
+    }
+}

@@ -1,0 +1,105 @@
+//! `Op::Capture`: a word up to a delimiter (a name, an id, a parameter's
+//! key or type), checked and handed to the call being built. A keyword is
+//! markup instead: it sets nothing and jumps.
+
+use super::reader::{consumed, Block, Env, Flow, Input, StepState};
+use crate::engine::call::calls::Calls;
+use crate::lang::format::Field;
+use crate::lang::program::CaptureOp;
+use crate::read::reason::{Reason, Stop};
+use crate::read::steps::{CaptureWord, Captured, Progress};
+use crate::read::word::{check_field, fault_of};
+
+/// Reads the word of step `c`.
+pub(super) fn read(
+    c: &CaptureOp,
+    b: &mut Block,
+    env: &mut Env<'_>,
+    input: &Input<'_, '_>,
+    i: &mut usize,
+) -> Flow {
+    let w = state!(b, Capture, CaptureWord::default());
+    let (p, how) = w.feed(c, env.ctx.limits.max_name_bytes, input.bytes);
+    let n = consumed(p);
+    if let Err(stop) = input.take(&b.calls, env, i, n) {
+        return Flow::Fail(stop);
+    }
+    let next = match how {
+        Captured::No => None,
+        Captured::AtStop => Some(b.pc + 1),
+        Captured::ByDelim(k) => Some(c.delims[k].1),
+    };
+    if let Some(next) = next {
+        let word = std::mem::take(w);
+        let word = word.trimmed();
+        // A keyword is markup: it sets nothing and jumps.
+        if let Some((_, to)) = c.keywords.iter().find(|(k, _)| k.as_bytes() == word) {
+            b.goto(*to);
+            return Flow::Go;
+        }
+        if let Err(stop) = captured(b, c.field, word, env) {
+            return Flow::Fail(stop);
+        }
+        b.goto(next);
+    } else if let Progress::Fail(_, r) = p {
+        let r = fault_of(c.field, prose_word(r, &b.calls));
+        return Flow::Fail(Stop {
+            reason: r,
+            not_a_call: !r.is_limit(),
+        });
+    }
+    Flow::Go
+}
+
+/// A captured word: checks it and hands it to the call. A name from markup
+/// may still be replaced (DeepSeek V3 writes a type word first) or followed
+/// by an id: the call starts when its arguments do.
+pub(super) fn captured(
+    b: &mut Block,
+    field: Field,
+    raw: &[u8],
+    env: &mut Env<'_>,
+) -> Result<(), Stop> {
+    let word = check_field(raw, field, &env.ctx.limits)
+        .map_err(|r| Stop::not_a_call(prose_word(r, &b.calls)))?;
+    let at = env.pending.pos;
+    let src = env.pending.src();
+    match field {
+        Field::Name => b.calls.set_name(env.ctx, env.out, at, word, false, src),
+        Field::Id => b.calls.set_id(env.ctx, env.out, at, word, false, src),
+        Field::Key => {
+            b.calls.param_key(word);
+            Ok(())
+        }
+        Field::Type => {
+            b.calls.param_type(word);
+            Ok(())
+        }
+        Field::NamedId => {
+            let name = named_id(word).ok_or(Stop::not_a_call(Reason::BadNamedId))?;
+            b.calls.set_name(env.ctx, env.out, at, name, false, src)?;
+            b.calls.set_id(env.ctx, env.out, at, word, false, src)
+        }
+        Field::Discard => Ok(()),
+    }
+}
+
+/// The tool name inside an id `NAMESPACE.NAME:INDEX` (see
+/// [`Field::NamedId`]).
+fn named_id(id: &str) -> Option<&str> {
+    let (head, index) = id.rsplit_once(':')?;
+    if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let name = head.rsplit_once('.').map_or(head, |(_, n)| n);
+    (!name.is_empty()).then_some(name)
+}
+
+/// In a block not yet known to be a call (a bracket in prose), a word too
+/// long to be a name is prose, not a limit that was hit.
+fn prose_word(r: Reason, calls: &Calls) -> Reason {
+    match r {
+        Reason::NameTooLong { .. } if calls.silent() => Reason::LongWord,
+        r => r,
+    }
+}

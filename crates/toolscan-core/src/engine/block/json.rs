@@ -1,0 +1,116 @@
+//! `Op::Json`: a JSON value read by the scanner and mapped onto calls as it
+//! is read (`Builder`); a value that turns out to be no call is text, and
+//! so is the rest of it.
+
+use super::fail::{release, report};
+use super::reader::{Block, Env, Flow, Input, JsonState, Outcome, StepState};
+use crate::engine::call::json::{Builder, JsonCalls};
+use crate::lang::format::JsonStep;
+use crate::lang::program::Op;
+use crate::read::json::JsonScanner;
+use crate::read::reason::{Reason, Stop};
+
+/// The fewest bytes a JSON step takes from the chunk at once (see [`read`]).
+const JSON_WINDOW: usize = 256;
+
+/// Reads the value of step `j` (of program `prog`).
+pub(super) fn read(
+    prog: &[Op],
+    j: &JsonStep,
+    b: &mut Block,
+    env: &mut Env<'_>,
+    input: &Input<'_, '_>,
+    i: &mut usize,
+) -> Flow {
+    if input.room == 0 {
+        return Flow::Fail(input.too_long(&b.calls));
+    }
+    let js = state!(
+        b,
+        Json,
+        Box::new(JsonState {
+            scanner: JsonScanner::new(j.lenient, env.ctx.limits.max_depth),
+            calls: JsonCalls::new(),
+            refused: false,
+        })
+    );
+    // The bytes are taken first, so that arguments can be spans of the
+    // pending buffer; those the value did not use are given back after.
+    // They are taken in windows no larger than the block so far (at least
+    // `JSON_WINDOW`): a value that ends early in a long chunk copies a few
+    // bytes more than it reads, not the rest of the chunk (which made one
+    // chunk of many calls quadratic), and a long value is still copied
+    // once, in windows that double.
+    let want = (env.pending.held() as usize).max(JSON_WINDOW);
+    let bytes = &input.bytes[..input.bytes.len().min(want)];
+    let base = env.pending.pos;
+    env.pending.take_n(input.ch, bytes.len());
+    let element = matches!(b.recover.map(|pc| prog.get(pc)), Some(Some(Op::Skip(..))));
+    let mut builder = Builder {
+        ctx: env.ctx,
+        calls: &mut b.calls,
+        json: &mut js.calls,
+        step: j,
+        out: env.out,
+        src: env.pending.src(),
+        reasoning: env.pending.in_reasoning,
+        element,
+    };
+    let r = js.scanner.feed(bytes, base, &mut builder);
+    let n = match r {
+        Ok(n) => n,
+        Err(e) => (e.at - base) as usize,
+    };
+    env.pending.untake(bytes.len() - n);
+    b.calls.sync(env.out, env.pending.src());
+    *i += n;
+    if let Some(d) = js.calls.drop_upto.take() {
+        env.pending.drop_upto(d);
+    }
+    if let Some((stop, at)) = js.calls.take_given_back() {
+        // A list element failed and has ended (the scanner paused after
+        // it): it is text, from the end of the call before it (or the
+        // block's start), and the list reads on.
+        let fate = "; the element is kept as text and the list reads on";
+        report(&mut b.calls, env, stop, None, at, fate);
+        release(env);
+        // The failed element was the whole value (a call object of a list
+        // read call by call): the list reads on where its recovery says.
+        if js.scanner.is_done() {
+            if let Some(pc) = b.recover {
+                b.goto(pc);
+                return Flow::Go;
+            }
+        }
+    }
+    if js.calls.skip {
+        // Not a call after all: what was held is text, and so is the rest
+        // of the value.
+        release(env);
+        let StepState::Json(js) = std::mem::replace(&mut b.st, StepState::Fresh) else {
+            return Flow::Out(Outcome::Text);
+        };
+        if r.is_ok() && !js.scanner.is_done() {
+            return Flow::Out(Outcome::Skip(Box::new(js.scanner)));
+        }
+        return Flow::Out(Outcome::Text);
+    }
+    match r {
+        Ok(_) => {
+            if js.scanner.is_done() {
+                b.next();
+            }
+            Flow::Go
+        }
+        Err(e) => {
+            let stop = match js.calls.take_failure() {
+                Some(stop) => stop,
+                None => {
+                    js.refused = true;
+                    Stop::fail(e.reason)
+                }
+            };
+            Flow::Fail(stop)
+        }
+    }
+}

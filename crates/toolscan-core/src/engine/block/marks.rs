@@ -1,0 +1,102 @@
+//! The steps that read no byte: markup decisions (dispatch a call, open a
+//! container, jump, arm a recovery, drop a frame). They run even at the end
+//! of the input, so a call is dispatched in the feed that completes it.
+
+use super::fail::{end_block, release_all};
+use super::reader::{Block, Env, Flow, Outcome, StepState};
+use crate::lang::program::Op;
+
+/// Runs `op` if it reads nothing; `None` if it reads bytes (its reader
+/// runs when there are some).
+pub(super) fn run(op: &Op, b: &mut Block, env: &mut Env<'_>) -> Option<Flow> {
+    let flow = match op {
+        Op::Dispatch => dispatch(b, env),
+        Op::Open(array) => {
+            let r = b.calls.open_container(*array);
+            synced(b, env, r)
+        }
+        Op::CloseOpen => {
+            let r = b.calls.close_container();
+            synced(b, env, r)
+        }
+        Op::Definite => {
+            b.calls.tentative = false;
+            next(b)
+        }
+        Op::StringParam(key) => {
+            let name = b.calls.call.as_ref().and_then(|c| c.name.as_deref());
+            let sole = match (name, env.ctx.tools.as_ref()) {
+                (Some(n), Some(t)) => t.sole_string_param(n),
+                _ => None,
+            };
+            let key = sole.unwrap_or(key).to_owned();
+            b.calls.param_key(&key);
+            next(b)
+        }
+        Op::Frame => {
+            let at = env.pending.pos;
+            env.pending.drop_upto(at);
+            next(b)
+        }
+        Op::Reasoning(on) => {
+            if env.reasoning {
+                env.pending.in_reasoning = *on;
+            }
+            next(b)
+        }
+        Op::Recover(seek) => {
+            b.recover = Some(*seek);
+            next(b)
+        }
+        Op::End => {
+            end_block(b, env);
+            Flow::Out(Outcome::Text)
+        }
+        Op::Goto(t) => {
+            b.goto(*t);
+            Flow::Go
+        }
+        Op::Unhold(n) => {
+            env.pending.release_front(*n, env.out);
+            next(b)
+        }
+        Op::Then(t) if !t.seek && !b.calls.owns_bytes() && matches!(b.st, StepState::Fresh) => {
+            // A continuation with no completed call before it (after a
+            // recovered failure): nothing held belongs to a call. (The
+            // step then reads.)
+            release_all(env);
+            return None;
+        }
+        _ => return None,
+    };
+    Some(flow)
+}
+
+/// Dispatches the call being built: its bytes are no longer held.
+fn dispatch(b: &mut Block, env: &mut Env<'_>) -> Flow {
+    b.calls.sync(env.out, env.pending.src());
+    let had = b.calls.call.is_some();
+    let at = env.pending.pos;
+    if let Err(stop) = b.calls.dispatch(env.ctx, env.out, at, env.pending.src()) {
+        return Flow::Fail(stop);
+    }
+    if had {
+        env.pending.drop_upto(at);
+    }
+    next(b)
+}
+
+/// After a change of containers: the call's events go out, and the program
+/// goes on.
+fn synced(b: &mut Block, env: &mut Env<'_>, r: Result<(), crate::read::reason::Stop>) -> Flow {
+    if let Err(stop) = r {
+        return Flow::Fail(stop);
+    }
+    b.calls.sync(env.out, env.pending.src());
+    next(b)
+}
+
+fn next(b: &mut Block) -> Flow {
+    b.next();
+    Flow::Go
+}

@@ -1,0 +1,306 @@
+//! Running a block's program: each step a small reader fed with the
+//! block's bytes (the step parsers of `steps.rs`, the value, Python and
+//! JSON readers), the pending buffer keeping those bytes until the block's
+//! fate is known, and what each outcome means — a call dispatched, a block
+//! that ends, a block that fails and becomes text.
+//!
+//! [`run`] only dispatches: it guards against programs that spin, works
+//! out the room the limits leave, and hands the step to its reader — one
+//! file per kind of step: `marks.rs` (steps that read nothing), `bytes.rs`
+//! (literals, blanks, words, forks), `capture.rs`, `then.rs`, `value.rs`,
+//! `python.rs` (Python arguments and the reading over of a failed list
+//! element), `json.rs`. What a reader sees of the block, and the `Flow` it
+//! returns, are in `reader.rs`; `fail.rs` says what a failure does,
+//! `end.rs` what the end of the stream does.
+
+use crate::engine::pending::Chunk;
+use crate::lang::program::Op;
+use crate::read::reason::{Reason, Stop};
+
+#[macro_use]
+mod reader;
+
+mod bytes;
+mod capture;
+mod end;
+mod fail;
+mod json;
+mod marks;
+mod python;
+mod then;
+mod value;
+
+pub(crate) use end::{at_end, AtEnd};
+pub(crate) use fail::end_block;
+use fail::{fail, Failed};
+pub(crate) use reader::{Block, Env, Outcome, StepState};
+use reader::{Flow, Input};
+pub(crate) use value::end_value_at_eof;
+
+/// Runs the block from chunk byte `i`; returns where it stopped.
+pub(crate) fn run(
+    prog: &[Op],
+    b: &mut Block,
+    env: &mut Env<'_>,
+    ch: &Chunk<'_>,
+    mut i: usize,
+) -> (usize, Outcome) {
+    // Steps that read nothing must not loop (a custom program may jump to
+    // itself): give up after visiting every step twice without progress.
+    let (mut spins, mut last) = (0usize, i);
+    loop {
+        let Some(op) = prog.get(b.pc) else {
+            // Falling off the end of a program ends the block.
+            end_block(b, env);
+            return (i, Outcome::Text);
+        };
+        if i == last {
+            spins += 1;
+        } else {
+            (spins, last) = (0, i);
+        }
+        let flow = if spins > 2 * prog.len() + 2 {
+            // Not a failure of one call: the block is over.
+            b.recover = None;
+            Flow::Fail(Stop::fail(Reason::NoProgress))
+        } else if let Some(flow) = marks::run(op, b, env) {
+            // Steps that read no byte run even at the end of the input, so
+            // a call is dispatched in the feed that completes it.
+            flow
+        } else if i == ch.bytes.len() {
+            return (i, Outcome::NeedMore);
+        } else {
+            read(prog, op, b, env, &Input::new(ch, i, b, env), &mut i)
+        };
+        match flow {
+            Flow::Go => {}
+            Flow::Out(outcome) => return (i, outcome),
+            // A failure ends the block (back to text at the current byte),
+            // or, with a recovery point armed, the failed call and the
+            // block goes on.
+            Flow::Fail(stop) => match fail(b, prog, env, stop) {
+                Failed::Recovered => {}
+                Failed::Over(None) => return (i, Outcome::Text),
+                Failed::Over(Some(markup)) => return (i, Outcome::Replay(markup)),
+            },
+        }
+    }
+}
+
+/// Hands the step that reads bytes to its reader.
+fn read(
+    prog: &[Op],
+    op: &Op,
+    b: &mut Block,
+    env: &mut Env<'_>,
+    input: &Input<'_, '_>,
+    i: &mut usize,
+) -> Flow {
+    match op {
+        Op::Capture(c) => capture::read(c, b, env, input, i),
+        Op::Then(t) if t.seek => then::seek(t, b, env, input, i),
+        Op::Then(t) => then::read(&t.opts, true, b, env, input, i),
+        Op::OneOf(opts) => then::read(opts, false, b, env, input, i),
+        Op::Value(v) => value::read(v, b, env, input, i),
+        Op::Py(py) => python::read(py, b, env, input, i),
+        Op::Skip(ends, to) => python::skip(ends, *to, b, env, input, i),
+        Op::Json(j) => json::read(prog, j, b, env, input, i),
+        _ => bytes::read(op, b, env, input, i),
+    }
+}
+
+/// Each reader, through [`run`], against a table of states (fresh, part
+/// read) × inputs (what completes the step, what continues it, a byte that
+/// fails it, a limit).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::call::calls::Ctx;
+    use crate::engine::pending::Pending;
+    use crate::event::{DiagnosticKind, Event};
+    use crate::ids::{IdMint, Minter};
+    use crate::lang::format::{ByteSet, Label, Lit, PyStep, Step, ValueStep};
+    use crate::lang::program::compile;
+    use crate::options::Limits;
+
+    /// What a run ended with: where in its chunk, how, at which step.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Ran {
+        at: usize,
+        outcome: &'static str,
+        pc: usize,
+    }
+
+    /// Runs the program made of `steps` and a final `#` literal over each
+    /// chunk in turn (the block's marker already read); the last run's
+    /// result, and every event.
+    fn run_steps(steps: Vec<Step>, chunks: &[&str], limits: Limits) -> (Ran, Vec<Event>) {
+        let mut steps = steps;
+        steps.push(Step::lit("#"));
+        let prog = compile(&steps).expect("the program compiles");
+        let mut b = Block::new(0, false);
+        let mut pending = Pending::default();
+        let mut ctx = Ctx::new(Minter::new(&IdMint::Seeded(0)), None, limits);
+        let mut out: Vec<Event> = Vec::new();
+        let (mut base, mut ran) = (0u64, None);
+        for chunk in chunks {
+            let ch = Chunk::from_str(chunk, base);
+            base += chunk.len() as u64;
+            let mut env = Env {
+                pending: &mut pending,
+                ctx: &mut ctx,
+                out: &mut out,
+                reasoning: false,
+            };
+            let (at, outcome) = run(&prog, &mut b, &mut env, &ch, 0);
+            let outcome = match outcome {
+                Outcome::NeedMore => "need more",
+                Outcome::Text => "text",
+                Outcome::Skip(_) => "skip",
+                Outcome::Replay(_) => "replay",
+                Outcome::Reread(_) => "reread",
+            };
+            ran = Some(Ran {
+                at,
+                outcome,
+                pc: b.pc,
+            });
+        }
+        (ran.expect("at least one chunk"), out)
+    }
+
+    fn ran(at: usize, outcome: &'static str, pc: usize) -> Ran {
+        Ran { at, outcome, pc }
+    }
+
+    #[test]
+    fn readers_by_state_and_input() {
+        let lit = || vec![Step::lit("<a>")];
+        let fork = || {
+            vec![
+                Step::Fork(vec![(ByteSet::Bytes(b"x".to_vec()), Label::from("x"))]),
+                Step::label("x"),
+                Step::lit("x"),
+            ]
+        };
+        let name = || vec![Step::name_until(">")];
+        let then = || {
+            vec![
+                Step::OneOf(vec![(Lit::new("<b>"), Label::from("b"))]),
+                Step::label("b"),
+            ]
+        };
+        let value = || vec![Step::key_until("="), Step::Value(ValueStep::until("</v>"))];
+        let py = || vec![Step::Py(PyStep::keywords())];
+        // (steps, chunks, where the last run ended)
+        let table: Vec<(&str, Vec<Step>, Vec<&str>, Ran)> = vec![
+            // A literal: whole, cut, wrong byte. The part of it matched is
+            // markup to read again (`replay`), but for the block's own first
+            // character, which is text (else the same block would open
+            // there again, without end).
+            ("lit whole", lit(), vec!["<a>"], ran(3, "need more", 1)),
+            ("lit cut", lit(), vec!["<", "a>"], ran(2, "need more", 1)),
+            ("lit part", lit(), vec!["<"], ran(1, "need more", 0)),
+            ("lit wrong", lit(), vec!["<b"], ran(1, "text", 0)),
+            ("lit cut, wrong", lit(), vec!["<", "b"], ran(0, "text", 0)),
+            (
+                "lit wrong after markup",
+                vec![Step::lit("["), Step::lit("<a>")],
+                vec!["[<b"],
+                ran(2, "replay", 1),
+            ),
+            // Blanks: any number, then the next step.
+            ("ws", vec![Step::Ws], vec![" \n "], ran(3, "need more", 0)),
+            (
+                "ws then",
+                vec![Step::Ws],
+                vec![" ", " #"],
+                ran(2, "text", 2),
+            ),
+            // A fork on the next byte, or a failure.
+            ("fork", fork(), vec!["x"], ran(1, "need more", 2)),
+            ("fork none", fork(), vec!["y"], ran(0, "text", 0)),
+            // A word up to its delimiter; cut inside it.
+            ("name", name(), vec!["get>"], ran(4, "need more", 1)),
+            ("name cut", name(), vec!["ge", "t>"], ran(2, "need more", 1)),
+            ("name part", name(), vec!["get"], ran(3, "need more", 0)),
+            // (A blank may end the word: the byte after it fails.)
+            ("name bad", name(), vec!["g t>"], ran(2, "text", 0)),
+            // One of several literals, or a failure.
+            ("one of", then(), vec!["<b>"], ran(3, "need more", 1)),
+            (
+                "one of cut",
+                then(),
+                vec!["<", "b>"],
+                ran(2, "need more", 1),
+            ),
+            ("one of none", then(), vec!["<c"], ran(1, "text", 0)),
+            // JSON arguments: whole, cut inside a string, bad.
+            (
+                "json",
+                vec![Step::args()],
+                vec!["{\"a\": 1}"],
+                ran(8, "need more", 1),
+            ),
+            (
+                "json cut",
+                vec![Step::args()],
+                vec!["{\"a\": \"x", "y\"}"],
+                ran(3, "need more", 1),
+            ),
+            (
+                "json bad",
+                vec![Step::args()],
+                vec!["{\"a\" 1}"],
+                ran(5, "text", 0),
+            ),
+            // A raw value up to its closing tag, cut inside the tag.
+            ("value", value(), vec!["k=v 1</v>"], ran(9, "need more", 2)),
+            (
+                "value cut",
+                value(),
+                vec!["k=v 1</", "v>"],
+                ran(2, "need more", 2),
+            ),
+            ("value part", value(), vec!["k=v 1"], ran(5, "need more", 1)),
+            // Python arguments up to the closing parenthesis; a bad byte.
+            ("py", py(), vec!["a=1, b='x')"], ran(11, "need more", 1)),
+            (
+                "py cut",
+                py(),
+                vec!["a=1, b='", "x')"],
+                ran(3, "need more", 1),
+            ),
+            ("py bad", py(), vec!["a=1 ?"], ran(4, "text", 0)),
+        ];
+        for (what, steps, chunks, want) in table {
+            let (got, _) = run_steps(steps, &chunks, Limits::default());
+            assert_eq!(got, want, "{what}");
+        }
+    }
+
+    /// A reader that would pass the call limit fails at the byte that would
+    /// exceed it, with a diagnostic of its kind; one that reads nothing more
+    /// does not.
+    #[test]
+    fn readers_stop_at_the_call_limit() {
+        let limits = Limits {
+            max_call_bytes: 4,
+            ..Limits::default()
+        };
+        for (what, steps, input) in [
+            ("lit", vec![Step::lit("<abcdef>")], "<abcdef>"),
+            ("name", vec![Step::name_until(">")], "getweather>"),
+            ("json", vec![Step::args()], "{\"a\": 1}"),
+        ] {
+            let (got, events) = run_steps(steps, &[input], limits);
+            assert_eq!(got.outcome, "text", "{what}: {got:?}");
+            assert!(
+                events
+                    .iter()
+                    .any(|e| matches!(e, Event::Diagnostic(d) if d.kind == DiagnosticKind::Limit)),
+                "{what}: {events:?}"
+            );
+        }
+    }
+}

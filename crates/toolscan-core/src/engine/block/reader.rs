@@ -1,0 +1,218 @@
+//! What a step's reader works with and says: the [`Block`] being read,
+//! its [`Env`] (the pending buffer, the parser's call context, the sink),
+//! the [`Input`] the limits leave it, and the [`Flow`] it returns. The
+//! readers (the other files of this folder) see the block through these
+//! alone; [`run`](super::run) dispatches to them.
+
+use crate::engine::call::calls::{Calls, Ctx};
+use crate::engine::call::json::JsonCalls;
+use crate::engine::pending::{Chunk, Pending};
+use crate::read::json::JsonScanner;
+use crate::read::python::{PyReader, Skip};
+use crate::read::reason::{Reason, Stop};
+use crate::read::steps::{CaptureWord, LitMatch, Progress, ThenMatch};
+use crate::read::value::ValueRead;
+use crate::sink::Sink;
+
+/// The current step's state, made fresh by `$init` if it is another
+/// step's. (The state is set before it is asked for, so the other arm is
+/// never taken; it would end the block, not the process.)
+macro_rules! state {
+    ($b:expr, $v:ident, $init:expr) => {{
+        if !matches!($b.st, StepState::$v(_)) {
+            $b.st = StepState::$v($init);
+        }
+        match &mut $b.st {
+            StepState::$v(s) => s,
+            _ => return Flow::Fail(Stop::fail(Reason::NoProgress)),
+        }
+    }};
+}
+
+/// A block being read: which program, where in it, and the calls it made.
+#[derive(Debug)]
+pub(crate) struct Block {
+    /// Index of the opener (its program) in the grammar.
+    pub opener: usize,
+    /// The step being run.
+    pub pc: usize,
+    /// The state of that step; `Fresh` when it has read nothing yet.
+    pub st: StepState,
+    pub calls: Calls,
+    /// Where a failed call goes on (the seek of a `Step::Recover`), once
+    /// armed.
+    pub(crate) recover: Option<usize>,
+}
+
+impl Block {
+    pub(crate) fn new(opener: usize, tentative: bool) -> Block {
+        Block {
+            opener,
+            pc: 0,
+            st: StepState::Fresh,
+            calls: Calls::new(tentative),
+            recover: None,
+        }
+    }
+
+    pub(crate) fn goto(&mut self, pc: usize) {
+        self.pc = pc;
+        self.st = StepState::Fresh;
+    }
+
+    /// On to the next step.
+    pub(crate) fn next(&mut self) {
+        self.goto(self.pc + 1);
+    }
+}
+
+/// What the current step has read so far.
+#[derive(Debug)]
+pub(crate) enum StepState {
+    Fresh,
+    Lit(LitMatch),
+    Capture(CaptureWord),
+    Json(Box<JsonState>),
+    Then(ThenMatch),
+    Value(Box<ValueRead>),
+    Py(Box<PyReader>),
+    /// Reading over a failed list element (see `Step::RecoverElement`).
+    Skip(Skip),
+}
+
+/// A JSON value being read and mapped onto calls.
+#[derive(Debug)]
+pub(crate) struct JsonState {
+    pub(crate) scanner: JsonScanner,
+    pub(crate) calls: JsonCalls,
+    /// The scanner refused the byte the step failed at (bad JSON, not a
+    /// bad call): its state is the one before that byte.
+    pub(crate) refused: bool,
+}
+
+impl JsonState {
+    /// A value just ended inside the list and no `,` promised another.
+    pub(crate) fn between_values(&self) -> bool {
+        self.scanner.between_values()
+    }
+}
+
+/// What became of the block after a run.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// It read everything it was given and goes on.
+    NeedMore,
+    /// It is over (completed, or failed and given back as text): back to
+    /// text at the current byte.
+    Text,
+    /// Not a call after all: the rest of this JSON value is text.
+    Skip(Box<JsonScanner>),
+    /// It is over, and these bytes it looked at are to be scanned again as
+    /// text.
+    Replay(Vec<u8>),
+    /// It goes on, and reads these bytes it looked at again (what followed
+    /// the markup that ended an unclosed value).
+    Reread(Vec<u8>),
+}
+
+/// What the block runner works with besides the block.
+pub(crate) struct Env<'a> {
+    pub pending: &'a mut Pending,
+    pub ctx: &'a mut Ctx,
+    pub out: &'a mut dyn Sink,
+    /// Reasoning separation is on.
+    pub reasoning: bool,
+}
+
+/// What a step's reader says the run does next.
+pub(crate) enum Flow {
+    /// Run the step the block is at now (the same one, fed more, or the
+    /// one it moved to).
+    Go,
+    /// The step failed: the call, or the block, is over.
+    Fail(Stop),
+    /// This run of the block is over.
+    Out(Outcome),
+}
+
+impl From<Result<(), Stop>> for Flow {
+    fn from(r: Result<(), Stop>) -> Flow {
+        match r {
+            Ok(()) => Flow::Go,
+            Err(stop) => Flow::Fail(stop),
+        }
+    }
+}
+
+/// The bytes a reading step is given, and the room the limits leave it.
+pub(crate) struct Input<'c, 'a> {
+    pub(crate) ch: &'c Chunk<'a>,
+    /// The chunk's bytes from the current one, at most `room` (at least
+    /// one).
+    pub(crate) bytes: &'c [u8],
+    /// How many more bytes the block may hold.
+    pub(crate) room: usize,
+    /// The limit `room` is counted against.
+    pub(crate) limit: u64,
+}
+
+impl<'c, 'a> Input<'c, 'a> {
+    /// The input at chunk byte `i`: a limit trips at exactly the byte that
+    /// would exceed it. The call limit bounds every block; an unconfirmed
+    /// one is bounded by the hold-back limit too (the smaller of the two,
+    /// so that a call confirmed halfway through the bytes given here is
+    /// still held to the call limit).
+    pub(crate) fn new(ch: &'c Chunk<'a>, i: usize, b: &Block, env: &Env<'_>) -> Input<'c, 'a> {
+        let limits = &env.ctx.limits;
+        let limit = if b.calls.silent() {
+            limits.max_holdback.min(limits.max_call_bytes)
+        } else {
+            limits.max_call_bytes
+        } as u64;
+        let room = limit.saturating_sub(env.pending.held()) as usize;
+        let end = ch.bytes.len().min(i + room.max(1));
+        Input {
+            ch,
+            bytes: &ch.bytes[i..end],
+            room,
+            limit,
+        }
+    }
+
+    /// The failure of a block that reached its limit.
+    pub(crate) fn too_long(&self, calls: &Calls) -> Stop {
+        Stop::fail(Reason::TooLong {
+            limit: self.limit as usize,
+            confirmed: !calls.silent(),
+        })
+    }
+
+    /// Holds the `n` bytes the step read (the limit allowing) and moves
+    /// `i` past them.
+    pub(crate) fn take(
+        &self,
+        calls: &Calls,
+        env: &mut Env<'_>,
+        i: &mut usize,
+        n: usize,
+    ) -> Result<(), Stop> {
+        if self.room == 0 && n > 0 {
+            return Err(self.too_long(calls));
+        }
+        self.take_unbounded(env, i, n);
+        Ok(())
+    }
+
+    /// Holds the `n` bytes the step read, whatever the limit.
+    pub(crate) fn take_unbounded(&self, env: &mut Env<'_>, i: &mut usize, n: usize) {
+        env.pending.take_n(self.ch, n);
+        *i += n;
+    }
+}
+
+/// How many bytes a step read.
+pub(crate) fn consumed(p: Progress) -> usize {
+    match p {
+        Progress::Partial(n) | Progress::Done(n) | Progress::Fail(n, _) => n,
+    }
+}

@@ -1,0 +1,122 @@
+//! `Op::Value`: a raw parameter value (`ValueRead`), handed to the call as
+//! it is read; its end by its closing tag, by markup that ends it unclosed,
+//! or, for a container, by the step it nests into.
+
+use super::reader::{Block, Env, Flow, Input, Outcome, StepState};
+use crate::engine::call::calls::Calls;
+use crate::event::{Diagnostic, DiagnosticKind};
+use crate::lang::program::ValueOp;
+use crate::read::reason::{Reason, Stop};
+use crate::read::value::{End, ValueRead};
+
+/// Reads the value of step `v`.
+pub(super) fn read(
+    v: &ValueOp,
+    b: &mut Block,
+    env: &mut Env<'_>,
+    input: &Input<'_, '_>,
+    i: &mut usize,
+) -> Flow {
+    if !matches!(b.st, StepState::Value(_)) {
+        let at = env.pending.pos;
+        let vr = ValueRead::new(v, at, b.calls.param_name());
+        b.st = StepState::Value(Box::new(vr));
+        let src = env.pending.src();
+        if let Err(stop) = b.calls.value_begin(env.ctx, env.out, at, v.null, src) {
+            return Flow::Fail(stop);
+        }
+    }
+    let StepState::Value(vr) = &mut b.st else {
+        return Flow::Fail(Stop::fail(Reason::NoProgress));
+    };
+    let (n, end) = vr.feed(input.bytes, env.pending.pos, env.pending.src());
+    if let End::Bad(found) = end {
+        return Flow::Fail(Stop::fail(Reason::Unexpected { found }));
+    }
+    if let Err(stop) = input.take(&b.calls, env, i, n) {
+        return Flow::Fail(stop);
+    }
+    if end == End::Closed {
+        // The value ended at the call's closer it met: the block reads what
+        // followed that closer again.
+        return match end_value_at_candidate(b, env) {
+            Ok(Some((_, tail))) => Flow::Out(Outcome::Reread(tail)),
+            Ok(None) => Flow::Fail(Stop::fail(Reason::NoProgress)),
+            Err(stop) => Flow::Fail(stop),
+        };
+    }
+    let pos = env.pending.pos;
+    vr.hand(env.pending.src(), pos, end != End::No, &mut b.calls);
+    let next = match end {
+        End::No | End::Bad(_) | End::Closed => None,
+        End::Nest(to) => {
+            // A container, not text: no value to end.
+            b.goto(to);
+            b.calls.sync(env.out, env.pending.src());
+            return Flow::Go;
+        }
+        End::Close => Some(b.pc + 1),
+        End::Recover(to) => {
+            unclosed(&mut b.calls, vr.end_offset(pos));
+            Some(to)
+        }
+    };
+    if let Some(next) = next {
+        if let Err(stop) = b.calls.value_end(pos, env.pending.src()) {
+            return Flow::Fail(stop);
+        }
+        b.goto(next);
+    }
+    b.calls.sync(env.out, env.pending.src());
+    Flow::Go
+}
+
+/// Notes a value whose closing tag is missing (reported with its call).
+fn unclosed(calls: &mut Calls, offset: u64) {
+    let message = format!(
+        "the value of `{}` has no closing tag: it ends at the markup that follows it",
+        calls.param_name()
+    );
+    tracing::debug!(offset, "{message}");
+    calls.notes.push(Diagnostic {
+        kind: DiagnosticKind::Unclosed,
+        offset,
+        message,
+    });
+}
+
+/// At the end of the stream, a value that met markup which may end it (a
+/// call's closer inside an unclosed value) ends there. Returns where that
+/// markup ends and the bytes after it, which the block reads again from
+/// the markup's label; `None` if the block is not in such a value.
+pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut Env<'_>) -> Option<(u64, Vec<u8>)> {
+    end_value_at_candidate(b, env).ok().flatten()
+}
+
+/// Ends the value the block is in at the markup met in it that may end it
+/// (see [`end_value_at_eof`]); the next call's markup after that markup
+/// does so at once. `Ok(None)`: no such markup was met.
+fn end_value_at_candidate(
+    b: &mut Block,
+    env: &mut Env<'_>,
+) -> Result<Option<(u64, Vec<u8>)>, Stop> {
+    let StepState::Value(vr) = &mut b.st else {
+        return Ok(None);
+    };
+    if !vr.has_candidate() {
+        return Ok(None);
+    }
+    let Some((at, len, to)) = vr.end_at_candidate(env.pending.src(), &mut b.calls) else {
+        return Ok(None);
+    };
+    b.calls.value_end(at, env.pending.src())?;
+    unclosed(&mut b.calls, at);
+    b.calls.sync(env.out, env.pending.src());
+    let resume = at + len as u64;
+    let p = &mut *env.pending;
+    let k = (resume.saturating_sub(p.buf_start) as usize).min(p.buf.len());
+    let tail = p.buf.split_off(k);
+    p.pos = p.buf_start + k as u64;
+    b.goto(to);
+    Ok(Some((p.pos, tail)))
+}

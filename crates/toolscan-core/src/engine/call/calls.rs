@@ -1,0 +1,574 @@
+//! The call being assembled — name, id, arguments as they are recognised —
+//! and the `tool_call_start` / `tool_call_args` / `tool_call_end` events.
+
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+pub(crate) use crate::engine::call::args::Args;
+use crate::engine::call::param::Param;
+use crate::event::{Diagnostic, DiagnosticKind, EventRef};
+use crate::ids::Minter;
+use crate::options::{Admit, Limits};
+use crate::read::escape::{json_str_content_len, push_json_str_content};
+use crate::read::reason::{Reason, Stop};
+pub(crate) use crate::read::src::Src;
+use crate::sink::Sink;
+use crate::tools::Tools;
+
+/// Per-parser state shared by all calls of the response.
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    /// Index the next started call gets.
+    pub next_index: usize,
+    /// Calls dispatched so far.
+    pub completed: usize,
+    /// Fingerprints of the ids taken from the text (only those: minted ids
+    /// are distinct by construction), so memory grows only with calls
+    /// that carry their own id.
+    pub text_ids: HashSet<u64>,
+    pub minter: Minter,
+    pub tools: Option<Tools>,
+    pub limits: Limits,
+    /// The stream ended at a stop sequence and the options let that
+    /// complete a call whose closing markup is missing.
+    pub at_stop: bool,
+    /// Which calls are let through.
+    pub admit: Admit,
+}
+
+impl Ctx {
+    pub(crate) fn new(minter: Minter, tools: Option<Tools>, limits: Limits) -> Ctx {
+        Ctx {
+            next_index: 0,
+            completed: 0,
+            text_ids: HashSet::new(),
+            minter,
+            tools,
+            limits,
+            at_stop: false,
+            admit: Admit::default(),
+        }
+    }
+
+    /// Why the options refuse a call of `name` that starts now, if they do.
+    fn refuses(&self, name: &str) -> Option<Reason> {
+        let a = &self.admit;
+        if let Some(limit) = a.max_calls.filter(|&n| self.completed >= n) {
+            return Some(Reason::TooManyCalls { limit });
+        }
+        a.only
+            .as_deref()
+            .is_some_and(|only| only != name)
+            .then_some(Reason::NotTheTool)
+    }
+}
+
+fn fingerprint(id: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
+
+/// The arguments text so far: a span of the pending bytes, or the record.
+fn args_text<'a>(span: Option<(u64, usize)>, args: &'a [u8], src: Src<'a>) -> &'a [u8] {
+    match span {
+        Some((at, len)) => src.span(at, len),
+        None => args,
+    }
+}
+
+/// A string value's raw bytes in the arguments: the bytes of the pending
+/// buffer between two absolute offsets, written JSON-escaped at offset `at`
+/// of the call's argument record (before the record's bytes from there on).
+/// The arguments text is a function of the record and these spans, so a
+/// long string value is kept once (as the input), not once more escaped.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seg {
+    /// Where it goes in the record.
+    pub at: usize,
+    /// Its raw bytes: absolute offsets in the pending buffer.
+    pub from: u64,
+    pub to: u64,
+}
+
+/// How far the argument deltas got through a record with [`Seg`]s: the
+/// record's bytes before `lit`, the segments before `seg`, and the raw bytes
+/// of segment `seg` before `raw` were made into text (sent, or waiting in
+/// `pending_text`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Cursor {
+    lit: usize,
+    seg: usize,
+    raw: u64,
+}
+
+/// The arguments text of a record with segments, whole: the record with
+/// each segment's raw bytes escaped in its place (the one copy a call's
+/// string values cost, made when `tool_call_end` needs the text).
+fn joined(args: &[u8], segs: &[Seg], src: Src<'_>) -> Vec<u8> {
+    let raw = |s: &Seg| src.span(s.from, s.to.saturating_sub(s.from) as usize);
+    let len = args.len()
+        + segs
+            .iter()
+            .map(|s| json_str_content_len(raw(s)))
+            .sum::<usize>();
+    let mut out = Vec::with_capacity(len);
+    let mut lit = 0;
+    for s in segs {
+        out.extend_from_slice(args.get(lit..s.at).unwrap_or_default());
+        lit = lit.max(s.at);
+        push_json_str_content(raw(s), &mut out);
+    }
+    out.extend_from_slice(args.get(lit..).unwrap_or_default());
+    out
+}
+
+/// One call being assembled.
+#[derive(Debug, Default)]
+pub(crate) struct Call {
+    pub name: Option<String>,
+    /// The name came from a JSON key (a second one is refused).
+    name_from_json: bool,
+    pub id: Option<String>,
+    /// The arguments text recorded so far, when it differs from the input
+    /// (normalised, decoded) or is made up (`{}`); the deltas are its
+    /// slices.
+    pub args: Vec<u8>,
+    /// Otherwise the arguments are the input bytes from this absolute
+    /// offset, this many so far (still in the pending buffer: no copy).
+    pub span: Option<(u64, usize)>,
+    /// String values of a parameter-style call that are spans of the input
+    /// (escaped where they go in `args`, never copied while they stream).
+    pub segs: Vec<Seg>,
+    /// With `segs`: how far the deltas got (set when the first segment
+    /// is synced: the record's bytes sent before it are `emitted`).
+    cursor: Option<Cursor>,
+    /// With `segs`: the arguments text made since the last delta that is
+    /// not sent yet (at most an unfinished character after a sync), and
+    /// the room the next delta is made in.
+    pending_text: Vec<u8>,
+    /// With `segs`: a byte that is not UTF-8 was met; no delta follows
+    /// (the call fails when it completes).
+    bad_text: bool,
+    pub args_state: Args,
+    /// Index and id once `tool_call_start` was sent.
+    pub started: Option<(usize, String)>,
+    /// Bytes of the arguments text already sent as deltas.
+    emitted: usize,
+    /// The call object (or the arguments value) closed.
+    pub complete: bool,
+    /// An id may still come (a format that carries ids after the name).
+    wait_id: bool,
+    /// The parameter being read (parameter-style bodies).
+    pub param: Param,
+    /// The name means "no tool" ([`CallKeys::no_call`]): the call is never
+    /// started; when it completes, its bytes are framing.
+    ///
+    /// [`CallKeys::no_call`]: crate::lang::format::CallKeys::no_call
+    pub void: bool,
+}
+
+impl Call {
+    /// [`Calls::sync`] for a record with segments: makes the arguments text
+    /// written since the last delta (the record's new bytes, the segments'
+    /// new raw bytes escaped) and sends it up to a character boundary.
+    fn sync_segs(&mut self, index: usize, out: &mut dyn Sink, src: Src<'_>) {
+        if self.bad_text {
+            return;
+        }
+        let text = &mut self.pending_text;
+        let cur = self.cursor.get_or_insert(Cursor {
+            lit: self.emitted,
+            seg: 0,
+            raw: 0,
+        });
+        while let Some(s) = self.segs.get(cur.seg) {
+            text.extend_from_slice(self.args.get(cur.lit..s.at).unwrap_or_default());
+            cur.lit = cur.lit.max(s.at);
+            let from = cur.raw.max(s.from);
+            push_json_str_content(src.span(from, s.to.saturating_sub(from) as usize), text);
+            cur.raw = s.to;
+            // The last segment may still grow, until the record goes on
+            // after it.
+            if cur.seg + 1 == self.segs.len() && self.args.len() == s.at {
+                break;
+            }
+            cur.seg += 1;
+            cur.raw = 0;
+        }
+        if cur.seg == self.segs.len() {
+            text.extend_from_slice(self.args.get(cur.lit..).unwrap_or_default());
+            cur.lit = cur.lit.max(self.args.len());
+        }
+        // Deltas stop before bytes that are not UTF-8 (such a call fails
+        // when it completes) and before an unfinished character.
+        let n = match std::str::from_utf8(text) {
+            Ok(s) => s.len(),
+            Err(e) => {
+                self.bad_text = e.error_len().is_some();
+                e.valid_up_to()
+            }
+        };
+        if n > 0 {
+            if let Ok(delta) = std::str::from_utf8(&text[..n]) {
+                out.event(EventRef::ToolCallArgs { index, delta });
+                self.emitted += n;
+            }
+        }
+        text.drain(..n);
+    }
+}
+
+/// The calls of one block.
+#[derive(Debug)]
+pub(crate) struct Calls {
+    pub call: Option<Call>,
+    /// The opener was not definite.
+    pub tentative: bool,
+    /// Some call of this block showed a name and arguments (it may still
+    /// wait for an id before `tool_call_start`).
+    pub started_any: bool,
+    /// Calls of this block that completed.
+    pub done: usize,
+    /// The format may write an id after the name (a call object's id key).
+    pub id_key: bool,
+    /// The block is markup of the format whose content is text (a text
+    /// envelope): it is not silent, and its framing is dropped when it
+    /// ends, as a call's span is.
+    pub framed: bool,
+    /// Diagnostics about the current call that do not end it (an unknown
+    /// parameter, a value of the wrong type, a missing closing tag): sent
+    /// after its `tool_call_end`, so a call's events are never interleaved
+    /// with others; dropped with the call if it fails.
+    pub notes: Vec<Diagnostic>,
+}
+
+impl Calls {
+    pub(crate) fn new(tentative: bool) -> Calls {
+        Calls {
+            call: None,
+            tentative,
+            started_any: false,
+            done: 0,
+            id_key: false,
+            framed: false,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Failures are silent while a tentative block has shown no call (nor
+    /// been recognised as markup).
+    pub(crate) fn silent(&self) -> bool {
+        self.tentative && !self.started_any && !self.framed
+    }
+
+    /// What the block read so far belongs to its calls (or is framing), not
+    /// to text, if the block ends now.
+    pub(crate) fn owns_bytes(&self) -> bool {
+        self.done > 0 || self.framed
+    }
+
+    /// A new call begins (its bytes are being read).
+    pub(crate) fn begin(&mut self) {
+        self.cur();
+    }
+
+    pub(crate) fn cur(&mut self) -> &mut Call {
+        self.call.get_or_insert_with(Call::default)
+    }
+
+    /// The index of the current call if it started.
+    pub(crate) fn started_index(&self) -> Option<usize> {
+        self.call
+            .as_ref()
+            .and_then(|c| c.started.as_ref().map(|s| s.0))
+    }
+
+    /// A name. From markup it may still be replaced (DeepSeek V3 writes a
+    /// type word first); a second name key of a JSON call object is refused.
+    pub(crate) fn set_name(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut dyn Sink,
+        at: u64,
+        name: &str,
+        from_json: bool,
+        src: Src<'_>,
+    ) -> Result<(), Stop> {
+        let id_key = self.id_key;
+        let c = self.cur();
+        if from_json && c.name_from_json {
+            // Never two names for one call. In a tentative block the object
+            // is not a call at all, and nothing inside it becomes one.
+            return Err(Stop::not_a_call(Reason::TwoNames));
+        }
+        c.name = Some(name.to_owned());
+        if !from_json {
+            return Ok(());
+        }
+        c.name_from_json = true;
+        c.wait_id = c.id.is_none() && id_key;
+        self.try_start(ctx, out, at, src)
+    }
+
+    pub(crate) fn set_id(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut dyn Sink,
+        at: u64,
+        id: &str,
+        from_json: bool,
+        src: Src<'_>,
+    ) -> Result<(), Stop> {
+        let c = self.cur();
+        c.id = Some(id.to_owned());
+        c.wait_id = false;
+        if !from_json {
+            return Ok(());
+        }
+        self.try_start(ctx, out, at, src)
+    }
+
+    /// Sends `tool_call_start` once the call shows enough of itself.
+    pub(crate) fn try_start(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut dyn Sink,
+        at: u64,
+        src: Src<'_>,
+    ) -> Result<(), Stop> {
+        let silent = self.silent();
+        let Some(c) = self.call.as_mut() else {
+            return Ok(());
+        };
+        let Some(name) = c.name.as_deref() else {
+            return Ok(());
+        };
+        if c.started.is_some() || c.void {
+            return Ok(());
+        }
+        let known = ctx.tools.as_ref().map(|t| t.contains(name));
+        if known == Some(false) && silent {
+            return Err(Stop::not_a_call(Reason::NotATool));
+        }
+        if let Some(why) = ctx.refuses(name) {
+            return Err(Stop::fail(why));
+        }
+        // A tentative block becomes a call only once arguments (or the end
+        // of the call object) follow the name.
+        let looks_like_call = !matches!(c.args_state, Args::Missing) || c.complete;
+        if silent && !looks_like_call {
+            return Ok(());
+        }
+        self.started_any = true;
+        if c.wait_id && !c.complete {
+            return Ok(());
+        }
+        let index = ctx.next_index;
+        ctx.next_index += 1;
+        let id = match c.id.take() {
+            Some(id) if ctx.text_ids.insert(fingerprint(&id)) => id,
+            _ => {
+                let mut attempt = 0;
+                loop {
+                    let id = ctx.minter.mint(index, attempt);
+                    if !ctx.text_ids.contains(&fingerprint(&id)) {
+                        break id;
+                    }
+                    attempt += 1;
+                }
+            }
+        };
+        if known == Some(false) {
+            let d = Diagnostic {
+                kind: DiagnosticKind::UnknownTool,
+                offset: at,
+                message: format!("call #{index} names `{name}`, which is not one of the tools"),
+            };
+            out.event(EventRef::Diagnostic(&d));
+        }
+        out.event(EventRef::ToolCallStart {
+            index,
+            id: &id,
+            name,
+        });
+        c.started = Some((index, id));
+        self.sync(out, src);
+        Ok(())
+    }
+
+    /// Emits the argument bytes recorded since the last sync (up to a
+    /// character boundary).
+    pub(crate) fn sync(&mut self, out: &mut dyn Sink, src: Src<'_>) {
+        let Some(c) = self.call.as_mut() else { return };
+        let Some((index, _)) = c.started else { return };
+        if !c.segs.is_empty() {
+            c.sync_segs(index, out, src);
+            return;
+        }
+        let text = args_text(c.span, &c.args, src);
+        // Deltas stop before bytes that are not UTF-8 (such a call fails
+        // when it completes) and before an unfinished character.
+        let delta = match std::str::from_utf8(&text[c.emitted..]) {
+            Ok(s) => s,
+            Err(e) => std::str::from_utf8(&text[c.emitted..c.emitted + e.valid_up_to()])
+                .unwrap_or_default(),
+        };
+        if delta.is_empty() {
+            return;
+        }
+        c.emitted += delta.len();
+        out.event(EventRef::ToolCallArgs { index, delta });
+    }
+
+    /// The current call has a name and complete arguments (or none at all,
+    /// which are `{}`), with no parameter value or container open.
+    pub(crate) fn args_closed(&self) -> bool {
+        self.call.as_ref().is_some_and(|c| {
+            c.name.is_some()
+                && match c.args_state {
+                    Args::Done | Args::Missing | Args::Null => true,
+                    Args::Params => !c.param.frames_open(),
+                    Args::Object(_) | Args::Encoded(_) | Args::Literal | Args::Written => false,
+                }
+        })
+    }
+
+    /// Marks the arguments complete.
+    pub(crate) fn args_complete(&mut self) {
+        if let Some(c) = self.call.as_mut() {
+            c.args_state = Args::Done;
+        }
+    }
+
+    /// The call is complete: emits `tool_call_end`.
+    pub(crate) fn dispatch(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut dyn Sink,
+        at: u64,
+        src: Src<'_>,
+    ) -> Result<(), Stop> {
+        let Some(c) = self.call.as_mut() else {
+            return Ok(());
+        };
+        c.complete = true;
+        if c.name.is_none() {
+            return Err(Stop::not_a_call(Reason::NoName));
+        }
+        if c.void {
+            // "No tool": the object is framing.
+            self.call = None;
+            self.framed = true;
+            return Ok(());
+        }
+        match c.args_state {
+            Args::Done => {}
+            Args::Params if !c.param.frames_open() => {
+                c.args.push(b'}');
+                c.args_state = Args::Done;
+            }
+            Args::Missing | Args::Null => {
+                c.span = None;
+                c.segs.clear();
+                c.args.clear();
+                c.args.extend_from_slice(b"{}");
+                c.emitted = 0;
+            }
+            Args::Object(_) | Args::Encoded(_) | Args::Literal | Args::Params | Args::Written => {
+                return Err(Stop::fail(Reason::ArgsUnfinished));
+            }
+        }
+        if !c.segs.is_empty() {
+            // The whole text, once: the deltas sent so far are its prefix
+            // (`emitted` counts them), the rest is sent from it.
+            c.args = joined(&c.args, &c.segs, src);
+            c.segs = Vec::new();
+            c.pending_text = Vec::new();
+        }
+        // Whatever wrote the arguments (a span of the input, raw parameter
+        // values copied as they came), they are checked here, once.
+        if std::str::from_utf8(args_text(c.span, &c.args, src)).is_err() {
+            return Err(Stop::fail(Reason::ArgsNotUtf8));
+        }
+        self.try_start(ctx, out, at, src)?;
+        self.sync(out, src);
+        // `try_start` starts a named call unless it waits for an id, which
+        // it does not once the call is complete; a call that is somehow not
+        // started is not dispatched.
+        let Some(Call {
+            name: Some(name),
+            started: Some((index, id)),
+            span,
+            args,
+            ..
+        }) = self.call.take()
+        else {
+            return Err(Stop::fail(Reason::ArgsUnfinished));
+        };
+        let Ok(arguments) = std::str::from_utf8(args_text(span, &args, src)) else {
+            return Err(Stop::fail(Reason::ArgsNotUtf8));
+        };
+        tracing::trace!(offset = at, index, name = %name, "call complete");
+        out.event(EventRef::ToolCallEnd {
+            index,
+            id: &id,
+            name: &name,
+            arguments,
+        });
+        for d in self.notes.drain(..) {
+            out.event(EventRef::Diagnostic(&d));
+        }
+        ctx.completed += 1;
+        self.done += 1;
+        Ok(())
+    }
+
+    /// Drops the current call; returns its index if it had started, for the
+    /// message that says what was lost.
+    pub(crate) fn abandon(&mut self) -> Option<usize> {
+        let i = self.started_index();
+        self.call = None;
+        self.notes.clear();
+        i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+    use crate::ids::IdMint;
+
+    #[test]
+    fn a_second_json_name_is_refused_a_markup_name_may_be_replaced() {
+        let mut ctx = Ctx::new(Minter::new(&IdMint::Seeded(0)), None, Limits::default());
+        let mut out: Vec<Event> = Vec::new();
+        let src = Src { buf: &[], start: 0 };
+        for tentative in [false, true] {
+            let mut calls = Calls::new(tentative);
+            calls
+                .set_name(&mut ctx, &mut out, 0, "a", true, src)
+                .unwrap();
+            let e = calls.set_name(&mut ctx, &mut out, 1, "b", true, src);
+            assert_eq!(e, Err(Stop::not_a_call(Reason::TwoNames)));
+            // still the first name: nothing can end under the second
+            assert_eq!(
+                calls.call.as_ref().and_then(|c| c.name.as_deref()),
+                Some("a")
+            );
+        }
+        // DeepSeek V3's type word, then the name: from markup, replaced
+        let mut calls = Calls::new(false);
+        calls
+            .set_name(&mut ctx, &mut out, 0, "function", false, src)
+            .unwrap();
+        calls
+            .set_name(&mut ctx, &mut out, 1, "f", false, src)
+            .unwrap();
+        assert_eq!(
+            calls.call.as_ref().and_then(|c| c.name.as_deref()),
+            Some("f")
+        );
+    }
+}

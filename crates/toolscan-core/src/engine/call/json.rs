@@ -1,0 +1,598 @@
+//! The JSON sink that maps call objects (`{"name", "arguments"}`, lists of
+//! them, envelopes such as `{"tool_calls": […]}`) onto calls, and the text
+//! envelope (`{"response": "…"}`) onto text.
+
+use crate::engine::call::calls::{Args, Call, Calls, Ctx, Src};
+use crate::engine::call::unescape::Unescaper;
+use crate::event::{Diagnostic, DiagnosticKind, EventRef};
+use crate::lang::format::{JsonStep, Shape};
+use crate::read::json::{is_one_object, Flow, Kind, Visitor, KEY_CAP};
+use crate::read::reason::{Reason, Stop};
+use crate::read::word::check_word;
+use crate::sink::Sink;
+use crate::utf8::complete_prefix_len;
+
+/// What a JSON value means for the call being assembled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Ignore,
+    Args,
+    Name,
+    Id,
+    /// A call object: a new call.
+    Call,
+    /// A call object inside a list: a new call dispatched when it closes.
+    ListCall,
+    /// A nested `function` object of the current call.
+    Function,
+    List,
+    /// The top of `Shape::Root`: a call, or an envelope of calls.
+    Root,
+    /// The string of a text envelope (`{"response": "…"}`).
+    Text,
+}
+
+/// The string of a text envelope being decoded into text.
+///
+/// Decoded bytes go out only together with the input that made them: at a
+/// byte after which no escape is half read and no character unfinished,
+/// the text decoded so far is emitted and the input up to that byte is
+/// dropped. So if the envelope fails, what was not emitted is still pending
+/// and comes back as text, verbatim — whatever the chunking.
+#[derive(Debug)]
+struct TextOut {
+    unescaper: Unescaper,
+    /// Decoded bytes not emitted yet.
+    buf: Vec<u8>,
+    /// Absolute offset of the next input byte of the string (strict JSON
+    /// outputs exactly the bytes it consumes, an escape's backslash with
+    /// the byte after it).
+    raw: u64,
+    /// Offset of the string's opening quote (where an invalid UTF-8
+    /// sequence in it is reported).
+    start: u64,
+}
+
+/// State of a [`Shape`]d JSON value across chunks.
+#[derive(Debug)]
+pub(crate) struct JsonCalls {
+    roles: Vec<Role>,
+    member: Role,
+    /// Raw string of a name or id being read: (role, depth, bytes).
+    word: Option<(Role, usize, Vec<u8>)>,
+    /// A tentative block turned out not to be a call: the rest of the value
+    /// is text.
+    pub skip: bool,
+    /// A list call was dispatched (or text went out): the block's bytes up
+    /// to here belong to it.
+    pub drop_upto: Option<u64>,
+    failed: Option<Stop>,
+    text: Option<TextOut>,
+    /// The depth of the list element being read (a call object, or what
+    /// stands in its place).
+    elem: Option<usize>,
+    /// The element at this depth failed (why, and at which byte): the rest
+    /// of it is scanned for its end only.
+    skipping: Option<(usize, Stop, u64)>,
+    /// A failed element ended (the scanner paused after it): the block
+    /// gives its bytes back as text.
+    given_back: Option<(Stop, u64)>,
+    /// An element was given back: a list or envelope without a call is
+    /// then no failure of its own.
+    recovered: bool,
+}
+
+impl JsonCalls {
+    pub(crate) fn new() -> JsonCalls {
+        JsonCalls {
+            roles: Vec::new(),
+            member: Role::Ignore,
+            word: None,
+            skip: false,
+            drop_upto: None,
+            failed: None,
+            text: None,
+            elem: None,
+            skipping: None,
+            given_back: None,
+            recovered: false,
+        }
+    }
+
+    /// The failure a callback reported, if any.
+    pub(crate) fn take_failure(&mut self) -> Option<Stop> {
+        self.failed.take()
+    }
+
+    /// A list element that failed and has ended: why, and the offset of the
+    /// byte that failed it. Its bytes are the block's to give back as text.
+    pub(crate) fn take_given_back(&mut self) -> Option<(Stop, u64)> {
+        self.given_back.take()
+    }
+}
+
+/// The JSON sink of one feed: borrows everything it updates.
+pub(crate) struct Builder<'a> {
+    pub ctx: &'a mut Ctx,
+    pub calls: &'a mut Calls,
+    pub json: &'a mut JsonCalls,
+    pub step: &'a JsonStep,
+    pub out: &'a mut dyn Sink,
+    /// The block's pending bytes, the value being scanned included.
+    pub src: Src<'a>,
+    /// Text goes out as reasoning.
+    pub reasoning: bool,
+    /// The value is one element of a list whose failed elements are read
+    /// over (the block recovers with a `Step::RecoverElement`): a call
+    /// object that fails is read to its end, like an element of a JSON
+    /// list of calls.
+    pub element: bool,
+}
+
+impl Builder<'_> {
+    fn stop(&mut self, s: Stop, at: u64) -> Flow {
+        if s.not_a_call && self.calls.silent() {
+            self.json.skip = true;
+            return Flow::Go;
+        }
+        // An element of a list of calls, once the block is known to hold
+        // calls: the element alone fails; the scanner reads on to its end
+        // (see `value_end`) and the list goes on after it.
+        if let Some(d) = self.json.elem {
+            if !s.reason.is_limit() && !self.calls.silent() {
+                self.json.skipping = Some((d, s, at));
+                self.json.word = None;
+                return Flow::Go;
+            }
+        }
+        self.json.failed = Some(s);
+        Flow::Fail(s.reason)
+    }
+
+    fn check(&mut self, r: Result<(), Stop>, at: u64) -> Flow {
+        match r {
+            Ok(()) => Flow::Go,
+            Err(s) => self.stop(s, at),
+        }
+    }
+
+    fn key_role(&self, parent: Role, key: &[u8], overflow: bool) -> Option<Role> {
+        let keys = &self.step.keys;
+        let is = |list: &[String]| !overflow && list.iter().any(|k| k.as_bytes() == key);
+        match parent {
+            Role::Call | Role::ListCall | Role::Root | Role::Function => {
+                if is(&keys.name) {
+                    Some(Role::Name)
+                } else if is(&keys.args) {
+                    Some(Role::Args)
+                } else if keys
+                    .id
+                    .as_ref()
+                    .is_some_and(|k| !overflow && k.as_bytes() == key)
+                {
+                    Some(Role::Id)
+                } else if parent != Role::Function
+                    && keys
+                        .function
+                        .as_ref()
+                        .is_some_and(|k| !overflow && k.as_bytes() == key)
+                {
+                    Some(Role::Function)
+                } else if parent == Role::Root && key == b"tool_calls" {
+                    Some(Role::List)
+                } else if parent == Role::Root && key == b"tool_call" {
+                    Some(Role::Call)
+                } else if parent == Role::Root
+                    && !self.step.lenient
+                    && self.calls.call.is_none()
+                    && keys
+                        .text
+                        .as_ref()
+                        .is_some_and(|k| !overflow && k.as_bytes() == key)
+                {
+                    Some(Role::Text)
+                } else if is(&keys.other) {
+                    Some(Role::Ignore)
+                } else {
+                    None
+                }
+            }
+            _ => Some(Role::Ignore),
+        }
+    }
+}
+
+impl Visitor for Builder<'_> {
+    fn value_start(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
+        if self.json.skip || self.json.skipping.is_some() {
+            return Flow::Go;
+        }
+        let role = if depth == 0 {
+            match (self.step.shape, kind) {
+                // An object, or a JSON string holding one (`|tojson` of
+                // arguments that were already a string).
+                (Shape::Args, Kind::Object | Kind::String) => {
+                    self.calls.cur();
+                    Role::Args
+                }
+                (Shape::Call, Kind::Object) => Role::Call,
+                (Shape::CallList, Kind::Object) => Role::Call,
+                (Shape::CallList, Kind::Array) => Role::List,
+                (Shape::Root, Kind::Object) => Role::Root,
+                (Shape::Root, Kind::Array) => Role::List,
+                (Shape::Args, _) => return self.stop(Stop::not_a_call(Reason::ArgsNotObject), at),
+                _ => return self.stop(Stop::not_a_call(Reason::ExpectedCall), at),
+            }
+        } else if self.recording() {
+            Role::Ignore
+        } else {
+            self.json.member
+        };
+        if role == Role::ListCall || (depth == 0 && role == Role::Call && self.element) {
+            self.json.elem = Some(depth);
+        }
+        match role {
+            Role::Ignore => {}
+            Role::Args => {
+                let c = self.calls.cur();
+                if !matches!(c.args_state, Args::Missing) {
+                    return self.stop(Stop::fail(Reason::TwoArgs), at);
+                }
+                match kind {
+                    Kind::Object => {
+                        c.args_state = Args::Object(depth);
+                        if !self.step.lenient {
+                            // As written: a span of the input, not a copy.
+                            c.span = Some((at, 0));
+                        }
+                    }
+                    Kind::String => c.args_state = Args::Encoded(Unescaper::default()),
+                    Kind::Literal => c.args_state = Args::Literal,
+                    _ => return self.stop(Stop::not_a_call(Reason::ArgsNotObject), at),
+                }
+            }
+            Role::Name | Role::Id => {
+                if kind != Kind::String {
+                    return self.stop(Stop::not_a_call(Reason::NameNotString), at);
+                }
+                self.json.word = Some((role, depth, Vec::new()));
+            }
+            Role::Call | Role::ListCall | Role::Function | Role::Root => {
+                if kind != Kind::Object {
+                    return self.stop(Stop::not_a_call(Reason::ExpectedCall), at);
+                }
+                if matches!(role, Role::Call | Role::ListCall) {
+                    self.calls.call = Some(Call::default());
+                }
+            }
+            Role::List => {
+                if kind != Kind::Array {
+                    return self.stop(Stop::not_a_call(Reason::ExpectedList), at);
+                }
+            }
+            Role::Text => {
+                if kind != Kind::String {
+                    return self.stop(Stop::not_a_call(Reason::TextNotString), at);
+                }
+                // The envelope is recognised: what came before the string
+                // is framing.
+                self.calls.framed = true;
+                self.json.drop_upto = Some(at);
+                self.json.text = Some(TextOut {
+                    unescaper: Unescaper::default(),
+                    buf: Vec::new(),
+                    raw: at,
+                    start: at,
+                });
+            }
+        }
+        if matches!(kind, Kind::Object | Kind::Array) {
+            self.json.roles.push(role);
+            self.json.member = if role == Role::List {
+                Role::ListCall
+            } else {
+                Role::Ignore
+            };
+        }
+        // Arguments that follow a name may be what starts a tentative call.
+        if role == Role::Args {
+            let r = self.calls.try_start(self.ctx, self.out, at, self.src);
+            return self.check(r, at);
+        }
+        Flow::Go
+    }
+
+    fn value_end(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
+        if self.json.skipping.is_none() {
+            let flow = self.value_ended(at, depth, kind);
+            if self.json.skipping.is_none() {
+                if self.json.elem == Some(depth) {
+                    self.json.elem = None;
+                }
+                return flow;
+            }
+        }
+        // A failed element: nothing in it counts. At its end the scanner
+        // pauses, so that the block gives it back as text before anything
+        // after it is read.
+        match self.json.skipping {
+            Some((d, stop, from)) if d == depth => {
+                self.json.skipping = None;
+                self.json.elem = None;
+                self.json.roles.truncate(d);
+                self.json.member = match self.json.roles.last() {
+                    Some(Role::List) => Role::ListCall,
+                    _ => Role::Ignore,
+                };
+                self.json.given_back = Some((stop, from));
+                self.json.recovered = true;
+                Flow::Pause
+            }
+            _ => Flow::Go,
+        }
+    }
+
+    fn key(&mut self, at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow {
+        if self.json.skip || self.json.skipping.is_some() || self.recording() {
+            return Flow::Go;
+        }
+        self.key_met(at, depth, key, overflow)
+    }
+
+    fn output(&mut self, bytes: &[u8]) {
+        if self.json.skip || self.json.skipping.is_some() {
+            return;
+        }
+        self.output_met(bytes);
+    }
+}
+
+impl Builder<'_> {
+    /// A value ended (outside a failed element).
+    fn value_ended(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
+        if self.json.skip {
+            return Flow::Go;
+        }
+        // The text envelope's string: the rest of its text goes out.
+        if let Some(mut t) = self.json.text.take() {
+            let buf = std::mem::take(&mut t.buf);
+            emit_text(self.out, self.reasoning, &buf, t.start);
+            self.json.drop_upto = Some(at + 1);
+            return Flow::Go;
+        }
+        // Arguments.
+        if let Some(c) = self.calls.call.as_mut() {
+            match &mut c.args_state {
+                Args::Object(d) if *d == depth => {
+                    self.calls.args_complete();
+                    if self.json.roles.last() == Some(&Role::Args) {
+                        self.json.roles.pop();
+                    }
+                    if depth == 0 {
+                        self.calls.cur().complete = true;
+                    }
+                    self.calls.sync(self.out, self.src);
+                    return Flow::Go;
+                }
+                Args::Encoded(u) if u.done => {
+                    if !is_one_object(&c.args, self.ctx.limits.max_depth) {
+                        return self.stop(Stop::not_a_call(Reason::EncodedArgsNotObject), at);
+                    }
+                    c.args_state = Args::Done;
+                    c.complete |= depth == 0;
+                    self.calls.sync(self.out, self.src);
+                    return Flow::Go;
+                }
+                Args::Literal if kind == Kind::Literal => {
+                    if c.args.as_slice() != b"null" {
+                        return self.stop(Stop::not_a_call(Reason::ArgsNotObject), at);
+                    }
+                    c.args.clear();
+                    c.args_state = Args::Null;
+                    return Flow::Go;
+                }
+                _ => {}
+            }
+        }
+        // A name or id.
+        if self.json.word.as_ref().is_some_and(|(_, d, _)| *d == depth) {
+            if let Some((role, _, raw)) = self.json.word.take() {
+                let word = match serde_json::from_slice::<String>(&raw) {
+                    Ok(w) => w,
+                    Err(_) => return self.stop(Stop::fail(Reason::BadNameString), at),
+                };
+                let checked = check_word(word.as_bytes(), &self.ctx.limits);
+                let r = match (role, checked) {
+                    (_, Err(e)) => Err(Stop::not_a_call(e)),
+                    (Role::Name, Ok(w)) if self.step.keys.no_call.iter().any(|n| n == w) => {
+                        let c = self.calls.cur();
+                        c.name = Some(w.to_owned());
+                        c.void = true;
+                        Ok(())
+                    }
+                    (Role::Name, Ok(w)) => {
+                        self.calls.id_key = self.step.keys.id.is_some();
+                        self.calls
+                            .set_name(self.ctx, self.out, at, w, true, self.src)
+                    }
+                    (_, Ok(w)) => self.calls.set_id(self.ctx, self.out, at, w, true, self.src),
+                };
+                return self.check(r, at);
+            }
+        }
+        // A container.
+        if matches!(kind, Kind::Object | Kind::Array) {
+            let Some(role) = self.json.roles.pop() else {
+                return Flow::Go;
+            };
+            self.json.member = match self.json.roles.last() {
+                Some(Role::List) => Role::ListCall,
+                _ => Role::Ignore,
+            };
+            match role {
+                Role::ListCall => {
+                    let r = self.calls.dispatch(self.ctx, self.out, at, self.src);
+                    if r.is_ok() {
+                        self.json.drop_upto = Some(at + 1);
+                    }
+                    return self.check(r, at);
+                }
+                Role::Call | Role::Root => {
+                    if let Some(c) = self.calls.call.as_mut() {
+                        c.complete = true;
+                        if c.name.is_none() {
+                            return self.stop(Stop::not_a_call(Reason::NoName), at);
+                        }
+                        let r = self.calls.try_start(self.ctx, self.out, at, self.src);
+                        return self.check(r, at);
+                    } else if role == Role::Root && !self.calls.owns_bytes() && !self.json.recovered
+                    {
+                        return self.stop(Stop::not_a_call(Reason::NoCall), at);
+                    }
+                }
+                Role::List
+                    if self.calls.done == 0
+                        && !self.calls.framed
+                        && !self.json.recovered
+                        && depth == 0 =>
+                {
+                    return self.stop(Stop::not_a_call(Reason::EmptyList), at);
+                }
+                _ => {}
+            }
+        }
+        Flow::Go
+    }
+
+    /// A member key (outside a failed element).
+    fn key_met(&mut self, at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow {
+        let parent = self.json.roles.get(depth).copied().unwrap_or(Role::Ignore);
+        if self.step.keys.keyed && matches!(parent, Role::Call | Role::ListCall) {
+            return self.keyed_name(at, key, overflow);
+        }
+        match self.key_role(parent, key, overflow) {
+            Some(role) => {
+                if parent == Role::Root
+                    && matches!(role, Role::Name | Role::Args | Role::Id | Role::Function)
+                {
+                    self.calls.cur();
+                }
+                self.json.member = role;
+                Flow::Go
+            }
+            None => {
+                self.json.member = Role::Ignore;
+                if self.calls.silent() {
+                    self.stop(Stop::not_a_call(Reason::UnexpectedKey), at)
+                } else {
+                    Flow::Go
+                }
+            }
+        }
+    }
+
+    /// Consumed JSON text (outside a failed element).
+    fn output_met(&mut self, bytes: &[u8]) {
+        if let Some(t) = self.json.text.as_mut() {
+            // Emit up to the last byte after which everything is decoded.
+            let mut clean = None;
+            for &b in bytes {
+                t.unescaper.push(&[b], &mut t.buf);
+                t.raw += 1;
+                if t.unescaper.is_clean() && complete_prefix_len(&t.buf) == t.buf.len() {
+                    clean = Some((t.buf.len(), t.raw));
+                }
+            }
+            if let Some((n, raw)) = clean {
+                emit_text(self.out, self.reasoning, &t.buf[..n], t.start);
+                t.buf.drain(..n);
+                self.json.drop_upto = Some(raw);
+            }
+            return;
+        }
+        if let Some((_, _, raw)) = self.json.word.as_mut() {
+            raw.extend_from_slice(bytes);
+            return;
+        }
+        let Some(c) = self.calls.call.as_mut() else {
+            return;
+        };
+        match &mut c.args_state {
+            Args::Object(_) => match &mut c.span {
+                Some((_, len)) => *len += bytes.len(),
+                None => c.args.extend_from_slice(bytes),
+            },
+            Args::Encoded(u) => u.push(bytes, &mut c.args),
+            Args::Literal => c.args.extend_from_slice(bytes),
+            _ => {}
+        }
+    }
+}
+
+impl Builder<'_> {
+    /// The key of a `{NAME: ARGUMENTS}` call object: the tool name; its
+    /// value is the arguments.
+    fn keyed_name(&mut self, at: u64, key: &[u8], overflow: bool) -> Flow {
+        if self.calls.call.as_ref().is_some_and(|c| c.name.is_some()) {
+            return self.stop(Stop::not_a_call(Reason::TwoNames), at);
+        }
+        if overflow {
+            return self.stop(Stop::not_a_call(Reason::NameTooLong { limit: KEY_CAP }), at);
+        }
+        let mut quoted = Vec::with_capacity(key.len() + 2);
+        quoted.push(b'"');
+        quoted.extend_from_slice(key);
+        quoted.push(b'"');
+        let Ok(word) = serde_json::from_slice::<String>(&quoted) else {
+            return self.stop(Stop::fail(Reason::BadNameString), at);
+        };
+        let r = match check_word(word.as_bytes(), &self.ctx.limits) {
+            Err(e) => Err(Stop::not_a_call(e)),
+            Ok(w) => self
+                .calls
+                .set_name(self.ctx, self.out, at, w, true, self.src),
+        };
+        self.json.member = Role::Args;
+        self.check(r, at)
+    }
+
+    fn recording(&self) -> bool {
+        self.calls
+            .call
+            .as_ref()
+            .is_some_and(|c| matches!(c.args_state, Args::Object(_)))
+    }
+}
+
+/// Emits decoded envelope text; each invalid UTF-8 sequence becomes U+FFFD
+/// after an `invalid_utf8` diagnostic at the string's offset.
+fn emit_text(out: &mut dyn Sink, reasoning: bool, bytes: &[u8], at: u64) {
+    let text = |out: &mut dyn Sink, t: &str| {
+        if !t.is_empty() {
+            out.event(if reasoning {
+                EventRef::Reasoning(t)
+            } else {
+                EventRef::Text(t)
+            });
+        }
+    };
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return text(out, s);
+    }
+    for piece in bytes.utf8_chunks() {
+        text(out, piece.valid());
+        if !piece.invalid().is_empty() {
+            let hex: Vec<String> = piece.invalid().iter().map(|b| format!("{b:02x}")).collect();
+            let d = Diagnostic {
+                kind: DiagnosticKind::InvalidUtf8,
+                offset: at,
+                message: format!(
+                    "bytes {} in the text envelope are not UTF-8; they became U+FFFD",
+                    hex.join(" ")
+                ),
+            };
+            out.event(EventRef::Diagnostic(&d));
+            text(out, "\u{FFFD}");
+        }
+    }
+}

@@ -1,0 +1,528 @@
+//! The raw value step of parameter-style bodies (`<parameter=k>` *value*
+//! `</parameter>`): finds where the value ends — its closer, or the markup
+//! that ends an unclosed one — and hands its bytes to the call as they
+//! are decided, with the markup whitespace trimmed and XML entities
+//! decoded where the format says so.
+//!
+//! The value's bytes are in the pending buffer (a block keeps all of its
+//! bytes until its fate is known), so this reader keeps offsets, not bytes:
+//! how far the value was handed on, and the few bytes that may begin its
+//! end markup (held by the literal matcher).
+
+use crate::lang::format::Trim;
+use crate::lang::program::{CloseOp, ThenOpt, ValueOp};
+use crate::read::src::Src;
+use crate::read::steps::{is_ws, ThenMatch};
+use crate::read::xml::entities::decode_prefix;
+
+/// What ended the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    /// Not yet.
+    No,
+    /// Its closer.
+    Close,
+    /// Markup that ends an unclosed value (`recover`): the program goes on
+    /// at this step.
+    Recover(usize),
+    /// Markup that makes the value a container (`nest`), before any of its
+    /// text: the program goes on at this step.
+    Nest(usize),
+    /// The next call's markup after markup that may end the value (an
+    /// `at_end` literal): that literal was the call's closer, so the value
+    /// ends there, and what follows it is read again.
+    Closed,
+    /// The value cannot begin with this byte (a word value with no byte,
+    /// a bracketed one without its bracket): the block fails.
+    Bad(u8),
+}
+
+/// How the end of a value is found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scan {
+    /// End markup (`opts`), matched by `m`.
+    Markup,
+    /// The first whitespace byte, which is left for the next step; the end
+    /// of the stream ends the value too.
+    Space,
+    /// The bracket that closes the first one.
+    Balanced(Brackets),
+}
+
+/// Where a bracketed JSON value is: how deep, and whether in a string.
+/// Bracket bytes inside strings do not count; a backslash in a string
+/// escapes the next byte.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Brackets {
+    /// Open brackets; 0 before the first one.
+    depth: u32,
+    in_str: bool,
+    /// The last byte was a backslash inside a string.
+    esc: bool,
+}
+
+impl Brackets {
+    /// Reads `input` until the first bracket closes: `Ok(Some(n))`, the
+    /// value is the first `n` bytes; `Ok(None)`, all of it is value and it
+    /// goes on; `Err(b)`, the value does not begin with a bracket.
+    fn feed(&mut self, input: &[u8]) -> Result<Option<usize>, u8> {
+        let mut i = 0;
+        while i < input.len() {
+            if self.esc {
+                // The byte after a backslash in a string.
+                self.esc = false;
+                i += 1;
+                continue;
+            }
+            if self.in_str {
+                // Jump to the next byte that matters in a string.
+                let Some(k) = memchr::memchr2(b'"', b'\\', &input[i..]) else {
+                    return Ok(None);
+                };
+                i += k;
+                if input[i] == b'\\' {
+                    self.esc = true;
+                } else {
+                    self.in_str = false;
+                }
+                i += 1;
+                continue;
+            }
+            let b = input[i];
+            if self.depth == 0 && b != b'{' && b != b'[' {
+                return Err(b);
+            }
+            match b {
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        return Ok(Some(i + 1));
+                    }
+                }
+                b'"' => self.in_str = true,
+                _ => {}
+            }
+            i += 1;
+        }
+        Ok(None)
+    }
+}
+
+/// Where a value is with respect to its raw-content guards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Guarded {
+    /// No guard was opened.
+    No,
+    /// After the opening guard: everything is value up to the closing one.
+    Inside,
+    /// After the closing guard: only the closer is sought.
+    After,
+}
+
+/// A value being read.
+#[derive(Debug)]
+pub(crate) struct ValueRead {
+    /// How the end is found; with [`Scan::Markup`] only, the fields about
+    /// markup below (`m`, `opts`, the counts, `guard`, `held_from`,
+    /// `ends`) play
+    /// a part.
+    scan: Scan,
+    /// Matches the end markup across chunks; `held` is what may begin it.
+    m: ThenMatch,
+    /// The closer, then the `recover` literals, then the `at_end` ones.
+    opts: Vec<ThenOpt>,
+    /// How many `recover` literals follow the closer in `opts`.
+    n_recover: usize,
+    /// How many `at_end` literals follow them.
+    n_at_end: usize,
+    /// How many `nest` literals follow them.
+    n_nest: usize,
+    /// How many `follow` literals follow them, then how many `next_block`
+    /// ones; the guard's opener, if any, is last.
+    n_follow: usize,
+    n_next_block: usize,
+    /// A `next_block` literal was met after an `at_end` one: a `recover`
+    /// literal now belongs to the next call.
+    next_call: bool,
+    /// The raw-content guards; once the opener was met, `opts` is the
+    /// closing guard alone, then the value's closer alone.
+    guard: Option<(crate::lang::format::Lit, crate::lang::format::Lit)>,
+    /// Where the guarded content ends (the closing guard began): nothing
+    /// after it is value.
+    stop_at: Option<u64>,
+    /// Where the value is with respect to its guards.
+    guarded: Guarded,
+    /// The value's closer (`opts[0]` until a guard replaces `opts`).
+    closer: ThenOpt,
+    /// Absolute offset of the value's first byte.
+    start: u64,
+    /// Every byte from `start` up to here is whitespace (`u64::MAX`: a
+    /// byte that is not was seen).
+    blank_upto: u64,
+    /// Absolute offset up to which the value was handed to the call
+    /// (trimmed whitespace and decoded entities included).
+    done: u64,
+    /// Where the first `at_end` literal met inside the value began. Bytes
+    /// from there on are handed on only once the closer shows they are
+    /// value.
+    held_from: Option<u64>,
+    /// For each `at_end` literal, in the order of `opts`: where it began
+    /// the last time it was met. At the end of the stream the value ends
+    /// at the first literal's last occurrence (the end markup is at the
+    /// end of the stream; earlier ones are more likely value).
+    ends: Vec<Option<u64>>,
+    /// The leading whitespace that is markup has been skipped.
+    lead_done: bool,
+    trim: Trim,
+    entities: bool,
+    /// The end of the stream ends the value (a closer it may have begun
+    /// included).
+    or_end: bool,
+    /// Entity decoding's output, reused.
+    scratch: Vec<u8>,
+}
+
+/// Where a value's bytes go as they are decided: the call being built
+/// (the engine's call assembly implements it; the reader knows nothing of
+/// calls).
+pub(crate) trait ValueOut {
+    /// The next bytes of the value (entities decoded, markup whitespace
+    /// trimmed); `at`: their absolute offset when they are bytes of the
+    /// pending buffer `src` as they stand there.
+    fn value_bytes(&mut self, bytes: &[u8], at: Option<u64>, src: Src<'_>);
+}
+
+impl ValueRead {
+    /// A value that begins at absolute offset `start`; `key` names the
+    /// closing tag of a [`Close::KeyTag`](crate::lang::format::Close::KeyTag)
+    /// value.
+    pub(crate) fn new(op: &ValueOp, start: u64, key: &str) -> ValueRead {
+        let (scan, close) = match &op.close {
+            CloseOp::Lit(l) => (Scan::Markup, l.clone()),
+            CloseOp::KeyTag => (
+                Scan::Markup,
+                crate::lang::format::Lit::new(&format!("</{key}>")),
+            ),
+            // (A closer that is never sought.)
+            CloseOp::Space => (Scan::Space, crate::lang::format::Lit::new(" ")),
+            CloseOp::Balanced => (
+                Scan::Balanced(Brackets::default()),
+                crate::lang::format::Lit::new("]"),
+            ),
+        };
+        let mut opts = Vec::with_capacity(1 + op.recover.len() + op.at_end.len());
+        opts.push(ThenOpt {
+            lit: close,
+            to: 0,
+            begins_call: false,
+        });
+        opts.extend(op.recover.iter().cloned());
+        opts.extend(op.at_end.iter().cloned());
+        opts.extend(op.nest.iter().cloned());
+        opts.extend(op.follow.iter().cloned());
+        opts.extend(op.next_block.iter().cloned());
+        if let Some((open, _)) = &op.guard {
+            opts.push(ThenOpt {
+                lit: open.clone(),
+                to: 0,
+                begins_call: false,
+            });
+        }
+        ValueRead {
+            scan,
+            m: ThenMatch::seeking(start, Vec::new()),
+            closer: opts[0].clone(),
+            opts,
+            n_recover: op.recover.len(),
+            n_at_end: op.at_end.len(),
+            n_nest: op.nest.len(),
+            n_follow: op.follow.len(),
+            n_next_block: op.next_block.len(),
+            next_call: false,
+            guard: op.guard.clone(),
+            stop_at: None,
+            guarded: Guarded::No,
+            start,
+            blank_upto: start,
+            done: start,
+            held_from: None,
+            ends: vec![None; op.at_end.len()],
+            lead_done: false,
+            trim: op.trim,
+            entities: op.entities,
+            or_end: op.or_end,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Reads `input` (the bytes after absolute offset `base`, not yet in
+    /// the pending buffer, which ends with the value's earlier bytes:
+    /// `src`) until the value ends; returns how many bytes it consumed and
+    /// whether the value ended. The caller takes the consumed bytes into
+    /// the pending buffer and then calls [`ValueRead::hand`].
+    pub(crate) fn feed(&mut self, input: &[u8], base: u64, src: Src<'_>) -> (usize, End) {
+        match &mut self.scan {
+            Scan::Markup => {}
+            Scan::Space => {
+                return match input.iter().position(|&b| is_ws(b)) {
+                    Some(0) if base == self.start => (0, End::Bad(input[0])),
+                    Some(n) => (n, End::Close),
+                    None => (input.len(), End::No),
+                }
+            }
+            Scan::Balanced(br) => {
+                return match br.feed(input) {
+                    Ok(Some(n)) => (n, End::Close),
+                    Ok(None) => (input.len(), End::No),
+                    Err(b) => (0, End::Bad(b)),
+                }
+            }
+        }
+        let mut n = 0;
+        loop {
+            let (k, found) = self.m.seek(&self.opts, &input[n..]);
+            n += k;
+            let Some(j) = found else {
+                return (n, End::No);
+            };
+            let len = self.opts[j].lit.bytes.len() as u64;
+            let at = base + n as u64 - len;
+            match self.guarded {
+                Guarded::No => {}
+                Guarded::Inside => {
+                    // The closing guard: then the closer.
+                    self.stop_at = Some(at);
+                    self.guarded = Guarded::After;
+                    self.opts = vec![self.closer.clone()];
+                    self.m.held.clear();
+                    continue;
+                }
+                Guarded::After => return (n, End::Close),
+            }
+            if j == 0 {
+                // The closer: markup met before it was value after all.
+                self.held_from = None;
+                self.next_call = false;
+                self.ends.iter_mut().for_each(|e| *e = None);
+                return (n, End::Close);
+            }
+            if j <= self.n_recover {
+                if self.next_call {
+                    // The next call's parameter, after its opener.
+                    return (n, End::Closed);
+                }
+                return (n, End::Recover(self.opts[j].to));
+            }
+            if j <= self.n_recover + self.n_at_end {
+                // Markup that may end the value, decided at the end of the
+                // stream: for now it is value.
+                self.held_from.get_or_insert(at);
+                self.ends[j - 1 - self.n_recover] = Some(at);
+                self.m.held.clear();
+                continue;
+            }
+            let nested = self.n_recover + self.n_at_end + self.n_nest;
+            if j > nested && j <= nested + self.n_follow + self.n_next_block {
+                if self.held_from.is_some() {
+                    if j <= nested + self.n_follow {
+                        // The next call's markup after the call's closer.
+                        return (n, End::Closed);
+                    }
+                    // The next block's marker: a parameter after it will
+                    // show it began the next call.
+                    self.next_call = true;
+                }
+                // Without a closer before it, it is value (so far).
+                self.m.held.clear();
+                continue;
+            }
+            if self.blank_before(at, base, input, src) {
+                if j <= nested {
+                    return (n, End::Nest(self.opts[j].to));
+                }
+                if let Some((_, close)) = &self.guard {
+                    // The guard's opener: its content is value, verbatim.
+                    self.done = at + len;
+                    self.lead_done = true;
+                    self.trim = Trim::None;
+                    self.entities = false;
+                    let close = ThenOpt {
+                        lit: close.clone(),
+                        to: 0,
+                        begins_call: false,
+                    };
+                    self.opts = vec![close];
+                    self.guarded = Guarded::Inside;
+                    self.m.held.clear();
+                    continue;
+                }
+            }
+            // Nesting markup after text is value.
+            self.m.held.clear();
+        }
+    }
+
+    /// Whether the value holds only whitespace before absolute offset `at`
+    /// (its bytes before `base` are at the end of `src`, the others at the
+    /// start of `input`).
+    fn blank_before(&mut self, at: u64, base: u64, input: &[u8], src: Src<'_>) -> bool {
+        if self.blank_upto == u64::MAX {
+            return false;
+        }
+        let from = self.blank_upto.max(self.start);
+        let in_src = src.span(from, at.min(base).saturating_sub(from) as usize);
+        let skip = from.saturating_sub(base) as usize;
+        let upto = (at.saturating_sub(base) as usize).min(input.len());
+        let in_input = input.get(skip..upto).unwrap_or(&[]);
+        if in_src.iter().chain(in_input).all(|&b| is_ws(b)) {
+            self.blank_upto = at;
+            true
+        } else {
+            self.blank_upto = u64::MAX;
+            false
+        }
+    }
+
+    /// Where the value's decided bytes end, given that the pending buffer
+    /// now ends at `pos`: before what may begin its end markup, and before
+    /// markup that may end it at the end of the stream.
+    fn decided(&self, pos: u64) -> u64 {
+        let end = pos - self.m.held.len() as u64;
+        let end = self.stop_at.map_or(end, |s| s.min(end));
+        self.held_from.map_or(end, |at| at.min(end))
+    }
+
+    /// Hands the value's newly decided bytes to the call; `fin`: the value
+    /// ended (at `pos` minus its end markup).
+    pub(crate) fn hand(&mut self, src: Src<'_>, pos: u64, fin: bool, out: &mut impl ValueOut) {
+        let upto = self.decided(pos);
+        self.hand_upto(src, upto, fin, out);
+    }
+
+    fn hand_upto(&mut self, src: Src<'_>, upto: u64, fin: bool, out: &mut impl ValueOut) {
+        let mut bytes = src.span(self.done, upto.saturating_sub(self.done) as usize);
+        if !self.lead_done {
+            let skip = match self.trim {
+                Trim::None => 0,
+                Trim::Newline => usize::from(bytes.first() == Some(&b'\n')),
+                Trim::All => bytes.iter().take_while(|&&b| is_ws(b)).count(),
+            };
+            if bytes.is_empty() || (self.trim == Trim::All && skip == bytes.len()) {
+                // Nothing but what may be leading markup yet.
+                self.done += skip as u64;
+                self.lead_done = fin;
+                if !fin {
+                    return;
+                }
+                bytes = &[];
+            } else {
+                self.done += skip as u64;
+                bytes = &bytes[skip..];
+                self.lead_done = true;
+            }
+        }
+        // Trailing whitespace that may be markup waits for what follows
+        // it; at the end it is dropped.
+        let tail = match self.trim {
+            Trim::None => 0,
+            Trim::Newline => usize::from(bytes.last() == Some(&b'\n')),
+            Trim::All => bytes.iter().rev().take_while(|&&b| is_ws(b)).count(),
+        };
+        let bytes = &bytes[..bytes.len() - tail];
+        // Without an `&` there is no entity to decode: the bytes are
+        // handed on as they stand (a span of the input, not a copy).
+        if self.entities && memchr::memchr(b'&', bytes).is_some() {
+            self.scratch.clear();
+            let used = decode_prefix(bytes, fin, &mut self.scratch);
+            out.value_bytes(&self.scratch, None, src);
+            self.done += used as u64;
+        } else {
+            let at = (self.done >= src.start).then_some(self.done);
+            out.value_bytes(bytes, at, src);
+            self.done += bytes.len() as u64;
+        }
+        if fin {
+            self.done = upto;
+        }
+    }
+
+    /// Where the end markup found by the last `feed` begins, the pending
+    /// buffer ending at `pos`.
+    pub(crate) fn end_offset(&self, pos: u64) -> u64 {
+        pos - self.m.held.len() as u64
+    }
+
+    /// At the end of the stream: if an `at_end` literal was met, the value
+    /// ends where the first of them (in the format's order) began the last
+    /// time. Returns that offset, the literal's length and the step the
+    /// program goes on with.
+    pub(crate) fn end_at_candidate(
+        &mut self,
+        src: Src<'_>,
+        out: &mut impl ValueOut,
+    ) -> Option<(u64, usize, usize)> {
+        let (k, at) = self
+            .ends
+            .iter()
+            .enumerate()
+            .find_map(|(k, e)| e.map(|at| (k, at)))?;
+        let j = 1 + self.n_recover + k;
+        self.hand_upto(src, at, true, out);
+        let o = &self.opts[j];
+        Some((at, o.lit.bytes.len(), o.to))
+    }
+
+    /// Whether an `at_end` literal was met.
+    pub(crate) fn has_candidate(&self) -> bool {
+        self.held_from.is_some()
+    }
+
+    /// Whether the end of the stream, with the pending buffer ending at
+    /// `pos`, ends the value: a word value with at least one byte.
+    pub(crate) fn ends_at_eof(&self, pos: u64) -> bool {
+        (self.scan == Scan::Space && pos > self.start) || self.or_end
+    }
+
+    /// The stream ended inside a value that it may end: the bytes that may
+    /// have begun its closer are value.
+    pub(crate) fn end_at_eof(&mut self) {
+        if self.or_end {
+            self.m.held.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Brackets;
+
+    /// State × input: where a bracketed value ends, fed whole and split
+    /// at every offset.
+    #[test]
+    fn brackets_end_where_the_first_one_closes() {
+        let table: &[(&str, Result<Option<usize>, u8>)] = &[
+            ("{}", Ok(Some(2))),
+            ("[] x", Ok(Some(2))),
+            (r#"{"a": [1, {"b": "]}"}]} rest"#, Ok(Some(23))),
+            (r#"{"q": "say \"}\" \\"} x"#, Ok(Some(21))),
+            (r#"["\\\\"] x"#, Ok(Some(8))),
+            (r#"{"open": "{"#, Ok(None)),
+            ("[[[]]", Ok(None)),
+            ("x{}", Err(b'x')),
+            (" {}", Err(b' ')),
+        ];
+        for (input, want) in table {
+            let bytes = input.as_bytes();
+            assert_eq!(Brackets::default().feed(bytes), *want, "{input}");
+            for cut in 1..bytes.len() {
+                let mut b = Brackets::default();
+                let got = match b.feed(&bytes[..cut]) {
+                    Ok(None) => b.feed(&bytes[cut..]).map(|n| n.map(|n| n + cut)),
+                    other => other,
+                };
+                assert_eq!(got, *want, "{input} cut at {cut}");
+            }
+        }
+    }
+}

@@ -1,9 +1,0 @@
-//! Helpers for formats that write argument values as raw text inside
-//! XML-like tags (`<parameter=city>Paris</parameter>`,
-//! `<arg_value>…</arg_value>`): the parser builds the JSON arguments object
-//! itself, so it needs to escape text into JSON strings, decode entities, and
-//! give each raw value the JSON type its tool schema declares.
-
-pub(crate) mod coerce;
-pub(crate) mod entities;
-pub(crate) mod escape;
