@@ -58,8 +58,12 @@
 //! (the marker automata and block programs of one format, or of `auto`);
 //! a [`Parser`] runs one response through it; [`Response`] collects events
 //! into the final object; [`parse`] does both at once.
-// Two measured exceptions, each with its soundness argument: `utf8::as_text`
-// and the AVX2 search of `simd`.
+// `unsafe` is denied but in two places, each measured to pay (see
+// ARCHITECTURE.md and BENCHMARKS.md) and each block with its soundness
+// argument beside it: `utf8::as_text` (ASCII used as text unchecked) and
+// the AVX2 and AVX-512 searches of `simd`, whose `#[target_feature]`
+// functions are reached only through wrappers that take a CPU token of
+// `cpu` (made only after the CPU said it has the instructions).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -78,7 +82,6 @@ mod simd;
 pub mod sink;
 mod tools;
 mod utf8;
-mod validate;
 
 pub use catalogue::aliases;
 pub use lang::{format, format_file};

@@ -47,6 +47,24 @@ pub(crate) fn as_text(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
 }
 
+/// `bytes` as text if they are UTF-8 (ending on a whole character), else
+/// `None` (the caller finds out where the error is): the one check
+/// `feed_with` makes of a chunk of 64 bytes or more.
+///
+/// `simdutf8` (AVX2 at best), or std's validator under
+/// `TOOLSCAN_SIMD=portable`. An AVX-512 version of the same algorithm of
+/// our own was 1.4–1.6× faster than `simdutf8` on 64 KiB chunks alone,
+/// an eighth off `auto` end to end, and twice as slow on 64-byte ones; the
+/// stream adapters feed text, which needs no check at all, so it was
+/// removed (`benches/simd.rs`, BENCHMARKS.md).
+#[inline]
+pub(crate) fn check(bytes: &[u8]) -> Option<&str> {
+    match crate::cpu::level() {
+        crate::cpu::Level::Portable => std::str::from_utf8(bytes).ok(),
+        _ => simdutf8::basic::from_utf8(bytes).ok(),
+    }
+}
+
 /// Decodes bytes as UTF-8, replacing invalid sequences with U+FFFD.
 #[cfg(test)]
 pub(crate) fn lossy(bytes: &[u8]) -> String {
@@ -69,6 +87,43 @@ mod tests {
         ];
         for s in samples {
             assert_eq!(as_text(s), std::str::from_utf8(s).ok(), "{s:?}");
+        }
+    }
+
+    /// `check` agrees with std's validator on text cut anywhere, damaged,
+    /// or cut inside a character, at every place in memory.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "simdutf8 0.1.5 offsets its prefetch pointer past the end of long inputs (an out-of-bounds `add`, fixed upstream, not released), which Miri reports"
+    )]
+    fn check_agrees_with_the_validator() {
+        let pieces: [&str; 8] = ["a", "é", "東京", "😀", " ", "ü", "\u{10FFFF}", "\u{FFFD}"];
+        let mut seed = 0x1234_5678_u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        let agrees = |b: &[u8]| assert_eq!(check(b), std::str::from_utf8(b).ok(), "{b:02x?}");
+        for _ in 0..300 {
+            let mut s = String::new();
+            for _ in 0..next(200) {
+                s.push_str(pieces[next(pieces.len())]);
+            }
+            let mut b = s.into_bytes();
+            for off in [0, 1, 31] {
+                agrees(b.get(off..).unwrap_or_default());
+            }
+            if !b.is_empty() {
+                // One byte changed, or the end cut inside a character.
+                let k = next(b.len());
+                b[k] = next(256) as u8;
+                agrees(&b);
+                b.truncate(next(b.len()) + 1);
+                agrees(&b);
+            }
         }
     }
 

@@ -46,7 +46,7 @@ impl<'a> Chunk<'a> {
         let fast = if rest.len() < 64 {
             std::str::from_utf8(rest).ok()
         } else {
-            crate::validate::from_utf8(rest)
+            crate::utf8::check(rest)
         };
         let valid = match fast {
             Some(s) => s,
