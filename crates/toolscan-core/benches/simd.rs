@@ -38,13 +38,18 @@
 //!   set them side by side.
 
 // The library's own files, with the tests left out (`cfg(test)` is off
-// here) and what only the library calls unused.
-#[allow(dead_code, unsafe_code)]
-#[path = "../src/cpu.rs"]
-mod cpu;
-#[allow(dead_code, unsafe_code)]
-#[path = "../src/simd.rs"]
-mod simd;
+// here) and what only the library calls unused; in a `scan` module as in
+// the library, so that their paths (`crate::scan::cpu`) hold. (The
+// module's `path` is the directory its files are taken from.)
+#[path = "../src/scan"]
+mod scan {
+    #[allow(dead_code, unsafe_code)]
+    #[path = "cpu.rs"]
+    pub(crate) mod cpu;
+    #[allow(dead_code, unsafe_code)]
+    #[path = "simd.rs"]
+    pub(crate) mod simd;
+}
 
 use std::hint::black_box;
 
@@ -52,7 +57,8 @@ use aho_corasick::packed;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use toolscan_core::{sink, EventRef, Parser, Sink};
 
-use cpu::Level;
+use scan::cpu::Level;
+use scan::{cpu, simd};
 
 /// About 1 MiB of prose: the text of `benches/throughput.rs` at the root
 /// (the same words, inserts and seed), paragraphs of sentences with

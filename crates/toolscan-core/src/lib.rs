@@ -68,20 +68,17 @@
 #![warn(missing_docs)]
 
 mod catalogue;
-mod cpu;
 mod engine;
 mod error;
 mod event;
 mod ids;
 mod lang;
-mod marker;
 mod options;
 mod read;
 mod response;
-mod simd;
+mod scan;
 pub mod sink;
 mod tools;
-mod utf8;
 
 pub use catalogue::aliases;
 pub use lang::{format, format_file};

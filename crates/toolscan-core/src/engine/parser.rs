@@ -28,9 +28,9 @@ use crate::ids::Minter;
 use crate::lang::format::Trust;
 use crate::lang::grammar::{Grammar, PatKind, Watch};
 use crate::lang::program::Op;
-use crate::marker::{is_word, line_tail2, Found, StateID};
 use crate::options::{CallsInReasoning, Limits, Options};
 use crate::read::json::{Ignore, JsonScanner};
+use crate::scan::marker::{is_word, line_tail2, Found, StateID};
 use crate::sink::Sink;
 
 /// A streaming tool-call parser for one response.
@@ -228,11 +228,11 @@ impl Parser {
             return;
         }
         if self.plain(chunk) {
-            if let Some(text) = crate::utf8::as_text(chunk) {
+            if let Some(text) = crate::scan::utf8::as_text(chunk) {
                 return self.shared.pending.pass_text(text, &mut SinkRef(sink));
             }
         } else if self.held_then_plain(chunk) {
-            if let Some(text) = crate::utf8::as_text(chunk) {
+            if let Some(text) = crate::scan::utf8::as_text(chunk) {
                 return self.release_held_and_pass(text, &mut SinkRef(sink));
             }
         }
@@ -299,7 +299,7 @@ impl Parser {
             || self.shared.hold.is_some()
             || p.buf.len() > TOKEN_SIZED
             || st.sid == set.start()
-            || crate::utf8::complete_prefix_len(&p.buf) != p.buf.len()
+            || crate::scan::utf8::complete_prefix_len(&p.buf) != p.buf.len()
         {
             return false;
         }
@@ -308,7 +308,7 @@ impl Parser {
         };
         // (`q` ≥ 1: the byte before it is the one that ended the prefix.)
         chunk.get(q).is_none_or(|&b| (b as i8) >= -0x40)
-            && set.is_plain(&chunk[q..], crate::marker::is_word(chunk[q - 1]))
+            && set.is_plain(&chunk[q..], crate::scan::marker::is_word(chunk[q - 1]))
     }
 
     /// Releases the held bytes and then `text` (see

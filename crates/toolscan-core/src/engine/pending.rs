@@ -10,9 +10,9 @@
 use std::str::Utf8Chunk;
 
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
-use crate::marker::{is_word, line_tail};
+use crate::scan::marker::{is_word, line_tail};
+use crate::scan::utf8::complete_prefix_len;
 use crate::sink::Sink;
-use crate::utf8::complete_prefix_len;
 
 /// One chunk being fed, with the part of it known to be UTF-8.
 #[derive(Clone, Copy, Debug)]
@@ -46,7 +46,7 @@ impl<'a> Chunk<'a> {
         let fast = if rest.len() < 64 {
             std::str::from_utf8(rest).ok()
         } else {
-            crate::utf8::check(rest)
+            crate::scan::utf8::check(rest)
         };
         let valid = match fast {
             Some(s) => s,
@@ -467,7 +467,7 @@ fn unfinished_need(buf: &[u8]) -> usize {
         if b & 0xC0 == 0x80 {
             continue;
         }
-        return crate::utf8::char_len(b).saturating_sub(back);
+        return crate::scan::utf8::char_len(b).saturating_sub(back);
     }
     0
 }

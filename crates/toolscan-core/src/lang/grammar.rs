@@ -10,7 +10,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use crate::error::Error;
 use crate::lang::format::{ByteSet, Format, Lit, Opener, Trust};
 use crate::lang::program::{self, first_set, CaptureOp, Op};
-use crate::marker::{MarkerSet, Pattern};
+use crate::scan::marker::{MarkerSet, Pattern};
 
 /// Reasoning block markers (used with reasoning separation on), every
 /// family's: Qwen, DeepSeek R1, GLM, MiniMax, Kimi K2 (`<think>`), Mistral

@@ -158,7 +158,7 @@ pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) ->
             // (a replayed marker its program refused): read again from
             // there, the marker would open the same block again, without
             // end. Its first character is text; the rest is read again.
-            k = crate::utf8::char_len(p.buf[0]).min(p.buf.len());
+            k = crate::scan::utf8::char_len(p.buf[0]).min(p.buf.len());
         }
         let markup = p.buf.split_off(k);
         p.pos = p.buf_start + k as u64;

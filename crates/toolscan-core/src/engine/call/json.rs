@@ -9,8 +9,8 @@ use crate::lang::format::{JsonStep, Shape};
 use crate::read::json::{is_one_object, Flow, Kind, Visitor, KEY_CAP};
 use crate::read::reason::{Reason, Stop, StopKind};
 use crate::read::word::check_word;
+use crate::scan::utf8::complete_prefix_len;
 use crate::sink::Sink;
-use crate::utf8::complete_prefix_len;
 
 /// What a JSON value means for the call being assembled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,7 +21,7 @@
 //! reports one match a call where a window hands over up to 64, and it
 //! has nothing like the AVX-512 search's `before` filter.
 //!
-//! The vector code runs only with a token of [`crate::cpu`] in hand
+//! The vector code runs only with a token of [`crate::scan::cpu`] in hand
 //! ([`window_at`] takes a `Level`, which carries one): that is the proof,
 //! checked when the token was made, that the CPU has the instructions.
 
@@ -120,22 +120,22 @@ pub(crate) struct Window {
 /// together — a tag's `<` and `>` — cost one search.
 #[inline]
 pub(crate) fn window(hay: &[u8], from: usize, set: &ByteSet8) -> Option<Window> {
-    window_at(crate::cpu::level(), hay, from, set)
+    window_at(crate::scan::cpu::level(), hay, from, set)
 }
 
 /// [`window`] with the instructions of `level`.
 #[inline]
 pub(crate) fn window_at(
-    level: crate::cpu::Level,
+    level: crate::scan::cpu::Level,
     hay: &[u8],
     from: usize,
     set: &ByteSet8,
 ) -> Option<Window> {
     match level {
         #[cfg(target_arch = "x86_64")]
-        crate::cpu::Level::Avx512(t) => avx512::window(t, hay, from, set),
+        crate::scan::cpu::Level::Avx512(t) => avx512::window(t, hay, from, set),
         #[cfg(target_arch = "x86_64")]
-        crate::cpu::Level::Avx2(t) => avx2::window(t, hay, from, set),
+        crate::scan::cpu::Level::Avx2(t) => avx2::window(t, hay, from, set),
         // (Off x86-64 no token can be made: every level is `Portable`.)
         _ => portable_window(hay, from, set),
     }
@@ -166,7 +166,7 @@ fn passes(hay: &[u8], n: &[u8]) -> Option<usize> {
 #[allow(unsafe_code)]
 mod avx2 {
     use super::ByteSet8;
-    use crate::cpu::Avx2;
+    use crate::scan::cpu::Avx2;
     use std::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
         _mm256_or_si256, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
@@ -321,7 +321,7 @@ mod avx2 {
 #[allow(unsafe_code)]
 mod avx512 {
     use super::ByteSet8;
-    use crate::cpu::Avx512;
+    use crate::scan::cpu::Avx512;
     use std::arch::x86_64::{
         __m512i, __mmask64, _mm512_and_si512, _mm512_broadcast_i32x4, _mm512_maskz_loadu_epi8,
         _mm512_set1_epi8, _mm512_shuffle_epi8, _mm512_srli_epi16, _mm512_test_epi8_mask,
@@ -433,7 +433,7 @@ mod avx512 {
 mod tests {
     use super::*;
 
-    use crate::cpu::Level;
+    use crate::scan::cpu::Level;
 
     /// Every implementation of [`window`] this CPU can run.
     fn implementations() -> Vec<(&'static str, Level)> {

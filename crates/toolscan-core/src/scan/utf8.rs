@@ -59,8 +59,8 @@ pub(crate) fn as_text(bytes: &[u8]) -> Option<&str> {
 /// removed (`benches/simd.rs`, BENCHMARKS.md).
 #[inline]
 pub(crate) fn check(bytes: &[u8]) -> Option<&str> {
-    match crate::cpu::level() {
-        crate::cpu::Level::Portable => std::str::from_utf8(bytes).ok(),
+    match crate::scan::cpu::level() {
+        crate::scan::cpu::Level::Portable => std::str::from_utf8(bytes).ok(),
         _ => simdutf8::basic::from_utf8(bytes).ok(),
     }
 }

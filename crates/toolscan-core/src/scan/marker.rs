@@ -6,7 +6,7 @@
 //! chunks is found without re-scanning. The state also says how many trailing
 //! bytes may still become a marker (its depth): exactly those are held back.
 
-use crate::simd::Window;
+use crate::scan::simd::Window;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
@@ -74,7 +74,7 @@ enum Search {
     Two(u8, u8),
     Three(u8, u8, u8),
     /// Four to eight (what `auto` needs): in one pass (`simd::find`).
-    Many(crate::simd::ByteSet8),
+    Many(crate::scan::simd::ByteSet8),
     /// More than eight: the table, byte by byte.
     Table,
 }
@@ -174,7 +174,7 @@ impl RareBytes {
             // only after the byte its markers hold before it (the `L` of
             // `TOOL` after an `O`): capitals and other rare bytes in
             // prose are mostly not.
-            _ => crate::simd::ByteSet8::new(&bytes).map_or(Search::Table, |set| {
+            _ => crate::scan::simd::ByteSet8::new(&bytes).map_or(Search::Table, |set| {
                 Search::Many(
                     bytes
                         .iter()
@@ -269,7 +269,7 @@ impl RareBytes {
             }
             *w = match &self.search {
                 Search::Many(set) if hay.len() - from >= SHORT => {
-                    crate::simd::window(hay, from, set)?
+                    crate::scan::simd::window(hay, from, set)?
                 }
                 _ => {
                     let p = self.find(hay, from)?;
@@ -295,7 +295,7 @@ impl RareBytes {
             Search::One(a) => memchr::memchr(*a, hay),
             Search::Two(a, b) => memchr::memchr2(*a, *b, hay),
             Search::Three(a, b, c) => memchr::memchr3(*a, *b, *c, hay),
-            Search::Many(set) => crate::simd::find(hay, set),
+            Search::Many(set) => crate::scan::simd::find(hay, set),
             Search::Table => table(hay),
         };
         k.map(|k| i + k)
@@ -571,7 +571,7 @@ impl MarkerSet {
     /// so such bytes are text at once. Every path that decides a hold-back
     /// goes through here, so the hold after the same bytes is the same
     /// whichever path the parser took (a search that reports a rare byte
-    /// or one that skips it: see [`crate::simd::ByteSet8::after`]).
+    /// or one that skips it: see [`crate::scan::simd::ByteSet8::after`]).
     pub(crate) fn held(&self, sid: StateID, recent: &[u8], hay: &[u8]) -> usize {
         let d = self.depth(sid);
         // (Bytes the caller no longer has: held, as the automaton says.)
