@@ -6,7 +6,6 @@
 
 pub mod aliases;
 pub(crate) mod build;
-pub(crate) mod families;
 pub(crate) mod formats;
 pub(crate) mod register;
 pub(crate) mod registry;
