@@ -6,10 +6,36 @@
 //! unfinished character, a block that may still be a call — are copied into
 //! the pending buffer, and leave it as text (copied once more) or are
 //! dropped as a call's span.
+//!
+//! # The protocol
+//!
+//! Every offset is absolute (from the start of the stream, `u64`); the
+//! buffer holds `buf_start..pos`, and the chunk being fed begins at its
+//! `base`. What the parser and the block's readers do with it, and nothing
+//! else:
+//!
+//! - **hold**: [`Pending::take_n`] (the `n` bytes a reader just read, from
+//!   `pos` on) or [`Pending::take`] (up to an offset): the bytes are copied
+//!   in only when the chunk ends with their fate open;
+//! - **give back**: [`Pending::untake`] — the last bytes held were not
+//!   used (a JSON window read past the value's end);
+//! - **refer**: [`Pending::src`] — a view by offset ([`Src`]) that call
+//!   assembly keeps spans of, so arguments are not copied again;
+//! - **drop**: [`Pending::drop_upto`] — the bytes up to an offset belong to
+//!   a dispatched call (or are framing): they are gone, not text;
+//! - **release**: [`Pending::flush`] (text up to an offset, cut on a
+//!   character boundary, what may still begin a marker kept),
+//!   [`Pending::release_front`], [`Pending::release_all`] — the bytes are
+//!   text, borrowed from the chunk where they still are.
+//!
+//! A block's bytes are held from its marker on, so that a block that fails
+//! can give every one of them back as text (nothing lost); a call's are
+//! dropped when it is dispatched.
 
 use std::str::Utf8Chunk;
 
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
+use crate::read::src::Src;
 use crate::scan::marker::{is_word, line_tail};
 use crate::scan::utf8::complete_prefix_len;
 use crate::sink::Sink;
@@ -258,8 +284,8 @@ impl Pending {
     }
 
     /// The pending bytes, for arguments that are a span of them.
-    pub(crate) fn src(&self) -> crate::engine::call::calls::Src<'_> {
-        crate::engine::call::calls::Src {
+    pub(crate) fn src(&self) -> Src<'_> {
+        Src {
             buf: &self.buf,
             start: self.buf_start,
         }
