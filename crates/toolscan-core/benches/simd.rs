@@ -60,121 +60,12 @@ use toolscan_core::{sink, EventRef, Parser, Sink};
 use scan::cpu::Level;
 use scan::{cpu, simd};
 
-/// About 1 MiB of prose: the text of `benches/throughput.rs` at the root
-/// (the same words, inserts and seed), paragraphs of sentences with
-/// punctuation, non-ASCII words and some `<` and `[`, no tool-call marker.
+/// About 1 MiB of prose (the text of `benches/throughput.rs` at the
+/// root): paragraphs of sentences with punctuation, non-ASCII words and
+/// some `<` and `[`, no tool-call marker.
 fn prose() -> String {
-    // SplitMix64, as `toolscan_testkit::rng`: the same text on every run.
-    let mut state = 0x70_726f_7365u64;
-    let mut below = |n: usize| {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    };
-    let target = 1 << 20;
-    let mut s = String::with_capacity(target + 256);
-    while s.len() < target {
-        let sentences = 3 + below(5);
-        for _ in 0..sentences {
-            let words = 6 + below(14);
-            for w in 0..words {
-                let word = if below(12) == 0 {
-                    ODDITIES[below(ODDITIES.len())]
-                } else {
-                    WORDS[below(WORDS.len())]
-                };
-                if w == 0 {
-                    let mut cs = word.chars();
-                    if let Some(c) = cs.next() {
-                        s.extend(c.to_uppercase());
-                        s.push_str(cs.as_str());
-                    }
-                } else {
-                    s.push_str(word);
-                }
-                if w + 1 < words {
-                    s.push_str(match below(10) {
-                        0 => ", ",
-                        1 if w > 2 => "; ",
-                        _ => " ",
-                    });
-                }
-            }
-            s.push_str([". ", ". ", ". ", "? ", "! ", ": "][below(6)]);
-        }
-        s.push_str("\n\n");
-    }
-    s
+    toolscan_testkit::prose::prose(1 << 20)
 }
-
-const WORDS: &[&str] = &[
-    "the",
-    "a",
-    "request",
-    "server",
-    "returns",
-    "value",
-    "function",
-    "weather",
-    "in",
-    "Zürich",
-    "東京",
-    "café",
-    "naïve",
-    "résumé",
-    "token",
-    "stream",
-    "parser",
-    "model",
-    "output",
-    "because",
-    "when",
-    "each",
-    "chunk",
-    "arrives",
-    "tool",
-    "call",
-    "is",
-    "not",
-    "always",
-    "complete",
-    "größer",
-    "Straße",
-    "données",
-    "temperature",
-    "forecast",
-    "°C",
-    "—",
-    "and",
-    "of",
-    "to",
-    "with",
-    "buffer",
-    "😀",
-    "Ελλάδα",
-    "Москва",
-];
-
-const ODDITIES: &[&str] = &[
-    "a < b",
-    "x <= 3",
-    "<br>",
-    "<b>bold</b>",
-    "<tooling>",
-    "<tool_",
-    "<toolbox>",
-    "[1]",
-    "[note]",
-    "[TOOL]",
-    "[see above]",
-    "<think about it>",
-    "<function>",
-    "Vec<u8>",
-    "<｜",
-    "a[i] < a[j]",
-];
 
 /// Pieces of `text` of about `size` bytes, each ending on a character
 /// boundary.

@@ -43,4 +43,5 @@ pub mod chunk;
 pub mod corpus;
 pub mod expect;
 pub mod process;
+pub mod prose;
 pub mod rng;
