@@ -68,9 +68,10 @@ impl<'a> Chunk<'a> {
             _ => 0,
         };
         let rest = &bytes[from..];
-        // The SIMD validator pays off past a few dozen bytes.
+        // The SIMD validator pays off past a few dozen bytes; a token-sized
+        // ASCII chunk needs no validator at all.
         let fast = if rest.len() < 64 {
-            std::str::from_utf8(rest).ok()
+            crate::scan::utf8::as_text(rest)
         } else {
             crate::scan::utf8::check(rest)
         };

@@ -408,12 +408,13 @@ impl Calls {
         }
         let text = args_text(c.span, &c.args, src);
         // Deltas stop before bytes that are not UTF-8 (such a call fails
-        // when it completes) and before an unfinished character.
-        let delta = match std::str::from_utf8(&text[c.emitted..]) {
-            Ok(s) => s,
-            Err(e) => std::str::from_utf8(&text[c.emitted..c.emitted + e.valid_up_to()])
-                .unwrap_or_default(),
-        };
+        // when it completes) and before an unfinished character. (A
+        // token-sized ASCII delta, the common one, needs no validator.)
+        let rest = &text[c.emitted..];
+        let delta = crate::scan::utf8::as_text(rest).unwrap_or_else(|| {
+            let valid = std::str::from_utf8(rest).map_or_else(|e| e.valid_up_to(), str::len);
+            std::str::from_utf8(&rest[..valid]).unwrap_or_default()
+        });
         if delta.is_empty() {
             return;
         }
