@@ -70,7 +70,7 @@ use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
 };
 use toolscan::{Event, EventRef, Grammar, Options, Parser, Registry};
-use toolscan_testkit::prose::prose;
+use toolscan_testkit::prose::{pieces, prose};
 
 // ---------------------------------------------------------------------------
 // Input generation
@@ -365,22 +365,6 @@ fn baseline_requery(c: &mut Criterion) {
     group.finish();
 }
 
-/// Pieces of `text` of about `size` bytes, each ending on a character
-/// boundary.
-fn str_pieces(text: &str, size: usize) -> Vec<&str> {
-    let mut v = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + size).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        v.push(&text[at..end]);
-        at = end;
-    }
-    v
-}
-
 /// Feeds `pieces` to a fresh parser by the sink API (`feed_str_with` if
 /// `str`, else `feed_with`) and finishes it; returns the bytes of text the
 /// sink received.
@@ -409,7 +393,7 @@ fn sink_api(c: &mut Criterion) {
     let mut group = c.benchmark_group("sink_api");
     group.throughput(Throughput::Bytes(text.len() as u64));
     for (label, size) in [("4B", 4), ("64KiB", 64 << 10)] {
-        let pieces = str_pieces(&text, size);
+        let pieces = pieces(&text, size);
         let mut out = Vec::new();
         group.bench_function(format!("vec/{label}"), |b| {
             b.iter(|| {
@@ -525,7 +509,7 @@ fn auto_vs_single(c: &mut Criterion) {
     let mut group = c.benchmark_group("auto_vs_single");
     group.throughput(Throughput::Bytes(text.len() as u64));
     for (label, size) in [("4B", 4), ("64KiB", 64 << 10)] {
-        let pieces = str_pieces(&text, size);
+        let pieces = pieces(&text, size);
         for format in ["hermes", "auto"] {
             let g = Registry::builtin().grammar(format).expect("grammar");
             assert_eq!(

@@ -2,8 +2,11 @@
 """Finds circles between the files of a crate: `scripts/circles.py DIR...`
 (each DIR a crate's `src/`). A file depends on another when it names an
 item through it (`crate::`, `super::`, `self::` paths, `use` trees, a
-directory module's own children). Tests modules and comments are left
-out. Prints each circle and exits 1 if there is one."""
+directory module's own children), in code and in doc links alike; a path
+through a module's re-export stands for the file the item is defined
+in. Paths to the crate root (its public face) and plain comments, and
+tests modules, are left out. Prints each circle and exits 1 if there is
+one."""
 import os, re, sys
 
 def check(root):
@@ -16,10 +19,17 @@ def check(root):
                 if parts[-1] in ('mod', 'lib', 'main'):
                     parts = parts[:-1]
                 files['::'.join(parts)] = p
-    def resolve(segs):
+    # Re-exports (`pub use a::B;` in a module): a path through them stands
+    # for the file the item is defined in.
+    reexports = {}
+    def resolve(segs, depth=0):
         for k in range(len(segs), -1, -1):
             m = '::'.join(segs[:k])
             if m in files:
+                # (The crate root's re-exports are its public face: a path
+                # through them names the API, not a file.)
+                if m and k < len(segs) and (m, segs[k]) in reexports and depth < 8:
+                    return resolve(reexports[(m, segs[k])] + segs[k + 1:], depth + 1)
                 return m
         return None
     def expand(prefix, body):
@@ -45,13 +55,29 @@ def check(root):
                 it = it.split(' as ')[0].strip()
                 out.append(prefix + [x for x in it.split('::') if x and x != 'self'])
         return out
+    for m, p in files.items():
+        src = re.sub(r'//[^\n]*', '', open(p).read())
+        me = [x for x in m.split('::') if x]
+        for body in re.findall(r'\bpub(?:\([^)]*\))?\s+use\s+([^;]+);', src):
+            body = body.strip()
+            base = me
+            if body.startswith('crate::'):
+                base, body = [], body[len('crate::'):]
+            elif body.startswith('super::'):
+                base, body = me[:-1], body[len('super::'):]
+            for path in expand([], body):
+                if path and path[0] != 'self':
+                    reexports[(m, path[-1])] = base + path
     edges = {m: set() for m in files}
     for m, p in files.items():
         src = open(p).read()
         cut = src.find('#[cfg(test)]\nmod tests')
         if cut >= 0: src = src[:cut]
-        src = re.sub(r'//[^\n]*', '', src)
+        src = re.sub(r'(?<![/:])//(?![/!])[^\n]*', '', src)  # doc links count
         me = [x for x in m.split('::') if x]
+        if not me:
+            # The crate root's re-exports are its public face, not a use.
+            src = re.sub(r'\bpub(?:\([^)]*\))?\s+use\s+[^;]+;', '', src)
         is_dir = p.endswith(('mod.rs', 'lib.rs', 'main.rs'))
         here = me if is_dir else me[:-1]   # the module whose children are siblings
         paths = []
@@ -73,7 +99,8 @@ def check(root):
             elif pre == 'super': full = me[:-1] + segs
             else: full = me + segs
             t = resolve(full)
-            if t is not None and t != m:
+            # (A path to the crate root names its public face, not a file.)
+            if t is not None and t != m and t != '':
                 edges[m].add(t)
     idx = {}; low = {}; st = []; on = set(); sccs = []; c = [0]
     sys.setrecursionlimit(10000)

@@ -56,6 +56,7 @@ use std::hint::black_box;
 use aho_corasick::packed;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use toolscan_core::{sink, EventRef, Parser, Sink};
+use toolscan_testkit::prose::pieces;
 
 use scan::cpu::Level;
 use scan::{cpu, simd};
@@ -65,22 +66,6 @@ use scan::{cpu, simd};
 /// some `<` and `[`, no tool-call marker.
 fn prose() -> String {
     toolscan_testkit::prose::prose(1 << 20)
-}
-
-/// Pieces of `text` of about `size` bytes, each ending on a character
-/// boundary.
-fn pieces(text: &str, size: usize) -> Vec<&str> {
-    let mut v = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + size).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        v.push(&text[at..end]);
-        at = end;
-    }
-    v
 }
 
 const SIZES: [(&str, usize); 7] = [

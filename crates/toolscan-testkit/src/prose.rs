@@ -116,3 +116,24 @@ pub fn prose(target: usize) -> String {
 fn pick<'a>(rng: &mut Rng, items: &[&'a str]) -> &'a str {
     items[rng.below(items.len())]
 }
+
+/// Pieces of `text` of about `size` bytes, each ending on a character
+/// boundary (the last one may be shorter).
+///
+/// ```
+/// let p = toolscan_testkit::prose::pieces("aé東z", 2);
+/// assert_eq!(p, ["aé", "東", "z"]);
+/// ```
+pub fn pieces(text: &str, size: usize) -> Vec<&str> {
+    let mut v = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        v.push(&text[at..end]);
+        at = end;
+    }
+    v
+}

@@ -30,7 +30,7 @@ pub enum Error {
     /// A `tools` array could not be read.
     Tools(String),
     /// A format description (JSON) is invalid: the field at fault and why
-    /// (see [`format_file`](crate::lang::format_file)).
+    /// (see [`format_file`](crate::format_file)).
     FormatFile(FormatFileError),
 }
 

@@ -2,7 +2,7 @@
 //! its [`Env`] (the pending buffer, the parser's call context, the sink),
 //! the [`Input`] the limits leave it, and the [`Flow`] it returns. The
 //! readers (the other files of this folder) see the block through these
-//! alone; [`run`](super::run) dispatches to them.
+//! alone; `run` (in `mod.rs`) dispatches to them.
 
 use crate::engine::call::calls::{Calls, Ctx};
 use crate::engine::call::json::JsonCalls;
