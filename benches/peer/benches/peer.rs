@@ -22,6 +22,12 @@
 //!   For a parser that does the same work per byte, the 64 KB time is 16
 //!   times the 4 KB time; one that re-reads what it has buffered on every
 //!   chunk takes about 256 times.
+//! - `xml_256KB_4B`: one Qwen3-Coder call (`<parameter=content>` raw text)
+//!   with a 256 KiB `content`, in 4-byte chunks; toolscan only (the peer
+//!   would take hours).
+//! - In the prose groups, toolscan's `feed` rows use the convenience
+//!   `Parser::feed` (a new `Vec<Event>` for every chunk); the `vec` rows
+//!   reuse one `Vec` (`feed_into`).
 //!
 //! Before timing, every contender's output is checked: the prose comes back
 //! as text unchanged and no call, the call comes back with its name and the
@@ -132,6 +138,9 @@ fn toolscan_contenders<M: Measurement>(
     toolscan_contender(g, format, "str", grammar, chunks, |run, c| run.feed_str(c));
     toolscan_contender(g, format, "vec", grammar, chunks, |run, c| {
         run.feed_vec(c.as_bytes())
+    });
+    toolscan_contender(g, format, "feed", grammar, chunks, |run, c| {
+        run.feed_new_vec(c.as_bytes())
     });
 }
 
@@ -289,6 +298,59 @@ fn arg_group<M: Measurement>(c: &mut Criterion<M>, group: &str, size: usize) {
 fn args<M: Measurement>(c: &mut Criterion<M>) {
     arg_group(c, "arg_4KB_4B", input::ARG_SMALL);
     arg_group(c, "arg_64KB_4B", input::ARG_BIG);
+    xml_group(c);
+}
+
+/// A Qwen3-Coder call whose 256 KiB `content` parameter (raw text, not
+/// JSON) streams in 4-byte chunks. toolscan only: the peer re-reads its
+/// buffer on every chunk (a quarter of a minute a response at 64 KB in
+/// the hermes format), which would take hours here.
+fn xml_group<M: Measurement>(c: &mut Criterion<M>) {
+    let content = input::content(input::XML_BIG);
+    let call = input::qwen3_coder_call(&content);
+    let cut = cuts(&call, input::SMALL_CHUNK);
+    let chunks = slices(&call, &cut);
+    let grammar = ours::grammar("qwen3-coder");
+    let options = ours::write_file_options;
+    let events = ours::collect_with(&grammar, options(), chunks.iter().map(|c| c.as_bytes()));
+    let (_, calls) = ours::summarize(&events);
+    assert_eq!(calls.len(), 1, "toolscan qwen3-coder: one call");
+    assert!(
+        calls[0].1["content"].as_str() == Some(content.as_str()),
+        "toolscan qwen3-coder: content"
+    );
+    let deltas = events
+        .iter()
+        .filter(|e| matches!(e, toolscan_core::Event::ToolCallArgs { .. }))
+        .count();
+    assert!(deltas > chunks.len() / 2, "toolscan qwen3-coder: the value streams");
+    eprintln!("xml_256KB_4B: {} bytes in {} chunks", call.len(), chunks.len());
+
+    let mut g = c.benchmark_group("xml_256KB_4B");
+    g.throughput(Throughput::Bytes(call.len() as u64))
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(SAMPLES)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    g.bench_function("toolscan_qwen3coder_bytes", |b| {
+        b.iter(|| {
+            let mut run = Run::with(&grammar, options());
+            for c in &chunks {
+                run.feed_bytes(c.as_bytes());
+            }
+            black_box(run.finish())
+        })
+    });
+    g.bench_function("toolscan_qwen3coder_str", |b| {
+        b.iter(|| {
+            let mut run = Run::with(&grammar, options());
+            for c in &chunks {
+                run.feed_str(c);
+            }
+            black_box(run.finish())
+        })
+    });
+    g.finish();
 }
 
 fn all<M: Measurement>(c: &mut Criterion<M>) {

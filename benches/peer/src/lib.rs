@@ -258,6 +258,18 @@ pub mod input {
         s
     }
 
+    /// The `content` size of the Qwen3-Coder group.
+    pub const XML_BIG: usize = 256 << 10;
+
+    /// One Qwen3-Coder call writing `content` to `a.txt`, as its chat
+    /// template writes it: each parameter value on lines of its own.
+    pub fn qwen3_coder_call(content: &str) -> String {
+        format!(
+            "<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n\
+             <parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
+        )
+    }
+
     /// One hermes / Qwen 2.5 call writing `content` to `a.txt`:
     /// `<tool_call>\n{"name": "write_file", "arguments": {...}}\n</tool_call>`.
     /// With `newlines` false the newlines around the JSON are left out.
@@ -299,8 +311,13 @@ pub mod ours {
     impl Run {
         /// A parser for one response, default options.
         pub fn new(grammar: &Arc<Grammar>) -> Run {
+            Run::with(grammar, Options::default())
+        }
+
+        /// A parser for one response with these options.
+        pub fn with(grammar: &Arc<Grammar>, options: Options) -> Run {
             Run {
-                parser: Parser::new(Arc::clone(grammar), Options::default()),
+                parser: Parser::new(Arc::clone(grammar), options),
                 out: Vec::new(),
                 events: 0,
             }
@@ -332,6 +349,13 @@ pub mod ours {
             self.out.clear();
         }
 
+        /// Feeds a chunk given as bytes, through the convenience `feed`
+        /// (a new `Vec` of owned events for every chunk).
+        #[inline]
+        pub fn feed_new_vec(&mut self, chunk: &[u8]) {
+            self.events += self.parser.feed(chunk).len();
+        }
+
         /// Ends the response; the number of events it produced.
         pub fn finish(mut self) -> usize {
             self.parser.finish_into(&mut self.out);
@@ -345,13 +369,37 @@ pub mod ours {
         grammar: &Arc<Grammar>,
         chunks: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<Event> {
-        let mut p = Parser::new(Arc::clone(grammar), Options::default());
+        collect_with(grammar, Options::default(), chunks)
+    }
+
+    /// The same with these options.
+    pub fn collect_with<'a>(
+        grammar: &Arc<Grammar>,
+        options: Options,
+        chunks: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<Event> {
+        let mut p = Parser::new(Arc::clone(grammar), options);
         let mut out = Vec::new();
         for c in chunks {
             p.feed_into(c, &mut out);
         }
         p.finish_into(&mut out);
         out
+    }
+
+    /// Options with the `write_file` tool (both parameters strings): a
+    /// format whose values are raw text needs the schema to stream a
+    /// string parameter as it comes.
+    pub fn write_file_options() -> Options {
+        let tools = toolscan_core::Tools::from_json(&serde_json::json!([{
+            "type": "function",
+            "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+                "path": {"type": "string"}, "content": {"type": "string"}}}}
+        }]))
+        .expect("the tools parse");
+        let mut o = Options::default();
+        o.tools = Some(tools);
+        o
     }
 
     /// The text of `events` and the completed calls, as (name, arguments).

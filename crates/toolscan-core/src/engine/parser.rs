@@ -292,7 +292,7 @@ impl Parser {
             return false;
         };
         let prog = &self.g.openers[b.opener].program;
-        block::string_run(prog, b, &mut self.shared.env(out), text)
+        block::direct(prog, b, &mut self.shared.env(out), text)
     }
 
     /// The fast path of the text mode for token-sized chunks: nothing is
@@ -422,7 +422,9 @@ impl Parser {
 
     /// Feeds the next chunk; returns the events it completes.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
-        let mut out = Vec::new();
+        // Room for the one event a token-sized chunk makes, allocated at
+        // once: growing an empty vector on its first event costs more.
+        let mut out = Vec::with_capacity(2);
         self.feed_with(chunk, &mut out);
         out
     }

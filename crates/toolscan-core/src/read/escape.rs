@@ -43,6 +43,16 @@ const fn escape_table() -> [u8; 256] {
 /// copied in one go.
 pub(crate) fn push_json_str_content(raw: &[u8], out: &mut Vec<u8>) {
     out.reserve(raw.len());
+    if raw.len() <= 16 {
+        // A token's bytes, one by one: calls to `memcpy` cost more.
+        for &b in raw {
+            match ESCAPE[usize::from(b)] {
+                0 => out.push(b),
+                e => push_escape(b, e, out),
+            }
+        }
+        return;
+    }
     let mut start = 0;
     for (i, &b) in raw.iter().enumerate() {
         let e = ESCAPE[usize::from(b)];
@@ -50,21 +60,26 @@ pub(crate) fn push_json_str_content(raw: &[u8], out: &mut Vec<u8>) {
             continue;
         }
         out.extend_from_slice(&raw[start..i]);
-        if e == b'u' {
-            out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0x0f)],
-            ]);
-        } else {
-            out.extend_from_slice(&[b'\\', e]);
-        }
+        push_escape(b, e, out);
         start = i + 1;
     }
     out.extend_from_slice(&raw[start..]);
+}
+
+/// The escape of byte `b` (`e`: its entry in [`ESCAPE`], not 0).
+fn push_escape(b: u8, e: u8, out: &mut Vec<u8>) {
+    if e == b'u' {
+        out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(b >> 4)],
+            HEX[usize::from(b & 0x0f)],
+        ]);
+    } else {
+        out.extend_from_slice(&[b'\\', e]);
+    }
 }
 
 /// How many bytes [`push_json_str_content`] appends for `raw`.

@@ -256,6 +256,18 @@ impl ValueRead {
         }
     }
 
+    /// Whether [`feed`](Self::feed) would read all of `input` as value and
+    /// change nothing: the value's end is markup, none of it is half met,
+    /// and no byte of `input` may begin any. (Then the caller takes the
+    /// bytes and calls [`hand`](Self::hand), as after `feed`.)
+    pub(crate) fn is_plain_run(&self, input: &[u8]) -> bool {
+        matches!(self.scan, Scan::Markup)
+            && self.m.held.is_empty()
+            && !input
+                .iter()
+                .any(|&b| self.opts.iter().any(|o| o.lit.matches_at(0, b)))
+    }
+
     /// Reads `input` (the bytes after absolute offset `base`, not yet in
     /// the pending buffer, which ends with the value's earlier bytes:
     /// `src`) until the value ends; returns how many bytes it consumed and

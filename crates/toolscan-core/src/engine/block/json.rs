@@ -3,7 +3,7 @@
 //! so is the rest of it.
 
 use super::fail::{release, report};
-use super::reader::{room, Block, Env, Flow, Input, JsonState, Outcome, StepState};
+use super::reader::{Block, Env, Flow, Input, JsonState, Outcome, StepState};
 use crate::engine::call::json::{Builder, JsonCalls};
 use crate::engine::pending::Chunk;
 use crate::lang::format::JsonStep;
@@ -14,19 +14,12 @@ use crate::read::reason::{Reason, Stop};
 /// The fewest bytes a JSON step takes from the chunk at once (see [`read`]).
 const JSON_WINDOW: usize = 256;
 
-/// The direct path of a token-sized chunk (`text`) that lies wholly inside
+/// A token-sized chunk (`text`, within the limits) that lies wholly inside
 /// a string of the JSON value being read — the common chunk of a long
 /// argument: the bytes are held, the scanner passes them on, and the
-/// argument delta goes out, exactly as [`read`] would do and without the
-/// runner's loop around it (after such bytes, the runner would only find
-/// the step still reading and ask for more). `false`: nothing was read.
-pub(crate) fn string_run(prog: &[Op], b: &mut Block, env: &mut Env<'_>, text: &str) -> bool {
-    let Some(Op::Json(j)) = prog.get(b.pc) else {
-        return false;
-    };
-    if text.len() > room(b, env).0 {
-        return false;
-    }
+/// argument delta goes out, exactly as [`read`] would do. `false`: nothing
+/// was read (see [`direct`](super::direct)).
+pub(super) fn string_run(j: &JsonStep, b: &mut Block, env: &mut Env<'_>, text: &str) -> bool {
     let StepState::Json(js) = &mut b.st else {
         return false;
     };

@@ -33,9 +33,8 @@ mod value;
 pub(crate) use end::{at_end, AtEnd};
 pub(crate) use fail::end_block;
 use fail::{fail, Failed};
-pub(crate) use json::string_run;
+use reader::{room, Flow, Input};
 pub(crate) use reader::{Block, Env, Outcome, StepState};
-use reader::{Flow, Input};
 pub(crate) use value::end_value_at_eof;
 
 /// Runs the block from chunk byte `i`; returns where it stopped.
@@ -88,6 +87,23 @@ pub(crate) fn run(
     }
 }
 
+/// The direct path of a token-sized chunk `text` that the current step
+/// reads whole without meeting anything: a run inside a JSON string
+/// (`json::string_run`) or inside a raw value (`value::plain_run`) — the
+/// chunks of a long argument. The step's reader takes it as [`run`] would,
+/// without the loop around it, which would only find the step still
+/// reading and ask for more. `false`: nothing was read; `run` is the way.
+pub(crate) fn direct(prog: &[Op], b: &mut Block, env: &mut Env<'_>, text: &str) -> bool {
+    if text.len() > room(b, env).0 {
+        return false;
+    }
+    match prog.get(b.pc) {
+        Some(Op::Json(j)) => json::string_run(j, b, env, text),
+        Some(Op::Value(_)) => value::plain_run(b, env, text),
+        _ => false,
+    }
+}
+
 /// Hands the step that reads bytes to its reader.
 fn read(
     prog: &[Op],
@@ -136,6 +152,11 @@ mod tests {
     /// chunk in turn (the block's marker already read); the last run's
     /// result, and every event.
     fn run_steps(steps: Vec<Step>, chunks: &[&str], limits: Limits) -> (Ran, Vec<Event>) {
+        drive(steps, chunks, limits, false)
+    }
+
+    /// [`run_steps`], each chunk offered to [`direct`] first when `direct`.
+    fn drive(steps: Vec<Step>, chunks: &[&str], limits: Limits, direct: bool) -> (Ran, Vec<Event>) {
         let mut steps = steps;
         steps.push(Step::lit("#"));
         let prog = compile(&steps).expect("the program compiles");
@@ -153,6 +174,11 @@ mod tests {
                 out: &mut out,
                 reasoning: false,
             };
+            if direct && super::direct(&prog, &mut b, &mut env, chunk) {
+                let (at, outcome, pc) = (chunk.len(), "need more", b.pc);
+                ran = Some(Ran { at, outcome, pc });
+                continue;
+            }
             let (at, outcome) = run(&prog, &mut b, &mut env, &ch, 0);
             let outcome = match outcome {
                 Outcome::NeedMore => "need more",
@@ -166,6 +192,10 @@ mod tests {
                 outcome,
                 pc: b.pc,
             });
+            if outcome != "need more" {
+                // The block is over (the parser would go back to text).
+                break;
+            }
         }
         (ran.expect("at least one chunk"), out)
     }
@@ -277,6 +307,61 @@ mod tests {
         for (what, steps, chunks, want) in table {
             let (got, _) = run_steps(steps, &chunks, Limits::default());
             assert_eq!(got, want, "{what}");
+        }
+    }
+
+    /// The direct path of a chunk inside a JSON string or a raw value
+    /// gives exactly the events of the runner, one by one (not only once
+    /// coalesced), and ends in the same state, under every chunking —
+    /// and is taken.
+    #[test]
+    fn the_direct_path_is_the_runners() {
+        let value = || vec![Step::key_until("="), Step::Value(ValueStep::until("</v>"))];
+        let cases: Vec<(Vec<Step>, &str)> = vec![
+            (
+                vec![Step::args()],
+                r#"{"content": "line one,\nsaid \"hi\" \\ é 東京 \u00e9 end", "n": 1}"#,
+            ),
+            (
+                value(),
+                "k=some value < with a lone angle, é 東京 & more</v>",
+            ),
+            (value(), "k=value with a closer cut </"),
+        ];
+        for (steps, input) in cases {
+            for size in 1..=6 {
+                let chunks = toolscan_testkit::prose::pieces(input, size);
+                let want = run_steps(steps.clone(), &chunks, Limits::default());
+                let got = drive(steps.clone(), &chunks, Limits::default(), true);
+                assert_eq!(got, want, "{input:?} in pieces of {size}");
+            }
+            // Taken: a chunk inside the string or value is read directly.
+            let chunks = toolscan_testkit::prose::pieces(input, 2);
+            let mut limits = Limits::default();
+            limits.max_call_bytes = input.len() / 2;
+            // Near a limit too: the same failure at the same byte.
+            let want = run_steps(steps.clone(), &chunks, limits);
+            let got = drive(steps.clone(), &chunks, limits, true);
+            assert_eq!(got, want, "{input:?} with a limit");
+        }
+        for (steps, head, inside, end) in [
+            (vec![Step::args()], "{\"a\": \"", "text", "x\""),
+            (value(), "k=ab", "text", "x<"),
+        ] {
+            let prog = compile(&steps).expect("compiles");
+            let mut b = Block::new(0, false);
+            let mut pending = Pending::default();
+            let mut ctx = Ctx::new(Minter::new(&IdMint::Seeded(0)), None, Limits::default());
+            let mut out: Vec<Event> = Vec::new();
+            let mut env = Env {
+                pending: &mut pending,
+                ctx: &mut ctx,
+                out: &mut out,
+                reasoning: false,
+            };
+            run(&prog, &mut b, &mut env, &Chunk::from_str(head, 0), 0);
+            assert!(direct(&prog, &mut b, &mut env, inside), "{head}: inside");
+            assert!(!direct(&prog, &mut b, &mut env, end), "{head}: at markup");
         }
     }
 

@@ -4,6 +4,7 @@
 
 use super::reader::{Block, Env, Flow, Input, Outcome, StepState};
 use crate::engine::call::calls::Calls;
+use crate::engine::pending::Chunk;
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::lang::program::ValueOp;
 use crate::read::reason::{Reason, Stop};
@@ -69,6 +70,27 @@ pub(super) fn read(
     }
     b.calls.sync(env.out, env.pending.src());
     Flow::Go
+}
+
+/// A token-sized chunk (`text`, within the limits) in which the raw value
+/// being read meets no markup — the common chunk of a long parameter: the
+/// bytes are held and handed to the call, and the argument delta goes out,
+/// exactly as [`read`] would do. `false`: nothing was read (see
+/// [`direct`](super::direct)).
+pub(super) fn plain_run(b: &mut Block, env: &mut Env<'_>, text: &str) -> bool {
+    let StepState::Value(vr) = &mut b.st else {
+        return false;
+    };
+    if !vr.is_plain_run(text.as_bytes()) {
+        return false;
+    }
+    let held_from = env.pending.pos;
+    env.pending
+        .take_n(&Chunk::from_str(text, held_from), text.len());
+    let pos = env.pending.pos;
+    vr.hand(env.pending.src(), pos, false, &mut b.calls);
+    b.calls.sync(env.out, env.pending.src());
+    true
 }
 
 /// Notes a value whose closing tag is missing (reported with its call).

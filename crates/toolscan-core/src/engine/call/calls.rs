@@ -202,18 +202,23 @@ impl Call {
         }
         // Deltas stop before bytes that are not UTF-8 (such a call fails
         // when it completes) and before an unfinished character.
-        let n = match std::str::from_utf8(text) {
-            Ok(s) => s.len(),
-            Err(e) => {
-                self.bad_text = e.error_len().is_some();
-                e.valid_up_to()
+        let delta = match crate::scan::utf8::as_text(text) {
+            Some(delta) => delta,
+            None => {
+                let n = match std::str::from_utf8(text) {
+                    Ok(s) => s.len(),
+                    Err(e) => {
+                        self.bad_text = e.error_len().is_some();
+                        e.valid_up_to()
+                    }
+                };
+                std::str::from_utf8(&text[..n]).unwrap_or_default()
             }
         };
+        let n = delta.len();
         if n > 0 {
-            if let Ok(delta) = std::str::from_utf8(&text[..n]) {
-                out.event(EventRef::ToolCallArgs { index, delta });
-                self.emitted += n;
-            }
+            out.event(EventRef::ToolCallArgs { index, delta });
+            self.emitted += n;
         }
         text.drain(..n);
     }
