@@ -337,8 +337,10 @@ mod tests {
             }
             // Taken: a chunk inside the string or value is read directly.
             let chunks = toolscan_testkit::prose::pieces(input, 2);
-            let mut limits = Limits::default();
-            limits.max_call_bytes = input.len() / 2;
+            let limits = Limits {
+                max_call_bytes: input.len() / 2,
+                ..Limits::default()
+            };
             // Near a limit too: the same failure at the same byte.
             let want = run_steps(steps.clone(), &chunks, limits);
             let got = drive(steps.clone(), &chunks, limits, true);
