@@ -343,7 +343,7 @@ impl PyReader {
 
     /// Reads from `input[*i]` on: at least one byte, or a change of state
     /// that reads it again; `*i` is where it stopped. An error leaves `*i`
-    /// at the byte that does not fit.
+    /// at the byte that does not fit. (One method per state.)
     fn step(
         &mut self,
         step: &PyStep,
@@ -355,72 +355,9 @@ impl PyReader {
         let Some(&b) = input.get(*i) else {
             return Ok(());
         };
-        let keywords = step.args == PyArgs::Keywords;
         match self.st {
-            St::Item => {
-                if is_ws(b) {
-                    *i += 1;
-                    return Ok(());
-                }
-                if self.closes(step, b) {
-                    return self.close(i, out);
-                }
-                let Some(top) = self.frames.last_mut() else {
-                    return Err(Reason::Unexpected { found: b });
-                };
-                match (top.kind, keywords) {
-                    (Kind::Args, true) => {
-                        if !is_ident_start(b) {
-                            return Err(Reason::PositionalArg);
-                        }
-                        self.tok.clear();
-                        self.st = St::Key;
-                    }
-                    (Kind::Args | Kind::Dict, false) => {
-                        if b == b':' || b"{}[],".contains(&b) || b < 0x20 {
-                            return Err(Reason::ExpectedKey { found: b });
-                        }
-                        self.tok.clear();
-                        self.st = St::Key;
-                    }
-                    (Kind::Dict, true) => {
-                        begin_item(top, out);
-                        top.at_key = true;
-                        self.st = St::Value;
-                    }
-                    (Kind::List | Kind::Tuple, _) => {
-                        begin_item(top, out);
-                        self.st = St::Value;
-                    }
-                }
-                Ok(())
-            }
-            St::Key => {
-                if keywords {
-                    if is_ident(b) {
-                        self.tok.push(b);
-                    } else if is_ws(b) {
-                        self.st = St::Sep;
-                    } else if b == b'=' {
-                        self.write_key(out);
-                        self.st = St::Value;
-                    } else {
-                        return Err(Reason::PositionalArg);
-                    }
-                } else if b == b':' {
-                    while self.tok.last().is_some_and(|&c| is_ws(c)) {
-                        self.tok.pop();
-                    }
-                    self.write_key(out);
-                    self.st = St::Value;
-                } else if b"{}[],".contains(&b) || (b < 0x20 && !is_ws(b)) {
-                    return Err(Reason::ExpectedColon { found: b });
-                } else {
-                    self.tok.push(b);
-                }
-                *i += 1;
-                Ok(())
-            }
+            St::Item => self.item(step, b, i, out),
+            St::Key => self.key(step, b, i, out),
             St::Sep => {
                 if b == b'=' {
                     self.write_key(out);
@@ -432,42 +369,14 @@ impl PyReader {
                 Ok(())
             }
             St::Value => {
-                if is_ws(b) {
-                    *i += 1;
-                    return Ok(());
+                if !is_ws(b) {
+                    self.value_start(step, max_depth, b, out)?;
                 }
-                self.value_start(step, max_depth, b, out)?;
                 *i += 1;
                 Ok(())
             }
             St::Quote { q, n, raw } => {
-                if b == q && n == 1 {
-                    self.st = St::Quote { q, n: 2, raw };
-                    *i += 1;
-                } else if b == q {
-                    self.st = St::Str(Str {
-                        q,
-                        triple: true,
-                        raw,
-                        run: 0,
-                        esc: Esc::No,
-                        hi: None,
-                    });
-                    *i += 1;
-                } else if n == 2 {
-                    // `''`: the empty string; this byte is read again.
-                    out.push(b'"');
-                    self.st = St::After;
-                } else {
-                    self.st = St::Str(Str {
-                        q,
-                        triple: false,
-                        raw,
-                        run: 0,
-                        esc: Esc::No,
-                        hi: None,
-                    });
-                }
+                self.quote(q, n, raw, b, i, out);
                 Ok(())
             }
             St::Str(mut s) => {
@@ -477,83 +386,9 @@ impl PyReader {
                 }
                 r
             }
-            St::DOpen(m) => {
-                let PyStrings::Delimited(d) = &step.strings else {
-                    return Err(Reason::ExpectedValue { found: b });
-                };
-                if !d.matches_at(m, b) {
-                    return Err(Reason::ExpectedValue { found: b });
-                }
-                *i += 1;
-                if m + 1 == d.bytes.len() {
-                    out.push(b'"');
-                    self.st = St::DStr(0);
-                } else {
-                    self.st = St::DOpen(m + 1);
-                }
-                Ok(())
-            }
-            St::DStr(m) => {
-                let PyStrings::Delimited(d) = &step.strings else {
-                    return Err(Reason::ExpectedValue { found: b });
-                };
-                let (Some(&first), rest) = (d.bytes.first(), input.get(*i..).unwrap_or_default())
-                else {
-                    return Err(Reason::ExpectedValue { found: b });
-                };
-                if m == 0 {
-                    // Verbatim text up to the delimiter's first byte.
-                    let k = memchr::memchr(first, rest).unwrap_or(rest.len());
-                    if k > 0 {
-                        push_json_str_content(&rest[..k], out);
-                        *i += k;
-                        return Ok(());
-                    }
-                }
-                *i += 1;
-                if d.matches_at(m, b) {
-                    if m + 1 == d.bytes.len() {
-                        out.push(b'"');
-                        self.st = St::After;
-                    } else {
-                        self.st = St::DStr(m + 1);
-                    }
-                    return Ok(());
-                }
-                // The partial delimiter and this byte: text, but for a
-                // tail that may begin the delimiter again.
-                let mut held: Vec<u8> = d.bytes.get(..m).unwrap_or_default().to_vec();
-                held.push(b);
-                let s = (1..=held.len())
-                    .find(|&s| {
-                        let tail = held.get(s..).unwrap_or_default();
-                        tail.iter().enumerate().all(|(k, &c)| d.matches_at(k, c))
-                    })
-                    .unwrap_or(held.len());
-                push_json_str_content(held.get(..s).unwrap_or_default(), out);
-                self.st = St::DStr(held.len() - s);
-                Ok(())
-            }
-            St::Num => {
-                let sign_ok = (b == b'+' || b == b'-')
-                    && matches!(self.tok.last(), Some(b'e' | b'E'))
-                    && !self.tok.iter().any(|&c| c == b'x' || c == b'X');
-                if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || sign_ok {
-                    self.tok.push(b);
-                    *i += 1;
-                    return Ok(());
-                }
-                let mut num = Vec::new();
-                push_number(&self.tok, &mut num)?;
-                if self.frames.last().is_some_and(|f| f.at_key) {
-                    // A number as a dictionary key: its text.
-                    push_json_str(&num, out);
-                } else {
-                    out.extend_from_slice(&num);
-                }
-                self.st = St::After;
-                Ok(())
-            }
+            St::DOpen(m) => self.delimiter_open(step, m, b, i, out),
+            St::DStr(m) => self.delimited(step, m, input, i, out),
+            St::Num => self.number_byte(b, i, out),
             St::Word => {
                 if is_ident(b) || b == b'.' {
                     self.tok.push(b);
@@ -562,37 +397,254 @@ impl PyReader {
                 }
                 self.word_end(step, b, i, out)
             }
-            St::After => {
-                if is_ws(b) {
-                    *i += 1;
-                    return Ok(());
-                }
-                let Some(top) = self.frames.last_mut() else {
-                    return Err(Reason::Unexpected { found: b });
-                };
-                if top.at_key {
-                    if b != b':' {
-                        return Err(Reason::ExpectedColon { found: b });
-                    }
-                    out.push(b':');
-                    top.at_key = false;
-                    self.st = St::Value;
-                    *i += 1;
-                    return Ok(());
-                }
-                if b == b',' {
-                    top.comma = true;
-                    self.st = St::Item;
-                    *i += 1;
-                    return Ok(());
-                }
-                if self.closes(step, b) {
-                    return self.close(i, out);
-                }
-                Err(Reason::ExpectedCommaOrClose { found: b })
-            }
+            St::After => self.after(step, b, i, out),
             St::Done => Err(Reason::Unexpected { found: b }),
         }
+    }
+
+    /// [`St::Item`]: a key, a value, or the container's end.
+    fn item(
+        &mut self,
+        step: &PyStep,
+        b: u8,
+        i: &mut usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Reason> {
+        if is_ws(b) {
+            *i += 1;
+            return Ok(());
+        }
+        if self.closes(step, b) {
+            return self.close(i, out);
+        }
+        let keywords = step.args == PyArgs::Keywords;
+        let Some(top) = self.frames.last_mut() else {
+            return Err(Reason::Unexpected { found: b });
+        };
+        match (top.kind, keywords) {
+            (Kind::Args, true) => {
+                if !is_ident_start(b) {
+                    return Err(Reason::PositionalArg);
+                }
+                self.tok.clear();
+                self.st = St::Key;
+            }
+            (Kind::Args | Kind::Dict, false) => {
+                if b == b':' || b"{}[],".contains(&b) || b < 0x20 {
+                    return Err(Reason::ExpectedKey { found: b });
+                }
+                self.tok.clear();
+                self.st = St::Key;
+            }
+            (Kind::Dict, true) => {
+                begin_item(top, out);
+                top.at_key = true;
+                self.st = St::Value;
+            }
+            (Kind::List | Kind::Tuple, _) => {
+                begin_item(top, out);
+                self.st = St::Value;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`St::Key`]: a keyword (`city=`) or a bare key (`city:`).
+    fn key(
+        &mut self,
+        step: &PyStep,
+        b: u8,
+        i: &mut usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Reason> {
+        if step.args == PyArgs::Keywords {
+            if is_ident(b) {
+                self.tok.push(b);
+            } else if is_ws(b) {
+                self.st = St::Sep;
+            } else if b == b'=' {
+                self.write_key(out);
+                self.st = St::Value;
+            } else {
+                return Err(Reason::PositionalArg);
+            }
+        } else if b == b':' {
+            while self.tok.last().is_some_and(|&c| is_ws(c)) {
+                self.tok.pop();
+            }
+            self.write_key(out);
+            self.st = St::Value;
+        } else if b"{}[],".contains(&b) || (b < 0x20 && !is_ws(b)) {
+            return Err(Reason::ExpectedColon { found: b });
+        } else {
+            self.tok.push(b);
+        }
+        *i += 1;
+        Ok(())
+    }
+
+    /// [`St::Quote`]: after `n` quotes `q` — a string, a triple-quoted
+    /// one, or the empty string.
+    fn quote(&mut self, q: u8, n: u8, raw: bool, b: u8, i: &mut usize, out: &mut Vec<u8>) {
+        let string = |triple| {
+            St::Str(Str {
+                q,
+                triple,
+                raw,
+                run: 0,
+                esc: Esc::No,
+                hi: None,
+            })
+        };
+        if b == q && n == 1 {
+            self.st = St::Quote { q, n: 2, raw };
+            *i += 1;
+        } else if b == q {
+            self.st = string(true);
+            *i += 1;
+        } else if n == 2 {
+            // `''`: the empty string; this byte is read again.
+            out.push(b'"');
+            self.st = St::After;
+        } else {
+            self.st = string(false);
+        }
+    }
+
+    /// [`St::DOpen`]: the `m`th byte of a string's opening delimiter.
+    fn delimiter_open(
+        &mut self,
+        step: &PyStep,
+        m: usize,
+        b: u8,
+        i: &mut usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Reason> {
+        let PyStrings::Delimited(d) = &step.strings else {
+            return Err(Reason::ExpectedValue { found: b });
+        };
+        if !d.matches_at(m, b) {
+            return Err(Reason::ExpectedValue { found: b });
+        }
+        *i += 1;
+        if m + 1 == d.bytes.len() {
+            out.push(b'"');
+            self.st = St::DStr(0);
+        } else {
+            self.st = St::DOpen(m + 1);
+        }
+        Ok(())
+    }
+
+    /// [`St::DStr`]: inside a delimited string, `m` bytes of the closing
+    /// delimiter matched.
+    fn delimited(
+        &mut self,
+        step: &PyStep,
+        m: usize,
+        input: &[u8],
+        i: &mut usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Reason> {
+        let b = input.get(*i).copied().unwrap_or_default();
+        let PyStrings::Delimited(d) = &step.strings else {
+            return Err(Reason::ExpectedValue { found: b });
+        };
+        let (Some(&first), rest) = (d.bytes.first(), input.get(*i..).unwrap_or_default()) else {
+            return Err(Reason::ExpectedValue { found: b });
+        };
+        if m == 0 {
+            // Verbatim text up to the delimiter's first byte.
+            let k = memchr::memchr(first, rest).unwrap_or(rest.len());
+            if k > 0 {
+                push_json_str_content(&rest[..k], out);
+                *i += k;
+                return Ok(());
+            }
+        }
+        *i += 1;
+        if d.matches_at(m, b) {
+            if m + 1 == d.bytes.len() {
+                out.push(b'"');
+                self.st = St::After;
+            } else {
+                self.st = St::DStr(m + 1);
+            }
+            return Ok(());
+        }
+        // The partial delimiter and this byte: text, but for a
+        // tail that may begin the delimiter again.
+        let mut held: Vec<u8> = d.bytes.get(..m).unwrap_or_default().to_vec();
+        held.push(b);
+        let s = (1..=held.len())
+            .find(|&s| {
+                let tail = held.get(s..).unwrap_or_default();
+                tail.iter().enumerate().all(|(k, &c)| d.matches_at(k, c))
+            })
+            .unwrap_or(held.len());
+        push_json_str_content(held.get(..s).unwrap_or_default(), out);
+        self.st = St::DStr(held.len() - s);
+        Ok(())
+    }
+
+    /// [`St::Num`]: a number's next byte, or its end.
+    fn number_byte(&mut self, b: u8, i: &mut usize, out: &mut Vec<u8>) -> Result<(), Reason> {
+        let sign_ok = (b == b'+' || b == b'-')
+            && matches!(self.tok.last(), Some(b'e' | b'E'))
+            && !self.tok.iter().any(|&c| c == b'x' || c == b'X');
+        if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || sign_ok {
+            self.tok.push(b);
+            *i += 1;
+            return Ok(());
+        }
+        let mut num = Vec::new();
+        push_number(&self.tok, &mut num)?;
+        if self.frames.last().is_some_and(|f| f.at_key) {
+            // A number as a dictionary key: its text.
+            push_json_str(&num, out);
+        } else {
+            out.extend_from_slice(&num);
+        }
+        self.st = St::After;
+        Ok(())
+    }
+
+    /// [`St::After`]: a value ended — a `:` after a key, a `,`, or the
+    /// container's end.
+    fn after(
+        &mut self,
+        step: &PyStep,
+        b: u8,
+        i: &mut usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Reason> {
+        if is_ws(b) {
+            *i += 1;
+            return Ok(());
+        }
+        let Some(top) = self.frames.last_mut() else {
+            return Err(Reason::Unexpected { found: b });
+        };
+        if top.at_key {
+            if b != b':' {
+                return Err(Reason::ExpectedColon { found: b });
+            }
+            out.push(b':');
+            top.at_key = false;
+            self.st = St::Value;
+            *i += 1;
+            return Ok(());
+        }
+        if b == b',' {
+            top.comma = true;
+            self.st = St::Item;
+            *i += 1;
+            return Ok(());
+        }
+        if self.closes(step, b) {
+            return self.close(i, out);
+        }
+        Err(Reason::ExpectedCommaOrClose { found: b })
     }
 
     /// Whether `b` closes the innermost container.
@@ -756,109 +808,8 @@ impl PyReader {
         let Some(&b) = input.get(*i) else {
             return Ok(());
         };
-        match s.esc {
-            Esc::No => {}
-            Esc::Backslash => {
-                *i += 1;
-                s.esc = Esc::No;
-                if s.raw {
-                    push_json_str_content(&[b'\\', b], out);
-                    return Ok(());
-                }
-                if s.hi.is_some() && b != b'u' {
-                    return Err(Reason::LoneSurrogate);
-                }
-                let short = match b {
-                    b'\n' => return Ok(()), // a line continuation
-                    b'\r' => {
-                        s.esc = Esc::Cr;
-                        return Ok(());
-                    }
-                    b'\\' | b'\'' | b'"' => b,
-                    b'a' => 0x07,
-                    b'b' => 0x08,
-                    b'f' => 0x0c,
-                    b'n' => b'\n',
-                    b'r' => b'\r',
-                    b't' => b'\t',
-                    b'v' => 0x0b,
-                    b'0'..=b'7' => {
-                        s.esc = Esc::Octal {
-                            n: 1,
-                            acc: u32::from(b - b'0'),
-                        };
-                        return Ok(());
-                    }
-                    b'x' | b'u' | b'U' => {
-                        let left = match b {
-                            b'x' => 2,
-                            b'u' => 4,
-                            _ => 8,
-                        };
-                        s.esc = Esc::Hex {
-                            kind: b,
-                            left,
-                            acc: 0,
-                        };
-                        return Ok(());
-                    }
-                    b'N' => {
-                        *i -= 1;
-                        return Err(Reason::BadEscape { found: b });
-                    }
-                    // Python keeps the backslash of an unknown escape.
-                    _ => {
-                        push_json_str_content(&[b'\\', b], out);
-                        return Ok(());
-                    }
-                };
-                push_json_str_content(&[short], out);
-                return Ok(());
-            }
-            Esc::Cr => {
-                s.esc = Esc::No;
-                if b == b'\n' {
-                    *i += 1;
-                    return Ok(());
-                }
-                // Any other byte is read again.
-                return Ok(());
-            }
-            Esc::Octal { n, acc } => {
-                if (b'0'..=b'7').contains(&b) && n < 3 {
-                    let acc = acc * 8 + u32::from(b - b'0');
-                    *i += 1;
-                    if n + 1 == 3 {
-                        s.esc = Esc::No;
-                        return emit(s, acc, out);
-                    }
-                    s.esc = Esc::Octal { n: n + 1, acc };
-                    return Ok(());
-                }
-                // The escape ended before this byte, which is read again.
-                s.esc = Esc::No;
-                return emit(s, acc, out);
-            }
-            Esc::Hex { kind, left, acc } => {
-                let Some(d) = (b as char).to_digit(16) else {
-                    return Err(Reason::BadHex { found: b });
-                };
-                *i += 1;
-                let acc = acc * 16 + d;
-                if left > 1 {
-                    s.esc = Esc::Hex {
-                        kind,
-                        left: left - 1,
-                        acc,
-                    };
-                    return Ok(());
-                }
-                s.esc = Esc::No;
-                if kind == b'x' {
-                    return emit(s, acc, out);
-                }
-                return unicode(s, acc, out);
-            }
+        if !matches!(s.esc, Esc::No) {
+            return escape(s, b, i, out);
         }
         if s.triple && b == s.q {
             *i += 1;
@@ -907,6 +858,118 @@ impl PyReader {
         *i += k;
         Ok(())
     }
+}
+
+/// The byte `b` inside an escape of string `s` (`s.esc` is not
+/// [`Esc::No`]): one function per kind of escape.
+fn escape(s: &mut Str, b: u8, i: &mut usize, out: &mut Vec<u8>) -> Result<(), Reason> {
+    match s.esc {
+        Esc::No => Ok(()),
+        Esc::Backslash => backslash(s, b, i, out),
+        Esc::Cr => {
+            s.esc = Esc::No;
+            if b == b'\n' {
+                *i += 1;
+                return Ok(());
+            }
+            // Any other byte is read again.
+            Ok(())
+        }
+        Esc::Octal { n, acc } => {
+            if (b'0'..=b'7').contains(&b) && n < 3 {
+                let acc = acc * 8 + u32::from(b - b'0');
+                *i += 1;
+                if n + 1 == 3 {
+                    s.esc = Esc::No;
+                    return emit(s, acc, out);
+                }
+                s.esc = Esc::Octal { n: n + 1, acc };
+                return Ok(());
+            }
+            // The escape ended before this byte, which is read again.
+            s.esc = Esc::No;
+            emit(s, acc, out)
+        }
+        Esc::Hex { kind, left, acc } => {
+            let Some(d) = (b as char).to_digit(16) else {
+                return Err(Reason::BadHex { found: b });
+            };
+            *i += 1;
+            let acc = acc * 16 + d;
+            if left > 1 {
+                s.esc = Esc::Hex {
+                    kind,
+                    left: left - 1,
+                    acc,
+                };
+                return Ok(());
+            }
+            s.esc = Esc::No;
+            if kind == b'x' {
+                return emit(s, acc, out);
+            }
+            unicode(s, acc, out)
+        }
+    }
+}
+
+/// The byte after a backslash in string `s`.
+fn backslash(s: &mut Str, b: u8, i: &mut usize, out: &mut Vec<u8>) -> Result<(), Reason> {
+    *i += 1;
+    s.esc = Esc::No;
+    if s.raw {
+        push_json_str_content(&[b'\\', b], out);
+        return Ok(());
+    }
+    if s.hi.is_some() && b != b'u' {
+        return Err(Reason::LoneSurrogate);
+    }
+    let short = match b {
+        b'\n' => return Ok(()), // a line continuation
+        b'\r' => {
+            s.esc = Esc::Cr;
+            return Ok(());
+        }
+        b'\\' | b'\'' | b'"' => b,
+        b'a' => 0x07,
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'v' => 0x0b,
+        b'0'..=b'7' => {
+            s.esc = Esc::Octal {
+                n: 1,
+                acc: u32::from(b - b'0'),
+            };
+            return Ok(());
+        }
+        b'x' | b'u' | b'U' => {
+            let left = match b {
+                b'x' => 2,
+                b'u' => 4,
+                _ => 8,
+            };
+            s.esc = Esc::Hex {
+                kind: b,
+                left,
+                acc: 0,
+            };
+            return Ok(());
+        }
+        b'N' => {
+            *i -= 1;
+            return Err(Reason::BadEscape { found: b });
+        }
+        // Python keeps the backslash of an unknown escape.
+        _ => {
+            push_json_str_content(&[b'\\', b], out);
+            return Ok(());
+        }
+    };
+    push_json_str_content(&[short], out);
+    Ok(())
 }
 
 /// Begins an item of `f`: a `,` before all but the first.
