@@ -183,8 +183,10 @@ impl Call {
             raw: 0,
         });
         while let Some(s) = self.segs.get(cur.seg) {
-            text.extend_from_slice(self.args.get(cur.lit..s.at).unwrap_or_default());
-            cur.lit = cur.lit.max(s.at);
+            if cur.lit < s.at {
+                text.extend_from_slice(self.args.get(cur.lit..s.at).unwrap_or_default());
+                cur.lit = s.at;
+            }
             let from = cur.raw.max(s.from);
             push_json_str_content(src.span(from, s.to.saturating_sub(from) as usize), text);
             cur.raw = s.to;
@@ -220,7 +222,11 @@ impl Call {
             out.event(EventRef::ToolCallArgs { index, delta });
             self.emitted += n;
         }
-        text.drain(..n);
+        if n == text.len() {
+            text.clear();
+        } else {
+            text.drain(..n);
+        }
     }
 }
 
