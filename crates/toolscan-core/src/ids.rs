@@ -34,32 +34,33 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The resolved minter of one parser.
+/// Where the ids of one parser come from: the [`IdMint`] it was given,
+/// resolved (its seed drawn once).
 #[derive(Clone, Debug)]
-pub(crate) struct Minter {
+pub(crate) struct IdSource {
     seed: u64,
     prefix: &'static str,
     len: usize,
 }
 
-impl Minter {
-    pub(crate) fn new(mint: &IdMint) -> Minter {
+impl IdSource {
+    pub(crate) fn new(mint: &IdMint) -> IdSource {
         match *mint {
             IdMint::Random => {
                 let mut h = RandomState::new().build_hasher();
                 h.write_u64(0x746f_6f6c_7363_616e);
-                Minter {
+                IdSource {
                     seed: h.finish(),
                     prefix: "call_",
                     len: 24,
                 }
             }
-            IdMint::Seeded(seed) => Minter {
+            IdMint::Seeded(seed) => IdSource {
                 seed,
                 prefix: "call_",
                 len: 24,
             },
-            IdMint::Mistral(seed) => Minter {
+            IdMint::Mistral(seed) => IdSource {
                 seed,
                 prefix: "",
                 len: 9,
@@ -93,27 +94,27 @@ mod tests {
 
     #[test]
     fn openai_shape() {
-        let m = Minter::new(&IdMint::Seeded(7));
+        let m = IdSource::new(&IdMint::Seeded(7));
         let id = m.mint(0, 0);
         assert!(id.starts_with("call_"));
         assert_eq!(id.len(), 29);
         assert!(id[5..].bytes().all(|b| b.is_ascii_alphanumeric()));
-        assert_eq!(id, Minter::new(&IdMint::Seeded(7)).mint(0, 0));
+        assert_eq!(id, IdSource::new(&IdMint::Seeded(7)).mint(0, 0));
         assert_ne!(id, m.mint(1, 0));
         assert_ne!(id, m.mint(0, 1));
     }
 
     #[test]
     fn mistral_shape() {
-        let id = Minter::new(&IdMint::Mistral(1)).mint(3, 0);
+        let id = IdSource::new(&IdMint::Mistral(1)).mint(3, 0);
         assert_eq!(id.len(), 9);
         assert!(id.bytes().all(|b| b.is_ascii_alphanumeric()));
     }
 
     #[test]
     fn random_seeds_differ() {
-        let a = Minter::new(&IdMint::Random).mint(0, 0);
-        let b = Minter::new(&IdMint::Random).mint(0, 0);
+        let a = IdSource::new(&IdMint::Random).mint(0, 0);
+        let b = IdSource::new(&IdMint::Random).mint(0, 0);
         assert_ne!(a, b);
     }
 }

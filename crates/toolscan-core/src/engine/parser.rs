@@ -12,19 +12,19 @@
 //!   JSON value is scanned (so nothing inside it opens a call) and released
 //!   as text.
 //!
-//! The parser is its mode plus the state every mode shares (`Shared`), so a
-//! mode's code borrows the shared state and its own state separately.
+//! The parser is its mode plus the state every mode shares (`StreamState`), so a
+//! mode's code borrows the stream state and its own state separately.
 //! Everything it needs between chunks is in the struct, so a feed costs
 //! O(bytes fed) however the input is chunked.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::engine::block::{self, Block, Env, Outcome};
-use crate::engine::call::calls::Ctx;
+use crate::engine::block::{self, Block, BlockCtx, Outcome};
+use crate::engine::call::calls::Session;
 use crate::engine::pending::{Chunk, Pending};
 use crate::event::{DiagnosticKind, Event, EventRef, FinishReason};
-use crate::ids::Minter;
+use crate::ids::IdSource;
 use crate::lang::format::Trust;
 use crate::lang::grammar::{Grammar, PatKind, Watch};
 use crate::lang::program::Op;
@@ -58,7 +58,7 @@ use crate::sink::Sink;
 #[derive(Debug)]
 pub struct Parser {
     g: Arc<Grammar>,
-    shared: Shared,
+    stream: StreamState,
     mode: Mode,
     /// The events of held calls (and of what followed them), while a
     /// [`Hold`] is on: sent at `finish`, dropped if the reasoning block
@@ -68,10 +68,10 @@ pub struct Parser {
 
 /// What every mode works with.
 #[derive(Debug)]
-struct Shared {
+struct StreamState {
     /// No limit trips before a bare marker's next byte (see [`bare_room`]).
     bare_room: bool,
-    ctx: Ctx,
+    session: Session,
     pending: Pending,
     /// Reasoning separation is on.
     reasoning: bool,
@@ -107,7 +107,7 @@ fn bare_room(limits: &crate::options::Limits, marker_len: usize) -> bool {
 /// the events of that block then follow the held ones), else `out`.
 macro_rules! held_or {
     ($self:ident, $out:ident) => {
-        if $self.shared.hold.is_some() {
+        if $self.stream.hold.is_some() {
             &mut $self.deferred as &mut dyn Sink
         } else {
             &mut *$out
@@ -177,11 +177,11 @@ impl Parser {
         let think = tracks_think && options.starts_in_reasoning;
         let in_reasoning = options.reasoning && think;
         let bare_room = bare_room(&options.limits, grammar.follow_len);
-        let mut ctx = Ctx::new(Minter::new(&options.ids), options.tools, options.limits);
-        ctx.admit = options.admit;
-        let shared = Shared {
+        let mut session = Session::new(IdSource::new(&options.ids), options.tools, options.limits);
+        session.admit = options.admit;
+        let stream = StreamState {
             bare_room,
-            ctx,
+            session,
             pending: Pending {
                 in_reasoning,
                 track_lines: grammar.text_sets().any(|t| t.set.has_line_start()),
@@ -203,11 +203,11 @@ impl Parser {
                 k,
                 grammar.openers[k].trust != Trust::Definite,
             ))),
-            None => Mode::Text(shared.text_state(&grammar)),
+            None => Mode::Text(stream.text_state(&grammar)),
         };
         Parser {
             g: grammar,
-            shared,
+            stream,
             mode,
             deferred: Vec::new(),
         }
@@ -215,12 +215,12 @@ impl Parser {
 
     /// How many bytes were fed so far.
     pub fn offset(&self) -> u64 {
-        self.shared.pending.pos
+        self.stream.pending.pos
     }
 
     /// Whether [`finish`](Parser::finish) was called.
     pub fn is_finished(&self) -> bool {
-        self.shared.finished
+        self.stream.finished
     }
 
     /// Feeds the next chunk of bytes; its events go to `sink`.
@@ -229,13 +229,13 @@ impl Parser {
     /// U+FFFD in the text, with an `invalid_utf8` diagnostic); text that is
     /// decided within it reaches the sink borrowed from it.
     pub fn feed_with<S: Sink + ?Sized>(&mut self, chunk: &[u8], sink: &mut S) {
-        if self.shared.finished || chunk.is_empty() {
+        if self.stream.finished || chunk.is_empty() {
             return;
         }
         if self.fast(chunk, crate::scan::utf8::as_text, &mut SinkRef(sink)) {
             return;
         }
-        let ch = Chunk::from_bytes(chunk, self.shared.pending.pos);
+        let ch = Chunk::from_bytes(chunk, self.stream.pending.pos);
         self.process(&ch, &mut SinkRef(sink));
     }
 
@@ -243,13 +243,13 @@ impl Parser {
     /// decoded): like [`feed_with`](Parser::feed_with) without the UTF-8
     /// check.
     pub fn feed_str_with<S: Sink + ?Sized>(&mut self, chunk: &str, sink: &mut S) {
-        if self.shared.finished || chunk.is_empty() {
+        if self.stream.finished || chunk.is_empty() {
             return;
         }
         if self.fast(chunk.as_bytes(), |_| Some(chunk), &mut SinkRef(sink)) {
             return;
         }
-        let ch = Chunk::from_str(chunk, self.shared.pending.pos);
+        let ch = Chunk::from_str(chunk, self.stream.pending.pos);
         self.process(&ch, &mut SinkRef(sink));
     }
 
@@ -267,14 +267,14 @@ impl Parser {
     ) -> bool {
         match &self.mode {
             Mode::Text(_) if self.plain(chunk) => text(chunk).is_some_and(|t| {
-                self.shared.pending.pass_text(t, out);
+                self.stream.pending.pass_text(t, out);
                 true
             }),
             Mode::Text(_) if self.held_then_plain(chunk) => text(chunk).is_some_and(|t| {
                 self.release_held_and_pass(t, out);
                 true
             }),
-            Mode::Block(_) if chunk.len() <= TOKEN_SIZED && self.shared.hold.is_none() => {
+            Mode::Block(_) if chunk.len() <= TOKEN_SIZED && self.stream.hold.is_none() => {
                 text(chunk).is_some_and(|t| self.string_run(t, out))
             }
             _ => false,
@@ -292,7 +292,7 @@ impl Parser {
             return false;
         };
         let prog = &self.g.openers[b.opener].program;
-        block::direct(prog, b, &mut self.shared.env(out), text)
+        block::direct(prog, b, &mut self.stream.env(out), text)
     }
 
     /// The fast path of the text mode for token-sized chunks: nothing is
@@ -309,11 +309,11 @@ impl Parser {
         if chunk.len() > TOKEN_SIZED {
             return false;
         }
-        let set = &self.g.text_set(self.shared.watch()).set;
-        let p = &self.shared.pending;
+        let set = &self.g.text_set(self.stream.watch()).set;
+        let p = &self.stream.pending;
         p.buf.is_empty()
             && st.sid == set.start()
-            && self.shared.hold.is_none()
+            && self.stream.hold.is_none()
             && set.is_plain(chunk, p.after_word)
     }
 
@@ -328,11 +328,11 @@ impl Parser {
         let Mode::Text(st) = &self.mode else {
             return false;
         };
-        let set = &self.g.text_set(self.shared.watch()).set;
-        let p = &self.shared.pending;
+        let set = &self.g.text_set(self.stream.watch()).set;
+        let p = &self.stream.pending;
         if chunk.len() > TOKEN_SIZED
             || p.buf.is_empty()
-            || self.shared.hold.is_some()
+            || self.stream.hold.is_some()
             || p.buf.len() > TOKEN_SIZED
             || st.sid == set.start()
             || crate::scan::utf8::complete_prefix_len(&p.buf) != p.buf.len()
@@ -351,32 +351,32 @@ impl Parser {
     /// [`held_then_plain`](Parser::held_then_plain)).
     #[inline]
     fn release_held_and_pass(&mut self, text: &str, out: &mut dyn Sink) {
-        let p = &mut self.shared.pending;
+        let p = &mut self.stream.pending;
         p.release_all(out);
         p.pass_text(text, out);
         if let Mode::Text(st) = &mut self.mode {
-            st.sid = self.g.text_set(self.shared.watch()).set.start();
+            st.sid = self.g.text_set(self.stream.watch()).set.start();
         }
     }
 
     /// Ends the stream; the remaining events, [`EventRef::Done`] last, go to
     /// `sink`.
     pub fn finish_with<S: Sink + ?Sized>(&mut self, sink: &mut S) {
-        if self.shared.finished {
+        if self.stream.finished {
             return;
         }
         let out = &mut SinkRef(sink);
-        self.shared.finished = true;
+        self.stream.finished = true;
         // The reasoning block never closed: the held calls were meant.
         self.send_held(true, out);
         self.finish_block(out);
         // What the end of the stream made a block read again (an unclosed
         // value's tail) may have begun another hold: it is as unclosed.
         self.send_held(true, out);
-        self.shared.pending.release_all(out);
-        let finish_reason = if self.shared.truncated {
+        self.stream.pending.release_all(out);
+        let finish_reason = if self.stream.truncated {
             FinishReason::Length
-        } else if self.shared.ctx.completed > 0 {
+        } else if self.stream.session.completed > 0 {
             FinishReason::ToolCalls
         } else {
             FinishReason::Stop
@@ -408,7 +408,7 @@ impl Parser {
     /// assert!(!events.iter().any(|e| matches!(e, Event::ToolCallEnd { .. })));
     /// ```
     pub fn finish_at_stop_with<S: Sink + ?Sized>(&mut self, sink: &mut S) {
-        self.shared.ctx.at_stop = self.shared.complete_at_stop;
+        self.stream.session.at_stop = self.stream.complete_at_stop;
         self.finish_with(sink);
     }
 
@@ -459,7 +459,7 @@ impl Parser {
             // in this chunk (the chunk given to the block then ends there).
             let mut closer = None;
             let mut searched = None;
-            match (&self.shared.hold, &self.mode, &self.g.closers) {
+            match (&self.stream.hold, &self.mode, &self.g.closers) {
                 // (Only bytes read for the first time: bytes a block reads
                 // again were searched when they came.)
                 (Some(h), Mode::Block(_), Some(set)) => {
@@ -475,9 +475,9 @@ impl Parser {
                     }
                 }
                 (Some(h), Mode::Text(_) | Mode::Skip(_), _) => {
-                    let p = &self.shared.pending;
+                    let p = &self.stream.pending;
                     let start = p.raw.as_ref().map_or(p.pos, |r| r.start);
-                    let room = h.room(start, p.pos, &self.shared.ctx.limits);
+                    let room = h.room(start, p.pos, &self.stream.session.limits);
                     if room == 0 {
                         self.release_hold(true, out);
                         continue;
@@ -489,19 +489,19 @@ impl Parser {
                 _ => {}
             }
             let c = head.as_ref().unwrap_or(ch);
-            let sink: &mut dyn Sink = if self.shared.hold.is_some() {
+            let sink: &mut dyn Sink = if self.stream.hold.is_some() {
                 &mut self.deferred
             } else {
                 out
             };
             let (next, after) = match &mut self.mode {
-                Mode::Text(st) => self.shared.run_text(&self.g, st, c, i, sink),
+                Mode::Text(st) => self.stream.run_text(&self.g, st, c, i, sink),
                 Mode::Block(b) => {
                     let prog = &self.g.openers[b.opener].program;
-                    let (n, outcome) = block::run(prog, b, &mut self.shared.env(sink), c, i);
-                    (n, self.shared.after_block(outcome))
+                    let (n, outcome) = block::run(prog, b, &mut self.stream.env(sink), c, i);
+                    (n, self.stream.after_block(outcome))
                 }
-                Mode::Skip(sc) => self.shared.run_skip(sc, c, i, sink),
+                Mode::Skip(sc) => self.stream.run_skip(sc, c, i, sink),
             };
             i = next;
             if !matches!(after, After::Stay) {
@@ -510,7 +510,7 @@ impl Parser {
                 // The block read up to the end of a reasoning closer: the
                 // reasoning block closed inside the call, which was quoted.
                 self.closed_inside_block(len, out);
-            } else if let (Some(h), Some(sid)) = (&mut self.shared.hold, searched) {
+            } else if let (Some(h), Some(sid)) = (&mut self.stream.hold, searched) {
                 h.closer = sid;
                 h.searched_to = h.searched_to.max(ch.end());
             }
@@ -521,7 +521,7 @@ impl Parser {
     /// block read: the block is dropped, everything held before the closer
     /// is reasoning, and the closer closes the reasoning block.
     fn closed_inside_block(&mut self, len: usize, out: &mut dyn Sink) {
-        let p = &mut self.shared.pending;
+        let p = &mut self.stream.pending;
         let Some(raw) = &p.raw else {
             return;
         };
@@ -532,7 +532,7 @@ impl Parser {
         p.buf.extend_from_slice(&raw.bytes[from..to]);
         p.buf_start = at;
         tracing::trace!(offset = at, "reasoning closes inside a held call");
-        self.mode = Mode::Text(self.shared.text_state(&self.g));
+        self.mode = Mode::Text(self.stream.text_state(&self.g));
         self.switch(After::Think(false), out);
     }
 
@@ -542,23 +542,23 @@ impl Parser {
         let from_block = matches!(self.mode, Mode::Block(_));
         match after {
             After::Stay => {}
-            After::Text => self.mode = Mode::Text(self.shared.text_state(&self.g)),
+            After::Text => self.mode = Mode::Text(self.stream.text_state(&self.g)),
             After::Skip(sc) => self.mode = Mode::Skip(sc),
             After::Block(b) => self.mode = Mode::Block(b),
             After::Think(open) => {
                 // The marker is the pending bytes. Calls held inside the
                 // block that closes are reasoning.
                 self.release_hold(false, out);
-                let p = &mut self.shared.pending;
-                if self.shared.reasoning {
+                let p = &mut self.stream.pending;
+                if self.stream.reasoning {
                     let at = p.pos;
                     p.drop_upto(at);
                 } else {
                     p.release_all(out);
                 }
-                self.shared.think = open;
-                p.in_reasoning = open && self.shared.reasoning;
-                self.mode = Mode::Text(self.shared.text_state(&self.g));
+                self.stream.think = open;
+                p.in_reasoning = open && self.stream.reasoning;
+                self.mode = Mode::Text(self.stream.text_state(&self.g));
             }
             After::Replay(mode, bytes) => {
                 // Bytes taken back from the pending buffer are fed again,
@@ -566,17 +566,17 @@ impl Parser {
                 let to_block = mode.is_some();
                 self.mode = match mode {
                     Some(b) => Mode::Block(b),
-                    None => Mode::Text(self.shared.text_state(&self.g)),
+                    None => Mode::Text(self.stream.text_state(&self.g)),
                 };
                 if from_block && !to_block {
                     self.left_block(out);
                 }
-                let ch = Chunk::from_bytes(&bytes, self.shared.pending.pos);
+                let ch = Chunk::from_bytes(&bytes, self.stream.pending.pos);
                 self.process(&ch, out);
                 return;
             }
             After::Reread(bytes) => {
-                let ch = Chunk::from_bytes(&bytes, self.shared.pending.pos);
+                let ch = Chunk::from_bytes(&bytes, self.stream.pending.pos);
                 self.process(&ch, out);
                 return;
             }
@@ -594,10 +594,10 @@ impl Parser {
     /// (markup inside reasoning is reasoning, not a broken call). Else, if
     /// it completed a call, the text after it starts counting.
     fn left_block(&mut self, out: &mut dyn Sink) {
-        let Some(h) = &mut self.shared.hold else {
+        let Some(h) = &mut self.stream.hold else {
             return;
         };
-        if self.shared.ctx.completed == h.completed {
+        if self.stream.session.completed == h.completed {
             if self
                 .deferred
                 .iter()
@@ -607,17 +607,17 @@ impl Parser {
             } else {
                 self.send_held(false, out);
             }
-        } else if self.shared.ctx.completed != h.counted {
-            h.text_from = self.shared.pending.pos;
-            h.counted = self.shared.ctx.completed;
+        } else if self.stream.session.completed != h.counted {
+            h.text_from = self.stream.pending.pos;
+            h.counted = self.stream.session.completed;
         }
     }
 
     /// Ends the hold of calls inside a reasoning block: its events go out
     /// as they were (`failures`: with the diagnostics of blocks that failed).
     fn send_held(&mut self, failures: bool, out: &mut dyn Sink) {
-        if self.shared.hold.take().is_some() {
-            self.shared.pending.raw = None;
+        if self.stream.hold.take().is_some() {
+            self.stream.pending.raw = None;
             for e in self.deferred.drain(..) {
                 let failure =
                     matches!(&e, Event::Diagnostic(d) if d.kind != DiagnosticKind::InvalidUtf8);
@@ -633,15 +633,15 @@ impl Parser {
     /// on are released as reasoning (as text, with separation off);
     /// `limit`: because the hold reached its bound (after a diagnostic).
     fn release_hold(&mut self, limit: bool, out: &mut dyn Sink) {
-        let Some(h) = self.shared.hold.take() else {
+        let Some(h) = self.stream.hold.take() else {
             return;
         };
         self.deferred.clear();
-        let ctx = &mut self.shared.ctx;
-        ctx.next_index = h.next_index;
-        ctx.completed = h.completed;
-        ctx.text_ids = h.text_ids;
-        let p = &mut self.shared.pending;
+        let session = &mut self.stream.session;
+        session.next_index = h.next_index;
+        session.completed = h.completed;
+        session.text_ids = h.text_ids;
+        let p = &mut self.stream.pending;
         if limit {
             // The byte at which the text after the last held call passed
             // its bound, if it did. (A block that turned out to be no call
@@ -649,14 +649,15 @@ impl Parser {
             // is back in text: where that is, a block's reading window
             // decides, not the input. The bound of the whole hold is
             // checked at the byte after a call being read.)
-            let offset = p
-                .pos
-                .min(h.text_from.saturating_add(ctx.limits.max_holdback as u64));
+            let offset = p.pos.min(
+                h.text_from
+                    .saturating_add(session.limits.max_holdback as u64),
+            );
             let message = format!(
                 "a call inside a reasoning block that has not closed was held until \
                  the hold's limit (max_holdback {} bytes of reasoning after it, \
                  max_call_bytes {} in all); it is taken as quoted: its bytes are reasoning",
-                ctx.limits.max_holdback, ctx.limits.max_call_bytes
+                session.limits.max_holdback, session.limits.max_call_bytes
             );
             tracing::debug!(offset, "{message}");
             let d = crate::event::Diagnostic {
@@ -680,7 +681,7 @@ impl Parser {
                 return;
             };
             if let Some((at, tail)) =
-                block::end_value_at_eof(b, &mut self.shared.env(held_or!(self, out)))
+                block::end_value_at_eof(b, &mut self.stream.env(held_or!(self, out)))
             {
                 // An unclosed value ended at markup it held: the block
                 // reads what followed that markup again (and with nothing
@@ -689,8 +690,8 @@ impl Parser {
                 if tail.is_empty() {
                     let prog = &self.g.openers[b.opener].program;
                     let (_, outcome) =
-                        block::run(prog, b, &mut self.shared.env(held_or!(self, out)), &ch, 0);
-                    let after = self.shared.after_block(outcome);
+                        block::run(prog, b, &mut self.stream.env(held_or!(self, out)), &ch, 0);
+                    let after = self.stream.after_block(outcome);
                     self.switch(after, out);
                 } else {
                     self.process(&ch, out);
@@ -702,25 +703,25 @@ impl Parser {
             let moved = if budget > 2 * prog.len() + 2 {
                 block::AtEnd::Stuck
             } else {
-                block::at_end(prog, b, &mut self.shared.env(held_or!(self, out)))
+                block::at_end(prog, b, &mut self.stream.env(held_or!(self, out)))
             };
             match moved {
                 block::AtEnd::Moved => {
                     // Run the steps that read nothing (Dispatch, End).
-                    let empty = Chunk::from_str("", self.shared.pending.pos);
+                    let empty = Chunk::from_str("", self.stream.pending.pos);
                     let (_, outcome) = block::run(
                         prog,
                         b,
-                        &mut self.shared.env(held_or!(self, out)),
+                        &mut self.stream.env(held_or!(self, out)),
                         &empty,
                         0,
                     );
-                    let after = self.shared.after_block(outcome);
+                    let after = self.stream.after_block(outcome);
                     self.switch(after, out);
                     continue;
                 }
                 block::AtEnd::Over(outcome) => {
-                    let after = self.shared.after_block(outcome);
+                    let after = self.stream.after_block(outcome);
                     self.switch(after, out);
                     continue;
                 }
@@ -731,13 +732,13 @@ impl Parser {
                     // What earlier steps read belongs to the calls.
                     let from = match &b.st {
                         block::StepState::Then(t) => t.from,
-                        _ => self.shared.pending.pos,
+                        _ => self.stream.pending.pos,
                     };
-                    let p = &mut self.shared.pending;
+                    let p = &mut self.stream.pending;
                     p.drop_upto(from);
                     p.release_all(held_or!(self, out));
-                    block::end_block(b, &mut self.shared.env(held_or!(self, out)));
-                    self.mode = Mode::Text(self.shared.text_state(&self.g));
+                    block::end_block(b, &mut self.stream.env(held_or!(self, out)));
+                    self.mode = Mode::Text(self.stream.text_state(&self.g));
                     return;
                 }
                 _ => {
@@ -752,13 +753,13 @@ impl Parser {
                             _ => true,
                         };
                     if !b.calls.silent() && !between_calls {
-                        self.shared.truncated = true;
+                        self.stream.truncated = true;
                         let mut message = "the stream ended inside a call".to_string();
                         if let Some(i) = b.calls.abandon() {
                             message.push_str(&format!(" (call #{i} is not dispatched)"));
                         }
                         message.push_str("; its bytes are kept as text");
-                        let offset = self.shared.pending.pos;
+                        let offset = self.stream.pending.pos;
                         tracing::debug!(offset, "{message}");
                         let d = crate::event::Diagnostic {
                             kind: crate::event::DiagnosticKind::Truncated,
@@ -767,8 +768,8 @@ impl Parser {
                         };
                         held_or!(self, out).event(EventRef::Diagnostic(&d));
                     }
-                    self.shared.pending.release_all(held_or!(self, out));
-                    self.mode = Mode::Text(self.shared.text_state(&self.g));
+                    self.stream.pending.release_all(held_or!(self, out));
+                    self.mode = Mode::Text(self.stream.text_state(&self.g));
                     return;
                 }
             }
@@ -791,11 +792,11 @@ enum After {
     Reread(Vec<u8>),
 }
 
-impl Shared {
-    fn env<'a>(&'a mut self, out: &'a mut dyn Sink) -> Env<'a> {
-        Env {
+impl StreamState {
+    fn env<'a>(&'a mut self, out: &'a mut dyn Sink) -> BlockCtx<'a> {
+        BlockCtx {
             pending: &mut self.pending,
-            ctx: &mut self.ctx,
+            session: &mut self.session,
             out,
             reasoning: self.reasoning,
         }
@@ -891,12 +892,12 @@ impl Shared {
                             p.start_raw();
                             self.hold = Some(Hold {
                                 text_from: start,
-                                counted: self.ctx.completed,
+                                counted: self.session.completed,
                                 closer,
                                 searched_to: mend,
-                                next_index: self.ctx.next_index,
-                                completed: self.ctx.completed,
-                                text_ids: self.ctx.text_ids.clone(),
+                                next_index: self.session.next_index,
+                                completed: self.session.completed,
+                                text_ids: self.session.text_ids.clone(),
                             });
                         }
                         let b = Box::new(Block::new(k, op.trust != Trust::Definite));

@@ -19,7 +19,7 @@
 //!   in only when the chunk ends with their fate open;
 //! - **give back**: [`Pending::untake`] — the last bytes held were not
 //!   used (a JSON window read past the value's end);
-//! - **refer**: [`Pending::src`] — a view by offset ([`Src`]) that call
+//! - **refer**: [`Pending::src`] — a view by offset ([`HeldBytes`]) that call
 //!   assembly keeps spans of, so arguments are not copied again;
 //! - **drop**: [`Pending::drop_upto`] — the bytes up to an offset belong to
 //!   a dispatched call (or are framing): they are gone, not text;
@@ -35,7 +35,7 @@
 use std::str::Utf8Chunk;
 
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
-use crate::read::src::Src;
+use crate::read::src::HeldBytes;
 use crate::scan::marker::{is_word, line_tail};
 use crate::scan::utf8::complete_prefix_len;
 use crate::sink::Sink;
@@ -293,8 +293,8 @@ impl Pending {
     }
 
     /// The pending bytes, for arguments that are a span of them.
-    pub(crate) fn src(&self) -> Src<'_> {
-        Src {
+    pub(crate) fn src(&self) -> HeldBytes<'_> {
+        HeldBytes {
             buf: &self.buf,
             start: self.buf_start,
         }

@@ -1,6 +1,6 @@
 //! A resumable JSON scanner: validates structure byte by byte, knows the exact
 //! byte where a value ends, and reports what it sees to a [`Visitor`] (the
-//! call assembly's `Builder`, or [`Ignore`]).
+//! call assembly's `CallMapper`, or [`Ignore`]).
 //!
 //! It keeps only a container stack and a few flags between chunks, so feeding
 //! a value in pieces costs the same as feeding it whole. It does not build

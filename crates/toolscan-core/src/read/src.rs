@@ -5,14 +5,14 @@
 /// Where the pending bytes of the block are, for arguments that are a span
 /// of them.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Src<'a> {
+pub(crate) struct HeldBytes<'a> {
     /// The pending buffer.
     pub buf: &'a [u8],
     /// Absolute offset of `buf[0]`.
     pub start: u64,
 }
 
-impl<'a> Src<'a> {
+impl<'a> HeldBytes<'a> {
     pub(crate) fn span(&self, at: u64, len: usize) -> &'a [u8] {
         let from = (at.saturating_sub(self.start) as usize).min(self.buf.len());
         let to = (from + len).min(self.buf.len());

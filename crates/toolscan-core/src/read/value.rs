@@ -11,7 +11,7 @@
 
 use crate::lang::format::Trim;
 use crate::lang::program::{CloseOp, ThenOpt, ValueOp};
-use crate::read::src::Src;
+use crate::read::src::HeldBytes;
 use crate::read::steps::{is_ws, ThenMatch};
 use crate::read::xml::entities::decode_prefix;
 
@@ -190,7 +190,7 @@ pub(crate) trait ValueOut {
     /// The next bytes of the value (entities decoded, markup whitespace
     /// trimmed); `at`: their absolute offset when they are bytes of the
     /// pending buffer `src` as they stand there.
-    fn value_bytes(&mut self, bytes: &[u8], at: Option<u64>, src: Src<'_>);
+    fn value_bytes(&mut self, bytes: &[u8], at: Option<u64>, src: HeldBytes<'_>);
 }
 
 impl ValueRead {
@@ -273,7 +273,7 @@ impl ValueRead {
     /// `src`) until the value ends; returns how many bytes it consumed and
     /// whether the value ended. The caller takes the consumed bytes into
     /// the pending buffer and then calls [`ValueRead::hand`].
-    pub(crate) fn feed(&mut self, input: &[u8], base: u64, src: Src<'_>) -> (usize, End) {
+    pub(crate) fn feed(&mut self, input: &[u8], base: u64, src: HeldBytes<'_>) -> (usize, End) {
         match &mut self.scan {
             Scan::Markup => {}
             Scan::Space => {
@@ -378,7 +378,7 @@ impl ValueRead {
     /// Whether the value holds only whitespace before absolute offset `at`
     /// (its bytes before `base` are at the end of `src`, the others at the
     /// start of `input`).
-    fn blank_before(&mut self, at: u64, base: u64, input: &[u8], src: Src<'_>) -> bool {
+    fn blank_before(&mut self, at: u64, base: u64, input: &[u8], src: HeldBytes<'_>) -> bool {
         if self.blank_upto == u64::MAX {
             return false;
         }
@@ -407,12 +407,18 @@ impl ValueRead {
 
     /// Hands the value's newly decided bytes to the call; `fin`: the value
     /// ended (at `pos` minus its end markup).
-    pub(crate) fn hand(&mut self, src: Src<'_>, pos: u64, fin: bool, out: &mut impl ValueOut) {
+    pub(crate) fn hand(
+        &mut self,
+        src: HeldBytes<'_>,
+        pos: u64,
+        fin: bool,
+        out: &mut impl ValueOut,
+    ) {
         let upto = self.decided(pos);
         self.hand_upto(src, upto, fin, out);
     }
 
-    fn hand_upto(&mut self, src: Src<'_>, upto: u64, fin: bool, out: &mut impl ValueOut) {
+    fn hand_upto(&mut self, src: HeldBytes<'_>, upto: u64, fin: bool, out: &mut impl ValueOut) {
         let mut bytes = src.span(self.done, upto.saturating_sub(self.done) as usize);
         if !self.lead_done {
             let skip = match self.trim {
@@ -471,7 +477,7 @@ impl ValueRead {
     /// program goes on with.
     pub(crate) fn end_at_candidate(
         &mut self,
-        src: Src<'_>,
+        src: HeldBytes<'_>,
         out: &mut impl ValueOut,
     ) -> Option<(u64, usize, usize)> {
         let (k, at) = self

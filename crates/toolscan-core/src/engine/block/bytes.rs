@@ -1,7 +1,7 @@
 //! The steps whose outcome needs nothing but the bytes: blanks, words,
 //! literals, and forks on the next byte.
 
-use super::reader::{consumed, Block, Env, Flow, Input, StepState};
+use super::reader::{consumed, Block, BlockCtx, Flow, Input, StepState};
 use crate::lang::program::Op;
 use crate::read::reason::{Reason, Stop};
 use crate::read::steps::{self, LitMatch, Progress};
@@ -10,7 +10,7 @@ use crate::read::steps::{self, LitMatch, Progress};
 pub(super) fn read(
     op: &Op,
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
 ) -> Flow {

@@ -2,8 +2,8 @@
 //! key or type), checked and handed to the call being built. A keyword is
 //! markup instead: it sets nothing and jumps.
 
-use super::reader::{consumed, Block, Env, Flow, Input, StepState};
-use crate::engine::call::calls::Calls;
+use super::reader::{consumed, Block, BlockCtx, Flow, Input, StepState};
+use crate::engine::call::calls::BlockCalls;
 use crate::lang::format::Field;
 use crate::lang::program::CaptureOp;
 use crate::read::reason::{Reason, Stop};
@@ -14,12 +14,12 @@ use crate::read::word::{check_field, fault_of};
 pub(super) fn read(
     c: &CaptureOp,
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
 ) -> Flow {
     let w = state!(b, Capture, CaptureWord::default());
-    let (p, how) = w.feed(c, env.ctx.limits.max_name_bytes, input.bytes);
+    let (p, how) = w.feed(c, env.session.limits.max_name_bytes, input.bytes);
     let n = consumed(p);
     if let Err(stop) = input.take(&b.calls, env, i, n) {
         return Flow::Fail(stop);
@@ -59,15 +59,15 @@ pub(super) fn captured(
     b: &mut Block,
     field: Field,
     raw: &[u8],
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
 ) -> Result<(), Stop> {
-    let word = check_field(raw, field, &env.ctx.limits)
+    let word = check_field(raw, field, &env.session.limits)
         .map_err(|r| Stop::not_a_call(prose_word(r, &b.calls)))?;
     let at = env.pending.pos;
     let src = env.pending.src();
     match field {
-        Field::Name => b.calls.set_name(env.ctx, env.out, at, word, false, src),
-        Field::Id => b.calls.set_id(env.ctx, env.out, at, word, false, src),
+        Field::Name => b.calls.set_name(env.session, env.out, at, word, false, src),
+        Field::Id => b.calls.set_id(env.session, env.out, at, word, false, src),
         Field::Key => {
             b.calls.param_key(word);
             Ok(())
@@ -78,8 +78,9 @@ pub(super) fn captured(
         }
         Field::NamedId => {
             let name = named_id(word).ok_or(Stop::not_a_call(Reason::BadNamedId))?;
-            b.calls.set_name(env.ctx, env.out, at, name, false, src)?;
-            b.calls.set_id(env.ctx, env.out, at, word, false, src)
+            b.calls
+                .set_name(env.session, env.out, at, name, false, src)?;
+            b.calls.set_id(env.session, env.out, at, word, false, src)
         }
         Field::Discard => Ok(()),
     }
@@ -98,7 +99,7 @@ fn named_id(id: &str) -> Option<&str> {
 
 /// In a block not yet known to be a call (a bracket in prose), a word too
 /// long to be a name is prose, not a limit that was hit.
-fn prose_word(r: Reason, calls: &Calls) -> Reason {
+fn prose_word(r: Reason, calls: &BlockCalls) -> Reason {
     match r {
         Reason::NameTooLong { .. } if calls.silent() => Reason::LongWord,
         r => r,

@@ -5,7 +5,7 @@
 
 use super::capture::captured;
 use super::fail::{fail, Failed};
-use super::reader::{Block, Env, Outcome, StepState};
+use super::reader::{Block, BlockCtx, Outcome, StepState};
 use crate::lang::format::ByteSet;
 use crate::lang::program::Op;
 use crate::read::reason::Stop;
@@ -24,8 +24,8 @@ pub(crate) enum AtEnd {
 
 /// At the end of the stream: completes the step the block waits at if the
 /// end may complete it.
-pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut Env<'_>) -> AtEnd {
-    if env.ctx.at_stop && b.calls.args_closed() {
+pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>) -> AtEnd {
+    if env.session.at_stop && b.calls.args_closed() {
         // A stop sequence cut the call's closing markup: on to its
         // dispatch, if nothing but closing markup stands before it.
         if let Some(to) = dispatch_after_closers(prog, b.pc) {
@@ -108,7 +108,7 @@ fn dispatch_after_closers(prog: &[Op], pc: usize) -> Option<usize> {
     None
 }
 
-fn failed_at_end(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) -> AtEnd {
+fn failed_at_end(b: &mut Block, prog: &[Op], env: &mut BlockCtx<'_>, stop: Stop) -> AtEnd {
     match fail(b, prog, env, stop) {
         Failed::Over(Some(markup)) => AtEnd::Over(Outcome::Replay(markup)),
         Failed::Over(None) => AtEnd::Over(Outcome::Text),

@@ -4,8 +4,8 @@
 //! rest of a failed list element). Also the block's normal end and the
 //! releases of held text they share.
 
-use super::reader::{Block, Env, StepState};
-use crate::engine::call::calls::Calls;
+use super::reader::{Block, BlockCtx, StepState};
+use crate::engine::call::calls::BlockCalls;
 use crate::engine::pending::Chunk;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::lang::format::Lit;
@@ -15,7 +15,7 @@ use crate::read::reason::Stop;
 use crate::read::steps::{self, ThenMatch};
 
 /// Releases what is held as text, up to a character boundary.
-pub(super) fn release(env: &mut Env<'_>) {
+pub(super) fn release(env: &mut BlockCtx<'_>) {
     let at = env.pending.pos;
     let empty = Chunk::from_str("", at);
     env.pending.flush(&empty, at, at, false, env.out);
@@ -23,13 +23,13 @@ pub(super) fn release(env: &mut Env<'_>) {
 
 /// Releases everything held as text, an unfinished character included
 /// (what follows cannot finish it: it is read by the block).
-pub(super) fn release_all(env: &mut Env<'_>) {
+pub(super) fn release_all(env: &mut BlockCtx<'_>) {
     env.pending.release_all(env.out);
 }
 
 /// The block ended normally: its bytes belong to its calls, or, if it made
 /// none, they are text.
-pub(crate) fn end_block(b: &Block, env: &mut Env<'_>) {
+pub(crate) fn end_block(b: &Block, env: &mut BlockCtx<'_>) {
     if b.calls.owns_bytes() {
         let at = env.pending.pos;
         env.pending.drop_upto(at);
@@ -65,8 +65,8 @@ fn partial_markup(b: &Block, prog: &[Op]) -> usize {
 /// Reports a failed call, unless the block never looked like a call, and
 /// drops it; `fate` says what becomes of its bytes.
 pub(super) fn report(
-    calls: &mut Calls,
-    env: &mut Env<'_>,
+    calls: &mut BlockCalls,
+    env: &mut BlockCtx<'_>,
     stop: Stop,
     lit: Option<&Lit>,
     offset: u64,
@@ -103,7 +103,7 @@ pub(super) fn report(
 /// like a call, and gives its bytes back as text. With a recovery point
 /// armed, only the failed call's bytes are text, and the block goes on,
 /// seeking the literals of its `Step::Recover`.
-pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut Env<'_>, stop: Stop) -> Failed {
+pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut BlockCtx<'_>, stop: Stop) -> Failed {
     let limit = stop.reason.is_limit();
     // (At a limit the step may count bytes it was not given room for.)
     let partial = if limit { 0 } else { partial_markup(b, prog) };

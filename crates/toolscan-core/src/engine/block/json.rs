@@ -1,10 +1,10 @@
 //! `Op::Json`: a JSON value read by the scanner and mapped onto calls as it
-//! is read (`Builder`); a value that turns out to be no call is text, and
+//! is read (`CallMapper`); a value that turns out to be no call is text, and
 //! so is the rest of it.
 
 use super::fail::{release, report};
-use super::reader::{Block, Env, Flow, Input, JsonState, Outcome, StepState};
-use crate::engine::call::json::{Builder, JsonCalls};
+use super::reader::{Block, BlockCtx, Flow, Input, JsonState, Outcome, StepState};
+use crate::engine::call::json::{CallMapper, JsonMapping};
 use crate::engine::pending::Chunk;
 use crate::lang::format::JsonStep;
 use crate::lang::program::Op;
@@ -19,15 +19,15 @@ const JSON_WINDOW: usize = 256;
 /// argument: the bytes are held, the scanner passes them on, and the
 /// argument delta goes out, exactly as [`read`] would do. `false`: nothing
 /// was read (see [`direct`](super::direct)).
-pub(super) fn string_run(j: &JsonStep, b: &mut Block, env: &mut Env<'_>, text: &str) -> bool {
+pub(super) fn string_run(j: &JsonStep, b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
     let StepState::Json(js) = &mut b.st else {
         return false;
     };
     let held_from = env.pending.pos;
     env.pending
         .take_n(&Chunk::from_str(text, held_from), text.len());
-    let mut builder = Builder {
-        ctx: env.ctx,
+    let mut builder = CallMapper {
+        session: env.session,
         calls: &mut b.calls,
         json: &mut js.calls,
         step: j,
@@ -53,7 +53,7 @@ pub(super) fn read(
     prog: &[Op],
     j: &JsonStep,
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
 ) -> Flow {
@@ -64,8 +64,8 @@ pub(super) fn read(
         b,
         Json,
         Box::new(JsonState {
-            scanner: JsonScanner::new(j.lenient, env.ctx.limits.max_depth),
-            calls: JsonCalls::new(),
+            scanner: JsonScanner::new(j.lenient, env.session.limits.max_depth),
+            calls: JsonMapping::new(),
             refused: false,
         })
     );
@@ -81,8 +81,8 @@ pub(super) fn read(
     let base = env.pending.pos;
     env.pending.take_n(input.ch, bytes.len());
     let element = matches!(b.recover.map(|pc| prog.get(pc)), Some(Some(Op::Skip(..))));
-    let mut builder = Builder {
-        ctx: env.ctx,
+    let mut builder = CallMapper {
+        session: env.session,
         calls: &mut b.calls,
         json: &mut js.calls,
         step: j,

@@ -3,12 +3,12 @@
 //! of the input, so a call is dispatched in the feed that completes it.
 
 use super::fail::{end_block, release_all};
-use super::reader::{Block, Env, Flow, Outcome, StepState};
+use super::reader::{Block, BlockCtx, Flow, Outcome, StepState};
 use crate::lang::program::Op;
 
 /// Runs `op` if it reads nothing; `None` if it reads bytes (its reader
 /// runs when there are some).
-pub(super) fn run(op: &Op, b: &mut Block, env: &mut Env<'_>) -> Option<Flow> {
+pub(super) fn run(op: &Op, b: &mut Block, env: &mut BlockCtx<'_>) -> Option<Flow> {
     let flow = match op {
         Op::Dispatch => dispatch(b, env),
         Op::Open(array) => {
@@ -25,7 +25,7 @@ pub(super) fn run(op: &Op, b: &mut Block, env: &mut Env<'_>) -> Option<Flow> {
         }
         Op::StringParam(key) => {
             let name = b.calls.call.as_ref().and_then(|c| c.name.as_deref());
-            let sole = match (name, env.ctx.tools.as_ref()) {
+            let sole = match (name, env.session.tools.as_ref()) {
                 (Some(n), Some(t)) => t.sole_string_param(n),
                 _ => None,
             };
@@ -73,11 +73,14 @@ pub(super) fn run(op: &Op, b: &mut Block, env: &mut Env<'_>) -> Option<Flow> {
 }
 
 /// Dispatches the call being built: its bytes are no longer held.
-fn dispatch(b: &mut Block, env: &mut Env<'_>) -> Flow {
+fn dispatch(b: &mut Block, env: &mut BlockCtx<'_>) -> Flow {
     b.calls.sync(env.out, env.pending.src());
     let had = b.calls.call.is_some();
     let at = env.pending.pos;
-    if let Err(stop) = b.calls.dispatch(env.ctx, env.out, at, env.pending.src()) {
+    if let Err(stop) = b
+        .calls
+        .dispatch(env.session, env.out, at, env.pending.src())
+    {
         return Flow::Fail(stop);
     }
     if had {
@@ -88,7 +91,7 @@ fn dispatch(b: &mut Block, env: &mut Env<'_>) -> Flow {
 
 /// After a change of containers: the call's events go out, and the program
 /// goes on.
-fn synced(b: &mut Block, env: &mut Env<'_>, r: Result<(), crate::read::reason::Stop>) -> Flow {
+fn synced(b: &mut Block, env: &mut BlockCtx<'_>, r: Result<(), crate::read::reason::Stop>) -> Flow {
     if let Err(stop) = r {
         return Flow::Fail(stop);
     }

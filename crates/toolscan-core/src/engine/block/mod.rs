@@ -34,14 +34,14 @@ pub(crate) use end::{at_end, AtEnd};
 pub(crate) use fail::end_block;
 use fail::{fail, Failed};
 use reader::{room, Flow, Input};
-pub(crate) use reader::{Block, Env, Outcome, StepState};
+pub(crate) use reader::{Block, BlockCtx, Outcome, StepState};
 pub(crate) use value::end_value_at_eof;
 
 /// Runs the block from chunk byte `i`; returns where it stopped.
 pub(crate) fn run(
     prog: &[Op],
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
     ch: &Chunk<'_>,
     mut i: usize,
 ) -> (usize, Outcome) {
@@ -93,7 +93,7 @@ pub(crate) fn run(
 /// chunks of a long argument. The step's reader takes it as [`run`] would,
 /// without the loop around it, which would only find the step still
 /// reading and ask for more. `false`: nothing was read; `run` is the way.
-pub(crate) fn direct(prog: &[Op], b: &mut Block, env: &mut Env<'_>, text: &str) -> bool {
+pub(crate) fn direct(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
     if text.len() > room(b, env).0 {
         return false;
     }
@@ -109,7 +109,7 @@ fn read(
     prog: &[Op],
     op: &Op,
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
 ) -> Flow {
@@ -132,10 +132,10 @@ fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::call::calls::Ctx;
+    use crate::engine::call::calls::Session;
     use crate::engine::pending::Pending;
     use crate::event::{DiagnosticKind, Event};
-    use crate::ids::{IdMint, Minter};
+    use crate::ids::{IdMint, IdSource};
     use crate::lang::format::{ByteSet, Label, Lit, PyStep, Step, ValueStep};
     use crate::lang::program::compile;
     use crate::options::Limits;
@@ -162,15 +162,15 @@ mod tests {
         let prog = compile(&steps).expect("the program compiles");
         let mut b = Block::new(0, false);
         let mut pending = Pending::default();
-        let mut ctx = Ctx::new(Minter::new(&IdMint::Seeded(0)), None, limits);
+        let mut session = Session::new(IdSource::new(&IdMint::Seeded(0)), None, limits);
         let mut out: Vec<Event> = Vec::new();
         let (mut base, mut ran) = (0u64, None);
         for chunk in chunks {
             let ch = Chunk::from_str(chunk, base);
             base += chunk.len() as u64;
-            let mut env = Env {
+            let mut env = BlockCtx {
                 pending: &mut pending,
-                ctx: &mut ctx,
+                session: &mut session,
                 out: &mut out,
                 reasoning: false,
             };
@@ -353,11 +353,12 @@ mod tests {
             let prog = compile(&steps).expect("compiles");
             let mut b = Block::new(0, false);
             let mut pending = Pending::default();
-            let mut ctx = Ctx::new(Minter::new(&IdMint::Seeded(0)), None, Limits::default());
+            let mut session =
+                Session::new(IdSource::new(&IdMint::Seeded(0)), None, Limits::default());
             let mut out: Vec<Event> = Vec::new();
-            let mut env = Env {
+            let mut env = BlockCtx {
                 pending: &mut pending,
-                ctx: &mut ctx,
+                session: &mut session,
                 out: &mut out,
                 reasoning: false,
             };

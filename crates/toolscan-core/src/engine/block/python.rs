@@ -3,7 +3,7 @@
 //! element (brackets and strings followed), whose bytes are text.
 
 use super::fail::{end_block, release, release_all};
-use super::reader::{consumed, Block, Env, Flow, Input, Outcome, StepState};
+use super::reader::{consumed, Block, BlockCtx, Flow, Input, Outcome, StepState};
 use crate::engine::call::calls::Args;
 use crate::lang::format::PyStep;
 use crate::read::python::{PyReader, Skip, Skipped};
@@ -14,7 +14,7 @@ use crate::read::steps::Progress;
 pub(super) fn read(
     py: &PyStep,
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
 ) -> Flow {
@@ -30,7 +30,7 @@ pub(super) fn read(
         return Flow::Fail(Stop::fail(Reason::NoProgress));
     };
     let c = b.calls.cur();
-    let p = r.feed(py, env.ctx.limits.max_depth, input.bytes, &mut c.args);
+    let p = r.feed(py, env.session.limits.max_depth, input.bytes, &mut c.args);
     if let Err(stop) = input.take(&b.calls, env, i, consumed(p)) {
         return Flow::Fail(stop);
     }
@@ -41,7 +41,10 @@ pub(super) fn read(
         // block fails) there, however the input was cut.
         c.args_state = Args::Written;
         let at = env.pending.pos;
-        if let Err(stop) = b.calls.try_start(env.ctx, env.out, at, env.pending.src()) {
+        if let Err(stop) = b
+            .calls
+            .try_start(env.session, env.out, at, env.pending.src())
+        {
             return Flow::Fail(stop);
         }
     }
@@ -65,12 +68,12 @@ pub(super) fn skip(
     ends: &[u8],
     to: usize,
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
 ) -> Flow {
     let sk = state!(b, Skip, Skip::top());
-    let end = sk.feed(ends, env.ctx.limits.max_depth, input.bytes);
+    let end = sk.feed(ends, env.session.limits.max_depth, input.bytes);
     let n = match end {
         Skipped::More => input.bytes.len(),
         Skipped::End(n) | Skipped::Broken(n) => n,

@@ -1,11 +1,11 @@
 //! What a step's reader works with and says: the [`Block`] being read,
-//! its [`Env`] (the pending buffer, the parser's call context, the sink),
+//! its [`BlockCtx`] (the pending buffer, the parser's call context, the sink),
 //! the [`Input`] the limits leave it, and the [`Flow`] it returns. The
 //! readers (the other files of this folder) see the block through these
 //! alone; `run` (in `mod.rs`) dispatches to them.
 
-use crate::engine::call::calls::{Calls, Ctx};
-use crate::engine::call::json::JsonCalls;
+use crate::engine::call::calls::{BlockCalls, Session};
+use crate::engine::call::json::JsonMapping;
 use crate::engine::pending::{Chunk, Pending};
 use crate::read::json::JsonScanner;
 use crate::read::python::{PyReader, Skip};
@@ -38,7 +38,7 @@ pub(crate) struct Block {
     pub pc: usize,
     /// The state of that step; `Fresh` when it has read nothing yet.
     pub st: StepState,
-    pub calls: Calls,
+    pub calls: BlockCalls,
     /// Where a failed call goes on (the seek of a `Step::Recover`), once
     /// armed.
     pub(crate) recover: Option<usize>,
@@ -50,7 +50,7 @@ impl Block {
             opener,
             pc: 0,
             st: StepState::Fresh,
-            calls: Calls::new(tentative),
+            calls: BlockCalls::new(tentative),
             recover: None,
         }
     }
@@ -84,7 +84,7 @@ pub(crate) enum StepState {
 #[derive(Debug)]
 pub(crate) struct JsonState {
     pub(crate) scanner: JsonScanner,
-    pub(crate) calls: JsonCalls,
+    pub(crate) calls: JsonMapping,
     /// The scanner refused the byte the step failed at (bad JSON, not a
     /// bad call): its state is the one before that byte.
     pub(crate) refused: bool,
@@ -116,9 +116,9 @@ pub(crate) enum Outcome {
 }
 
 /// What the block runner works with besides the block.
-pub(crate) struct Env<'a> {
+pub(crate) struct BlockCtx<'a> {
     pub pending: &'a mut Pending,
-    pub ctx: &'a mut Ctx,
+    pub session: &'a mut Session,
     pub out: &'a mut dyn Sink,
     /// Reasoning separation is on.
     pub reasoning: bool,
@@ -162,7 +162,7 @@ impl<'c, 'a> Input<'c, 'a> {
     /// one is bounded by the hold-back limit too (the smaller of the two,
     /// so that a call confirmed halfway through the bytes given here is
     /// still held to the call limit).
-    pub(crate) fn new(ch: &'c Chunk<'a>, i: usize, b: &Block, env: &Env<'_>) -> Input<'c, 'a> {
+    pub(crate) fn new(ch: &'c Chunk<'a>, i: usize, b: &Block, env: &BlockCtx<'_>) -> Input<'c, 'a> {
         let (room, limit) = room(b, env);
         let end = ch.bytes.len().min(i + room.max(1));
         Input {
@@ -174,7 +174,7 @@ impl<'c, 'a> Input<'c, 'a> {
     }
 
     /// The failure of a block that reached its limit.
-    pub(crate) fn too_long(&self, calls: &Calls) -> Stop {
+    pub(crate) fn too_long(&self, calls: &BlockCalls) -> Stop {
         Stop::fail(Reason::TooLong {
             limit: self.limit as usize,
             confirmed: !calls.silent(),
@@ -185,8 +185,8 @@ impl<'c, 'a> Input<'c, 'a> {
     /// `i` past them.
     pub(crate) fn take(
         &self,
-        calls: &Calls,
-        env: &mut Env<'_>,
+        calls: &BlockCalls,
+        env: &mut BlockCtx<'_>,
         i: &mut usize,
         n: usize,
     ) -> Result<(), Stop> {
@@ -198,7 +198,7 @@ impl<'c, 'a> Input<'c, 'a> {
     }
 
     /// Holds the `n` bytes the step read, whatever the limit.
-    pub(crate) fn take_unbounded(&self, env: &mut Env<'_>, i: &mut usize, n: usize) {
+    pub(crate) fn take_unbounded(&self, env: &mut BlockCtx<'_>, i: &mut usize, n: usize) {
         env.pending.take_n(self.ch, n);
         *i += n;
     }
@@ -206,8 +206,8 @@ impl<'c, 'a> Input<'c, 'a> {
 
 /// How many more bytes the block may hold, and the limit that is counted
 /// against (see [`Input::new`]).
-pub(crate) fn room(b: &Block, env: &Env<'_>) -> (usize, u64) {
-    let limits = &env.ctx.limits;
+pub(crate) fn room(b: &Block, env: &BlockCtx<'_>) -> (usize, u64) {
+    let limits = &env.session.limits;
     let limit = if b.calls.silent() {
         limits.max_holdback.min(limits.max_call_bytes)
     } else {

@@ -3,7 +3,7 @@
 //! recovery, where bytes before a literal are text and the search goes on.
 
 use super::fail::{end_block, release_all};
-use super::reader::{consumed, Block, Env, Flow, Input, Outcome, StepState};
+use super::reader::{consumed, Block, BlockCtx, Flow, Input, Outcome, StepState};
 use crate::lang::program::{ThenOp, ThenOpt};
 use crate::read::reason::{Reason, Stop};
 use crate::read::steps::{ThenEnd, ThenMatch};
@@ -14,7 +14,7 @@ pub(super) fn read(
     opts: &[ThenOpt],
     then: bool,
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
 ) -> Flow {
@@ -57,7 +57,7 @@ pub(super) fn read(
 pub(super) fn seek(
     t: &ThenOp,
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
 ) -> Flow {

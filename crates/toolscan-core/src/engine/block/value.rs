@@ -2,8 +2,8 @@
 //! it is read; its end by its closing tag, by markup that ends it unclosed,
 //! or, for a container, by the step it nests into.
 
-use super::reader::{Block, Env, Flow, Input, Outcome, StepState};
-use crate::engine::call::calls::Calls;
+use super::reader::{Block, BlockCtx, Flow, Input, Outcome, StepState};
+use crate::engine::call::calls::BlockCalls;
 use crate::engine::pending::Chunk;
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::lang::program::ValueOp;
@@ -14,7 +14,7 @@ use crate::read::value::{End, ValueRead};
 pub(super) fn read(
     v: &ValueOp,
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
 ) -> Flow {
@@ -23,7 +23,7 @@ pub(super) fn read(
         let vr = ValueRead::new(v, at, b.calls.param_name());
         b.st = StepState::Value(Box::new(vr));
         let src = env.pending.src();
-        if let Err(stop) = b.calls.value_begin(env.ctx, env.out, at, v.null, src) {
+        if let Err(stop) = b.calls.value_begin(env.session, env.out, at, v.null, src) {
             return Flow::Fail(stop);
         }
     }
@@ -77,7 +77,7 @@ pub(super) fn read(
 /// bytes are held and handed to the call, and the argument delta goes out,
 /// exactly as [`read`] would do. `false`: nothing was read (see
 /// [`direct`](super::direct)).
-pub(super) fn plain_run(b: &mut Block, env: &mut Env<'_>, text: &str) -> bool {
+pub(super) fn plain_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
     let StepState::Value(vr) = &mut b.st else {
         return false;
     };
@@ -94,7 +94,7 @@ pub(super) fn plain_run(b: &mut Block, env: &mut Env<'_>, text: &str) -> bool {
 }
 
 /// Notes a value whose closing tag is missing (reported with its call).
-fn unclosed(calls: &mut Calls, offset: u64) {
+fn unclosed(calls: &mut BlockCalls, offset: u64) {
     let message = format!(
         "the value of `{}` has no closing tag: it ends at the markup that follows it",
         calls.param_name()
@@ -111,7 +111,7 @@ fn unclosed(calls: &mut Calls, offset: u64) {
 /// call's closer inside an unclosed value) ends there. Returns where that
 /// markup ends and the bytes after it, which the block reads again from
 /// the markup's label; `None` if the block is not in such a value.
-pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut Env<'_>) -> Option<(u64, Vec<u8>)> {
+pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut BlockCtx<'_>) -> Option<(u64, Vec<u8>)> {
     end_value_at_candidate(b, env).ok().flatten()
 }
 
@@ -120,7 +120,7 @@ pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut Env<'_>) -> Option<(u64,
 /// does so at once. `Ok(None)`: no such markup was met.
 fn end_value_at_candidate(
     b: &mut Block,
-    env: &mut Env<'_>,
+    env: &mut BlockCtx<'_>,
 ) -> Result<Option<(u64, Vec<u8>)>, Stop> {
     let StepState::Value(vr) = &mut b.st else {
         return Ok(None);

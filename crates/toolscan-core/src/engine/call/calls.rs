@@ -7,17 +7,17 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 pub(crate) use crate::engine::call::args::Args;
 use crate::engine::call::param::Param;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
-use crate::ids::Minter;
+use crate::ids::IdSource;
 use crate::options::{Admit, Limits};
 use crate::read::escape::{json_str_content_len, push_json_str_content};
 use crate::read::reason::{Reason, Stop};
-pub(crate) use crate::read::src::Src;
+pub(crate) use crate::read::src::HeldBytes;
 use crate::sink::Sink;
 use crate::tools::Tools;
 
 /// Per-parser state shared by all calls of the response.
 #[derive(Debug)]
-pub(crate) struct Ctx {
+pub(crate) struct Session {
     /// Index the next started call gets.
     pub next_index: usize,
     /// Calls dispatched so far.
@@ -26,7 +26,7 @@ pub(crate) struct Ctx {
     /// are distinct by construction), so memory grows only with calls
     /// that carry their own id.
     pub text_ids: HashSet<u64>,
-    pub minter: Minter,
+    pub ids: IdSource,
     pub tools: Option<Tools>,
     pub limits: Limits,
     /// The stream ended at a stop sequence and the options let that
@@ -36,13 +36,13 @@ pub(crate) struct Ctx {
     pub admit: Admit,
 }
 
-impl Ctx {
-    pub(crate) fn new(minter: Minter, tools: Option<Tools>, limits: Limits) -> Ctx {
-        Ctx {
+impl Session {
+    pub(crate) fn new(ids: IdSource, tools: Option<Tools>, limits: Limits) -> Session {
+        Session {
             next_index: 0,
             completed: 0,
             text_ids: HashSet::new(),
-            minter,
+            ids,
             tools,
             limits,
             at_stop: false,
@@ -70,7 +70,7 @@ fn fingerprint(id: &str) -> u64 {
 }
 
 /// The arguments text so far: a span of the pending bytes, or the record.
-fn args_text<'a>(span: Option<(u64, usize)>, args: &'a [u8], src: Src<'a>) -> &'a [u8] {
+fn args_text<'a>(span: Option<(u64, usize)>, args: &'a [u8], src: HeldBytes<'a>) -> &'a [u8] {
     match span {
         Some((at, len)) => src.span(at, len),
         None => args,
@@ -105,7 +105,7 @@ struct Cursor {
 /// The arguments text of a record with segments, whole: the record with
 /// each segment's raw bytes escaped in its place (the one copy a call's
 /// string values cost, made when `tool_call_end` needs the text).
-fn joined(args: &[u8], segs: &[Seg], src: Src<'_>) -> Vec<u8> {
+fn joined(args: &[u8], segs: &[Seg], src: HeldBytes<'_>) -> Vec<u8> {
     let raw = |s: &Seg| src.span(s.from, s.to.saturating_sub(s.from) as usize);
     let len = args.len()
         + segs
@@ -169,10 +169,10 @@ pub(crate) struct Call {
 }
 
 impl Call {
-    /// [`Calls::sync`] for a record with segments: makes the arguments text
+    /// [`BlockCalls::sync`] for a record with segments: makes the arguments text
     /// written since the last delta (the record's new bytes, the segments'
     /// new raw bytes escaped) and sends it up to a character boundary.
-    fn sync_segs(&mut self, index: usize, out: &mut dyn Sink, src: Src<'_>) {
+    fn sync_segs(&mut self, index: usize, out: &mut dyn Sink, src: HeldBytes<'_>) {
         if self.bad_text {
             return;
         }
@@ -232,7 +232,7 @@ impl Call {
 
 /// The calls of one block.
 #[derive(Debug)]
-pub(crate) struct Calls {
+pub(crate) struct BlockCalls {
     pub call: Option<Call>,
     /// The opener was not definite.
     pub tentative: bool,
@@ -254,9 +254,9 @@ pub(crate) struct Calls {
     pub notes: Vec<Diagnostic>,
 }
 
-impl Calls {
-    pub(crate) fn new(tentative: bool) -> Calls {
-        Calls {
+impl BlockCalls {
+    pub(crate) fn new(tentative: bool) -> BlockCalls {
+        BlockCalls {
             call: None,
             tentative,
             started_any: false,
@@ -299,12 +299,12 @@ impl Calls {
     /// type word first); a second name key of a JSON call object is refused.
     pub(crate) fn set_name(
         &mut self,
-        ctx: &mut Ctx,
+        session: &mut Session,
         out: &mut dyn Sink,
         at: u64,
         name: &str,
         from_json: bool,
-        src: Src<'_>,
+        src: HeldBytes<'_>,
     ) -> Result<(), Stop> {
         let id_key = self.id_key;
         let c = self.cur();
@@ -319,17 +319,17 @@ impl Calls {
         }
         c.name_from_json = true;
         c.wait_id = c.id.is_none() && id_key;
-        self.try_start(ctx, out, at, src)
+        self.try_start(session, out, at, src)
     }
 
     pub(crate) fn set_id(
         &mut self,
-        ctx: &mut Ctx,
+        session: &mut Session,
         out: &mut dyn Sink,
         at: u64,
         id: &str,
         from_json: bool,
-        src: Src<'_>,
+        src: HeldBytes<'_>,
     ) -> Result<(), Stop> {
         let c = self.cur();
         c.id = Some(id.to_owned());
@@ -337,16 +337,16 @@ impl Calls {
         if !from_json {
             return Ok(());
         }
-        self.try_start(ctx, out, at, src)
+        self.try_start(session, out, at, src)
     }
 
     /// Sends `tool_call_start` once the call shows enough of itself.
     pub(crate) fn try_start(
         &mut self,
-        ctx: &mut Ctx,
+        session: &mut Session,
         out: &mut dyn Sink,
         at: u64,
-        src: Src<'_>,
+        src: HeldBytes<'_>,
     ) -> Result<(), Stop> {
         let silent = self.silent();
         let Some(c) = self.call.as_mut() else {
@@ -358,11 +358,11 @@ impl Calls {
         if c.started.is_some() || c.void {
             return Ok(());
         }
-        let known = ctx.tools.as_ref().map(|t| t.contains(name));
+        let known = session.tools.as_ref().map(|t| t.contains(name));
         if known == Some(false) && silent {
             return Err(Stop::not_a_call(Reason::NotATool));
         }
-        if let Some(why) = ctx.refuses(name) {
+        if let Some(why) = session.refuses(name) {
             return Err(Stop::fail(why));
         }
         // A tentative block becomes a call only once arguments (or the end
@@ -375,15 +375,15 @@ impl Calls {
         if c.wait_id && !c.complete {
             return Ok(());
         }
-        let index = ctx.next_index;
-        ctx.next_index += 1;
+        let index = session.next_index;
+        session.next_index += 1;
         let id = match c.id.take() {
-            Some(id) if ctx.text_ids.insert(fingerprint(&id)) => id,
+            Some(id) if session.text_ids.insert(fingerprint(&id)) => id,
             _ => {
                 let mut attempt = 0;
                 loop {
-                    let id = ctx.minter.mint(index, attempt);
-                    if !ctx.text_ids.contains(&fingerprint(&id)) {
+                    let id = session.ids.mint(index, attempt);
+                    if !session.text_ids.contains(&fingerprint(&id)) {
                         break id;
                     }
                     attempt += 1;
@@ -410,7 +410,7 @@ impl Calls {
 
     /// Emits the argument bytes recorded since the last sync (up to a
     /// character boundary).
-    pub(crate) fn sync(&mut self, out: &mut dyn Sink, src: Src<'_>) {
+    pub(crate) fn sync(&mut self, out: &mut dyn Sink, src: HeldBytes<'_>) {
         let Some(c) = self.call.as_mut() else { return };
         let Some((index, _)) = c.started else { return };
         if !c.segs.is_empty() {
@@ -456,10 +456,10 @@ impl Calls {
     /// The call is complete: emits `tool_call_end`.
     pub(crate) fn dispatch(
         &mut self,
-        ctx: &mut Ctx,
+        session: &mut Session,
         out: &mut dyn Sink,
         at: u64,
-        src: Src<'_>,
+        src: HeldBytes<'_>,
     ) -> Result<(), Stop> {
         let Some(c) = self.call.as_mut() else {
             return Ok(());
@@ -503,7 +503,7 @@ impl Calls {
         if std::str::from_utf8(args_text(c.span, &c.args, src)).is_err() {
             return Err(Stop::fail(Reason::ArgsNotUtf8));
         }
-        self.try_start(ctx, out, at, src)?;
+        self.try_start(session, out, at, src)?;
         self.sync(out, src);
         // `try_start` starts a named call unless it waits for an id, which
         // it does not once the call is complete; a call that is somehow not
@@ -531,7 +531,7 @@ impl Calls {
         for d in self.notes.drain(..) {
             out.event(EventRef::Diagnostic(&d));
         }
-        ctx.completed += 1;
+        session.completed += 1;
         self.done += 1;
         Ok(())
     }
@@ -554,15 +554,15 @@ mod tests {
 
     #[test]
     fn a_second_json_name_is_refused_a_markup_name_may_be_replaced() {
-        let mut ctx = Ctx::new(Minter::new(&IdMint::Seeded(0)), None, Limits::default());
+        let mut session = Session::new(IdSource::new(&IdMint::Seeded(0)), None, Limits::default());
         let mut out: Vec<Event> = Vec::new();
-        let src = Src { buf: &[], start: 0 };
+        let src = HeldBytes { buf: &[], start: 0 };
         for tentative in [false, true] {
-            let mut calls = Calls::new(tentative);
+            let mut calls = BlockCalls::new(tentative);
             calls
-                .set_name(&mut ctx, &mut out, 0, "a", true, src)
+                .set_name(&mut session, &mut out, 0, "a", true, src)
                 .unwrap();
-            let e = calls.set_name(&mut ctx, &mut out, 1, "b", true, src);
+            let e = calls.set_name(&mut session, &mut out, 1, "b", true, src);
             assert_eq!(e, Err(Stop::not_a_call(Reason::TwoNames)));
             // still the first name: nothing can end under the second
             assert_eq!(
@@ -571,12 +571,12 @@ mod tests {
             );
         }
         // DeepSeek V3's type word, then the name: from markup, replaced
-        let mut calls = Calls::new(false);
+        let mut calls = BlockCalls::new(false);
         calls
-            .set_name(&mut ctx, &mut out, 0, "function", false, src)
+            .set_name(&mut session, &mut out, 0, "function", false, src)
             .unwrap();
         calls
-            .set_name(&mut ctx, &mut out, 1, "f", false, src)
+            .set_name(&mut session, &mut out, 1, "f", false, src)
             .unwrap();
         assert_eq!(
             calls.call.as_ref().and_then(|c| c.name.as_deref()),

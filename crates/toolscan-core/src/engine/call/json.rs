@@ -2,7 +2,7 @@
 //! them, envelopes such as `{"tool_calls": […]}`) onto calls, and the text
 //! envelope (`{"response": "…"}`) onto text.
 
-use crate::engine::call::calls::{Args, Call, Calls, Ctx, Src};
+use crate::engine::call::calls::{Args, BlockCalls, Call, HeldBytes, Session};
 use crate::engine::call::unescape::Unescaper;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::lang::format::{JsonStep, Shape};
@@ -55,7 +55,7 @@ struct TextOut {
 
 /// State of a [`Shape`]d JSON value across chunks.
 #[derive(Debug)]
-pub(crate) struct JsonCalls {
+pub(crate) struct JsonMapping {
     roles: Vec<Role>,
     member: Role,
     /// Raw string of a name or id being read: (role, depth, bytes).
@@ -82,9 +82,9 @@ pub(crate) struct JsonCalls {
     recovered: bool,
 }
 
-impl JsonCalls {
-    pub(crate) fn new() -> JsonCalls {
-        JsonCalls {
+impl JsonMapping {
+    pub(crate) fn new() -> JsonMapping {
+        JsonMapping {
             roles: Vec::new(),
             member: Role::Ignore,
             word: None,
@@ -112,14 +112,14 @@ impl JsonCalls {
 }
 
 /// The JSON sink of one feed: borrows everything it updates.
-pub(crate) struct Builder<'a> {
-    pub ctx: &'a mut Ctx,
-    pub calls: &'a mut Calls,
-    pub json: &'a mut JsonCalls,
+pub(crate) struct CallMapper<'a> {
+    pub session: &'a mut Session,
+    pub calls: &'a mut BlockCalls,
+    pub json: &'a mut JsonMapping,
     pub step: &'a JsonStep,
     pub out: &'a mut dyn Sink,
     /// The block's pending bytes, the value being scanned included.
-    pub src: Src<'a>,
+    pub src: HeldBytes<'a>,
     /// Text goes out as reasoning.
     pub reasoning: bool,
     /// The value is one element of a list whose failed elements are read
@@ -129,7 +129,7 @@ pub(crate) struct Builder<'a> {
     pub element: bool,
 }
 
-impl Builder<'_> {
+impl CallMapper<'_> {
     fn stop(&mut self, s: Stop, at: u64) -> Flow {
         if s.kind == StopKind::NotACall && self.calls.silent() {
             self.json.skip = true;
@@ -202,7 +202,7 @@ impl Builder<'_> {
     }
 }
 
-impl Visitor for Builder<'_> {
+impl Visitor for CallMapper<'_> {
     fn value_start(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
         if self.json.skip || self.json.skipping.is_some() {
             return Flow::Go;
@@ -296,7 +296,7 @@ impl Visitor for Builder<'_> {
         }
         // Arguments that follow a name may be what starts a tentative call.
         if role == Role::Args {
-            let r = self.calls.try_start(self.ctx, self.out, at, self.src);
+            let r = self.calls.try_start(self.session, self.out, at, self.src);
             return self.check(r, at);
         }
         Flow::Go
@@ -347,7 +347,7 @@ impl Visitor for Builder<'_> {
     }
 }
 
-impl Builder<'_> {
+impl CallMapper<'_> {
     /// A value ended (outside a failed element).
     fn value_ended(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
         if self.json.skip {
@@ -375,7 +375,7 @@ impl Builder<'_> {
                     return Flow::Go;
                 }
                 Args::Encoded(u) if u.done => {
-                    if !is_one_object(&c.args, self.ctx.limits.max_depth) {
+                    if !is_one_object(&c.args, self.session.limits.max_depth) {
                         return self.stop(Stop::not_a_call(Reason::EncodedArgsNotObject), at);
                     }
                     c.args_state = Args::Done;
@@ -401,7 +401,7 @@ impl Builder<'_> {
                     Ok(w) => w,
                     Err(_) => return self.stop(Stop::fail(Reason::BadNameString), at),
                 };
-                let checked = check_word(word.as_bytes(), &self.ctx.limits);
+                let checked = check_word(word.as_bytes(), &self.session.limits);
                 let r = match (role, checked) {
                     (_, Err(e)) => Err(Stop::not_a_call(e)),
                     (Role::Name, Ok(w)) if self.step.keys.no_call.iter().any(|n| n == w) => {
@@ -413,9 +413,11 @@ impl Builder<'_> {
                     (Role::Name, Ok(w)) => {
                         self.calls.id_key = self.step.keys.id.is_some();
                         self.calls
-                            .set_name(self.ctx, self.out, at, w, true, self.src)
+                            .set_name(self.session, self.out, at, w, true, self.src)
                     }
-                    (_, Ok(w)) => self.calls.set_id(self.ctx, self.out, at, w, true, self.src),
+                    (_, Ok(w)) => self
+                        .calls
+                        .set_id(self.session, self.out, at, w, true, self.src),
                 };
                 return self.check(r, at);
             }
@@ -431,7 +433,7 @@ impl Builder<'_> {
             };
             match role {
                 Role::ListCall => {
-                    let r = self.calls.dispatch(self.ctx, self.out, at, self.src);
+                    let r = self.calls.dispatch(self.session, self.out, at, self.src);
                     if r.is_ok() {
                         self.json.drop_upto = Some(at + 1);
                     }
@@ -443,7 +445,7 @@ impl Builder<'_> {
                         if c.name.is_none() {
                             return self.stop(Stop::not_a_call(Reason::NoName), at);
                         }
-                        let r = self.calls.try_start(self.ctx, self.out, at, self.src);
+                        let r = self.calls.try_start(self.session, self.out, at, self.src);
                         return self.check(r, at);
                     } else if role == Role::Root && !self.calls.owns_bytes() && !self.json.recovered
                     {
@@ -529,7 +531,7 @@ impl Builder<'_> {
     }
 }
 
-impl Builder<'_> {
+impl CallMapper<'_> {
     /// The key of a `{NAME: ARGUMENTS}` call object: the tool name; its
     /// value is the arguments.
     fn keyed_name(&mut self, at: u64, key: &[u8], overflow: bool) -> Flow {
@@ -546,11 +548,11 @@ impl Builder<'_> {
         let Ok(word) = serde_json::from_slice::<String>(&quoted) else {
             return self.stop(Stop::fail(Reason::BadNameString), at);
         };
-        let r = match check_word(word.as_bytes(), &self.ctx.limits) {
+        let r = match check_word(word.as_bytes(), &self.session.limits) {
             Err(e) => Err(Stop::not_a_call(e)),
             Ok(w) => self
                 .calls
-                .set_name(self.ctx, self.out, at, w, true, self.src),
+                .set_name(self.session, self.out, at, w, true, self.src),
         };
         self.json.member = Role::Args;
         self.check(r, at)

@@ -79,7 +79,7 @@ impl Param {
     /// Writes what goes before the value: `{` or `,`, and the key unless
     /// the innermost container is an array.
     ///
-    /// Called only after `Calls::value_begin`, which checked that the
+    /// Called only after `BlockCalls::value_begin`, which checked that the
     /// arguments are parameters (or none yet).
     pub(super) fn write_slot(&mut self, args: &mut Vec<u8>, state: &mut Args) {
         if self.slot {

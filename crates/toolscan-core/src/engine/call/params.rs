@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use crate::engine::call::calls::{Args, Calls, Ctx, Seg, Src};
+use crate::engine::call::calls::{Args, BlockCalls, HeldBytes, Seg, Session};
 use crate::engine::call::param::{declared_by_attribute, Frame, NULL};
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::read::escape::push_json_str_content;
@@ -22,7 +22,7 @@ use crate::read::value::ValueOut;
 use crate::read::xml::coerce::{coerce, Coerced, Declared};
 use crate::sink::Sink;
 
-impl Calls {
+impl BlockCalls {
     /// A parameter's key.
     pub(crate) fn param_key(&mut self, key: &str) {
         let p = &mut self.cur().param;
@@ -42,13 +42,13 @@ impl Calls {
     /// `null`: the text `null` is JSON null whatever the type.
     pub(crate) fn value_begin(
         &mut self,
-        ctx: &mut Ctx,
+        session: &mut Session,
         out: &mut dyn Sink,
         at: u64,
         null: bool,
-        src: Src<'_>,
+        src: HeldBytes<'_>,
     ) -> Result<(), Stop> {
-        let Calls { call, notes, .. } = self;
+        let BlockCalls { call, notes, .. } = self;
         let c = call.get_or_insert_with(Default::default);
         if c.span.is_some() || !matches!(c.args_state, Args::Missing | Args::Params) {
             return Err(Stop::fail(Reason::TwoArgs));
@@ -56,7 +56,7 @@ impl Calls {
         c.span = None;
         let tool = c.name.as_deref().unwrap_or("");
         let p = &mut c.param;
-        let schema: Option<&Value> = match (p.frames.last(), &ctx.tools) {
+        let schema: Option<&Value> = match (p.frames.last(), &session.tools) {
             (Some(f), _) => f.schema.as_ref().and_then(|s| {
                 if f.array {
                     s.get("items")
@@ -91,13 +91,13 @@ impl Calls {
         p.slot = false;
         p.live = p.declared.is_string_only();
         p.null = null;
-        self.try_start(ctx, out, at, src)
+        self.try_start(session, out, at, src)
     }
 
     /// The value ended: closes the string, or converts what was collected
     /// (the value's bytes are still in the pending buffer, `src`).
-    pub(crate) fn value_end(&mut self, at: u64, src: Src<'_>) -> Result<(), Stop> {
-        let Calls { call, notes, .. } = self;
+    pub(crate) fn value_end(&mut self, at: u64, src: HeldBytes<'_>) -> Result<(), Stop> {
+        let BlockCalls { call, notes, .. } = self;
         let c = call.get_or_insert_with(Default::default);
         let p = &mut c.param;
         let span = p.span.take();
@@ -178,8 +178,8 @@ impl Calls {
     }
 }
 
-impl ValueOut for Calls {
-    fn value_bytes(&mut self, bytes: &[u8], at: Option<u64>, src: Src<'_>) {
+impl ValueOut for BlockCalls {
+    fn value_bytes(&mut self, bytes: &[u8], at: Option<u64>, src: HeldBytes<'_>) {
         if bytes.is_empty() {
             return;
         }
