@@ -18,7 +18,7 @@ const JSON_WINDOW: usize = 256;
 /// a string of the JSON value being read — the common chunk of a long
 /// argument: the bytes are held, the scanner passes them on, and the
 /// argument delta goes out, exactly as [`read`] would do. `false`: nothing
-/// was read (see [`direct`](super::direct)).
+/// was read (see `block::direct`).
 pub(super) fn string_run(j: &JsonStep, b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
     let StepState::Json(js) = &mut b.st else {
         return false;

@@ -76,7 +76,7 @@ pub(super) fn read(
 /// being read meets no markup — the common chunk of a long parameter: the
 /// bytes are held and handed to the call, and the argument delta goes out,
 /// exactly as [`read`] would do. `false`: nothing was read (see
-/// [`direct`](super::direct)).
+/// `block::direct`).
 pub(super) fn plain_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
     let StepState::Value(vr) = &mut b.st else {
         return false;
