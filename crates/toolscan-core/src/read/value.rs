@@ -181,6 +181,26 @@ pub(crate) struct ValueRead {
     or_end: bool,
     /// Entity decoding's output, reused.
     scratch: Vec<u8>,
+    /// The bytes that may begin one of `opts` (bit `b` of word `b / 64`):
+    /// set with `opts` (see [`first_bytes`]).
+    starts: [u64; 4],
+}
+
+/// The bytes that may begin one of `opts`, as a 256-bit set.
+fn first_bytes(opts: &[ThenOpt]) -> [u64; 4] {
+    let mut set = [0u64; 4];
+    for o in opts {
+        let Some(&b0) = o.lit.bytes.first() else {
+            continue;
+        };
+        let mut add = |b: u8| set[usize::from(b >> 6)] |= 1 << (b & 63);
+        add(b0);
+        if o.lit.case_insensitive {
+            add(b0.to_ascii_lowercase());
+            add(b0.to_ascii_uppercase());
+        }
+    }
+    set
 }
 
 /// Where a value's bytes go as they are decided: the call being built
@@ -233,7 +253,6 @@ impl ValueRead {
             scan,
             m: ThenMatch::seeking(start, Vec::new()),
             closer: opts[0].clone(),
-            opts,
             n_recover: op.recover.len(),
             n_at_end: op.at_end.len(),
             n_nest: op.nest.len(),
@@ -253,7 +272,16 @@ impl ValueRead {
             entities: op.entities,
             or_end: op.or_end,
             scratch: Vec::new(),
+            starts: first_bytes(&opts),
+            opts,
         }
+    }
+
+    /// The markup sought from now on (the one way `opts` changes, so that
+    /// `starts` follows).
+    fn set_opts(&mut self, opts: Vec<ThenOpt>) {
+        self.starts = first_bytes(&opts);
+        self.opts = opts;
     }
 
     /// Whether [`feed`](Self::feed) would read all of `input` as value and
@@ -261,11 +289,12 @@ impl ValueRead {
     /// and no byte of `input` may begin any. (Then the caller takes the
     /// bytes and calls [`hand`](Self::hand), as after `feed`.)
     pub(crate) fn is_plain_run(&self, input: &[u8]) -> bool {
+        let starts = &self.starts;
         matches!(self.scan, Scan::Markup)
             && self.m.held.is_empty()
             && !input
                 .iter()
-                .any(|&b| self.opts.iter().any(|o| o.lit.matches_at(0, b)))
+                .any(|&b| starts[usize::from(b >> 6)] & (1 << (b & 63)) != 0)
     }
 
     /// Reads `input` (the bytes after absolute offset `base`, not yet in
@@ -306,7 +335,7 @@ impl ValueRead {
                     // The closing guard: then the closer.
                     self.stop_at = Some(at);
                     self.guarded = Guarded::After;
-                    self.opts = vec![self.closer.clone()];
+                    self.set_opts(vec![self.closer.clone()]);
                     self.m.held.clear();
                     continue;
                 }
@@ -364,7 +393,7 @@ impl ValueRead {
                         to: 0,
                         begins_call: false,
                     };
-                    self.opts = vec![close];
+                    self.set_opts(vec![close]);
                     self.guarded = Guarded::Inside;
                     self.m.held.clear();
                     continue;
