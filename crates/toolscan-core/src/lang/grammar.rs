@@ -601,15 +601,20 @@ fn clash(a: &Pattern, b: &Pattern) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lang::format::{CallKeys, Step};
+    use crate::lang::format::{CallKeys, JsonStep, Shape, Step};
     use crate::lang::program::Op;
+
+    /// A call object with the usual keys.
+    fn call() -> Step {
+        Step::Json(JsonStep::new(Shape::Call, CallKeys::default()))
+    }
 
     #[test]
     fn substring_markers_are_rejected() {
         let f = Format::new("x", "", "")
             .opener(Opener::bare(
                 "[",
-                vec![Step::call(CallKeys::default()), Step::End],
+                vec![call(), Step::End],
             ))
             .opener(Opener::definite("[TOOL_CALLS]", vec![Step::End]));
         let e = Grammar::new("x", &[&f]).unwrap_err();
@@ -624,7 +629,7 @@ mod tests {
         ));
         let b = Format::new("b", "", "").opener(Opener::definite(
             "<m>",
-            vec![Step::call(CallKeys::default()), Step::End],
+            vec![call(), Step::End],
         ));
         let g = Grammar::new("ab", &[&a, &b]).unwrap();
         assert_eq!(g.openers.len(), 1);
@@ -671,7 +676,7 @@ mod tests {
             "<f=",
             vec![
                 Step::name_until(">"),
-                Step::call(CallKeys::default()),
+                call(),
                 Step::End,
             ],
         ));

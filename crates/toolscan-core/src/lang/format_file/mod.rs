@@ -161,8 +161,7 @@
 
 mod compile;
 mod description;
-mod fields;
-mod program;
+pub(crate) mod fields;
 mod write;
 
 pub use crate::error::FormatFileError;
