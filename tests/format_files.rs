@@ -30,6 +30,14 @@ fn builtin_of(file: &Path) -> String {
         .into_owned()
 }
 
+/// A format's openers, each with its whole program, as its program form
+/// writes them.
+fn program_form(f: &Format) -> serde_json::Value {
+    let text = f.to_json().unwrap_or_else(|e| panic!("{}: {e}", f.name()));
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    v["openers"].clone()
+}
+
 #[test]
 fn at_least_four_builtins_are_described() {
     let files = examples();
@@ -59,8 +67,8 @@ fn each_description_compiles_to_its_builtins_openers() {
             .cloned()
             .expect("built-in");
         assert_eq!(
-            described.openers(),
-            want.openers(),
+            program_form(&described),
+            program_form(&want),
             "{}: the programs differ",
             file.display()
         );
@@ -331,7 +339,7 @@ fn every_builtin_can_be_written_in_the_program_form_and_read_back() {
         let copy = reg
             .register_json(&v.to_string())
             .unwrap_or_else(|e| panic!("{}: {e}", f.name()));
-        assert_eq!(copy.openers(), f.openers(), "{}", f.name());
+        assert_eq!(program_form(copy), program_form(f), "{}", f.name());
         assert_eq!(copy.description(), f.description());
         assert_eq!(Format::from_json(&text).expect("reads back"), *f);
     }
