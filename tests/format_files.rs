@@ -328,6 +328,55 @@ fn the_documented_first_example_reads_its_call() {
     assert_eq!(r.tool_calls[0].arguments.as_str(), r#"{"city": "Paris"}"#);
 }
 
+/// The documentation's example description named `name`.
+fn documented(name: &str) -> String {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/format-files.md"))
+            .expect("docs/format-files.md");
+    doc.split("```json\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .find(|json| json.contains(&format!("\"name\": \"{name}\"")))
+        .unwrap_or_else(|| panic!("no example named {name}"))
+        .to_owned()
+}
+
+#[test]
+fn the_documented_programs_read_what_the_page_says() {
+    let mut reg = Registry::builtin();
+    reg.register_json(&documented("calls")).expect("valid");
+    reg.register_json(&documented("py-angle")).expect("valid");
+    // A section that survives its bad call.
+    let input = "<calls><call>a {oops}</call><call>b {}</call></calls>";
+    let g = reg.grammar("calls").expect("grammar");
+    let r = toolscan::parse(g.clone(), chunk::seeded_options(), input.as_bytes());
+    assert_eq!(r.text, "<calls><call>a {oops}</call>");
+    assert_eq!(r.diagnostics.len(), 1, "{:?}", r.diagnostics);
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.tool_calls[0].name, "b");
+    assert_eq!(r.tool_calls[0].arguments.as_str(), "{}");
+    chunk::invariant(
+        || Parser::new(g.clone(), chunk::seeded_options()),
+        input.as_bytes(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // Python keyword arguments, as JSON.
+    let input = "<<get_weather(city='Paris', days=[1, 2])>>";
+    let g = reg.grammar("py-angle").expect("grammar");
+    let r = toolscan::parse(g.clone(), chunk::seeded_options(), input.as_bytes());
+    assert_eq!(r.text, "");
+    assert_eq!(r.tool_calls[0].name, "get_weather");
+    assert_eq!(
+        r.tool_calls[0].arguments.as_str(),
+        r#"{"city":"Paris","days":[1,2]}"#
+    );
+    chunk::invariant(
+        || Parser::new(g.clone(), chunk::seeded_options()),
+        input.as_bytes(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[test]
 fn every_builtin_can_be_written_in_the_program_form_and_read_back() {
     for f in Registry::builtin().formats() {

@@ -109,7 +109,12 @@ impl Opener {
     }
 }
 
-/// A named format: its openers and where it comes from.
+/// A named format: its openers and where it comes from. A format is
+/// loaded from its JSON description ([`Format::from_json`], the format
+/// files of [`format_file`](crate::format_file)), inspected, written back
+/// ([`Format::to_json`]) and registered
+/// ([`Registry::register`](crate::Registry::register)); the built-in ones
+/// are in [`Registry::builtin`](crate::Registry::builtin).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Format {
     pub(crate) name: String,

@@ -612,10 +612,7 @@ mod tests {
     #[test]
     fn substring_markers_are_rejected() {
         let f = Format::new("x", "", "")
-            .opener(Opener::bare(
-                "[",
-                vec![call(), Step::End],
-            ))
+            .opener(Opener::bare("[", vec![call(), Step::End]))
             .opener(Opener::definite("[TOOL_CALLS]", vec![Step::End]));
         let e = Grammar::new("x", &[&f]).unwrap_err();
         assert!(e.to_string().contains("occurs inside"), "{e}");
@@ -627,10 +624,7 @@ mod tests {
             "<m>",
             vec![Step::name_until(">"), Step::End],
         ));
-        let b = Format::new("b", "", "").opener(Opener::definite(
-            "<m>",
-            vec![call(), Step::End],
-        ));
+        let b = Format::new("b", "", "").opener(Opener::definite("<m>", vec![call(), Step::End]));
         let g = Grammar::new("ab", &[&a, &b]).unwrap();
         assert_eq!(g.openers.len(), 1);
         match &g.openers[0].program[1] {
@@ -674,11 +668,7 @@ mod tests {
     fn bodies_after_the_same_name_capture_share_it() {
         let json = Format::new("j", "", "").opener(Opener::definite(
             "<f=",
-            vec![
-                Step::name_until(">"),
-                call(),
-                Step::End,
-            ],
+            vec![Step::name_until(">"), call(), Step::End],
         ));
         let tags = Format::new("t", "", "").opener(Opener::definite(
             "<f=",

@@ -85,4 +85,3 @@ pub(crate) struct ThenOpt {
     /// A separator (not a closer): the next call begins after it.
     pub begins_call: bool,
 }
-

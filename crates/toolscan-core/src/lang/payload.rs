@@ -11,8 +11,8 @@ use serde_json::{json, Map, Value};
 use crate::error::{child, FormatFileError};
 use crate::lang::format_file::fields::{Obj, Payload};
 
-/// The name of a place in a program: [`Step::Label`] puts it before the
-/// next step, jumps ([`Step::Goto`], [`Step::Fork`], [`Step::Then`], a
+/// The name of a place in a program: `Step::Label` puts it before the
+/// next step, jumps (`Step::Goto`, `Step::Fork`, `Step::Then`, a
 /// [`Capture`] delimiter) name it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Label(Cow<'static, str>);
@@ -169,7 +169,7 @@ impl Capture {
     }
 }
 
-/// What JSON value a [`Step::Json`] expects.
+/// What JSON value a `Step::Json` expects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Shape {
     /// The arguments object itself (the name came from markup).
@@ -530,7 +530,7 @@ impl PyStep {
     }
 }
 
-/// A set of bytes for [`Step::Fork`].
+/// A set of bytes for `Step::Fork`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum ByteSet {
     /// These bytes.
@@ -556,8 +556,7 @@ impl ByteSet {
     }
 }
 
-
-/// What a [`Step::Open`](crate::lang::step::Step::Open) opens: the
+/// What a `Step::Open` (`{"container": …}`) opens: the
 /// parameter just read holds parameters, or a list of values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Container {
@@ -568,7 +567,7 @@ pub(crate) enum Container {
 }
 
 /// Where reading over a failed list element stops, and where the program
-/// goes on (see [`Step::RecoverElement`](crate::lang::step::Step::RecoverElement)).
+/// goes on (see `Step::RecoverElement`, `{"recover_element": …}`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct ElementEnd {
     /// Bytes that end an element at the list's own level (`,`, `]`).
@@ -639,7 +638,10 @@ fn items<'v>(v: Option<&'v Value>, at: &str, what: &str) -> Result<&'v [Value], 
 }
 
 /// A list of `{"lit": LITERAL, "goto": LABEL}`.
-pub(crate) fn read_jumps(v: Option<&Value>, at: &str) -> Result<Vec<(Lit, Label)>, FormatFileError> {
+pub(crate) fn read_jumps(
+    v: Option<&Value>,
+    at: &str,
+) -> Result<Vec<(Lit, Label)>, FormatFileError> {
     items(v, at, "{\"lit\": …, \"goto\": …}")?
         .iter()
         .enumerate()
@@ -675,7 +677,12 @@ impl Payload for Label {
     fn read(o: &Obj<'_>, kind: &str) -> Result<Label, FormatFileError> {
         Ok(Label::from(o.need_lit(kind)?.to_owned()))
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, _: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
         m.insert(kind.into(), self.as_str().into());
         Ok(())
     }
@@ -686,7 +693,12 @@ impl Payload for Lit {
     fn read(o: &Obj<'_>, kind: &str) -> Result<Lit, FormatFileError> {
         read_lit(o.get(kind).unwrap_or(&Value::Null), &o.at(kind))
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, at: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
         m.insert(kind.into(), write_lit(self, at)?);
         Ok(())
     }
@@ -697,7 +709,12 @@ impl Payload for Vec<(Lit, Label)> {
     fn read(o: &Obj<'_>, kind: &str) -> Result<Self, FormatFileError> {
         read_jumps(o.get(kind), &o.at(kind))
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, at: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
         m.insert(kind.into(), write_jumps(self, at)?);
         Ok(())
     }
@@ -708,7 +725,12 @@ impl Payload for bool {
     fn read(o: &Obj<'_>, kind: &str) -> Result<bool, FormatFileError> {
         o.flag(kind)
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, _: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
         m.insert(kind.into(), (*self).into());
         Ok(())
     }
@@ -719,7 +741,12 @@ impl Payload for String {
     fn read(o: &Obj<'_>, kind: &str) -> Result<String, FormatFileError> {
         Ok(o.need_lit(kind)?.to_owned())
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, _: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
         m.insert(kind.into(), self.as_str().into());
         Ok(())
     }
@@ -733,7 +760,12 @@ impl Payload for Container {
             _ => Container::Object,
         })
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, _: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
         let name = match self {
             Container::Object => "object",
             Container::List => "list",
@@ -750,7 +782,12 @@ impl Payload for ElementEnd {
         let ends = o.need_lit(kind)?.as_bytes();
         Ok(ElementEnd::new(ends, o.need_lit("goto")?.to_owned()))
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, at: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
         m.insert(kind.into(), text(&self.ends, at)?.into());
         m.insert("goto".into(), self.to.as_str().into());
         Ok(())
@@ -773,7 +810,12 @@ impl Payload for Vec<(ByteSet, Label)> {
             })
             .collect()
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, at: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
         if self.is_empty() {
             return Err(FormatFileError::new(
                 at,
@@ -878,7 +920,12 @@ impl Payload for Capture {
         }
         Ok(c)
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, at: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
         let field = match self.field {
             Field::Name => "name",
             Field::Id => "id",
@@ -1015,7 +1062,12 @@ impl Payload for JsonStep {
         let j = JsonStep::new(shape, CallKeys::read(o)?);
         Ok(if o.flag("lenient")? { j.lenient() } else { j })
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, _: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
         let shape = match self.shape {
             Shape::Args => "args",
             Shape::Call => "call",
@@ -1092,7 +1144,12 @@ impl Payload for ValueStep {
         v.null = o.flag("null")?;
         Ok(v)
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, at: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
         let special = |s: &str| json!({ "special": s });
         let close = match &self.close {
             Close::Lit(l) => write_lit(l, at)?,
@@ -1160,7 +1217,12 @@ impl Payload for PyStep {
         }
         Ok(step)
     }
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, at: &str) -> Result<(), FormatFileError> {
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
         let args = match self.args {
             PyArgs::Keywords => "keywords",
             PyArgs::BareKeys => "bare_keys",

@@ -132,8 +132,8 @@ steps! {
         Word = "word" => Op::Word;
         /// The current call is complete: emit `tool_call_end` now.
         Dispatch = "dispatch" => Op::Dispatch;
-        /// Makes the block *definite* from here on (see
-        /// [`Trust`](crate::lang::format::Trust)): the markup read so far
+        /// Makes the block *definite* from here on (see the opener's
+        /// `Trust`): the markup read so far
         /// is dedicated tool-call markup even though the opener was
         /// tentative (`<tool_call>` inside a code fence), so a failure is
         /// reported.
@@ -588,7 +588,10 @@ mod tests {
             assert!(word.to_string().contains(kind), "{kind} not listed: {word}");
         }
         for kind in KINDS {
-            assert!(object.to_string().contains(kind), "{kind} not listed: {object}");
+            assert!(
+                object.to_string().contains(kind),
+                "{kind} not listed: {object}"
+            );
         }
     }
 
@@ -643,8 +646,11 @@ mod tests {
             seen.push(match &back {
                 Value::String(w) => w.clone(),
                 Value::Object(m) => {
-                    let present: Vec<&str> =
-                        KINDS.iter().copied().filter(|k| m.contains_key(*k)).collect();
+                    let present: Vec<&str> = KINDS
+                        .iter()
+                        .copied()
+                        .filter(|k| m.contains_key(*k))
+                        .collect();
                     let kind = present
                         .iter()
                         .find(|k| !present.iter().any(|o| modifiers(o).contains(k)))

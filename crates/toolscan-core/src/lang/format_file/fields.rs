@@ -32,7 +32,12 @@ pub(crate) trait Payload: Sized {
     /// Writes the payload into the step's object: `kind` first, then the
     /// modifiers that differ from their defaults. `at` is the step's JSON
     /// pointer, for errors (a literal that is not UTF-8 text).
-    fn write(&self, kind: &str, m: &mut Map<String, Value>, at: &str) -> Result<(), FormatFileError>;
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError>;
 }
 
 /// The JSON type of a value, for messages.

@@ -14,10 +14,9 @@ impl Format {
     /// format (under the same name).
     ///
     /// Fails only for a format whose literals are not UTF-8 text, which
-    /// JSON cannot hold, whose steps hold an empty list (a fork without
-    /// branches, a `Then` without literals: descriptions leave empty lists
-    /// out), or (in a build whose format language has grown) a step this
-    /// writer does not know.
+    /// JSON cannot hold, or whose steps hold an empty list (a fork without
+    /// branches, a `then` without literals: descriptions leave empty lists
+    /// out).
     ///
     /// ```
     /// use toolscan_core::{Format, Registry};
@@ -108,4 +107,3 @@ fn opener(o: &Opener, at: &str) -> Result<Value, FormatFileError> {
     m.insert("program".into(), Value::Array(steps));
     Ok(Value::Object(m))
 }
-
