@@ -8,18 +8,23 @@
 //!
 //! # Adding a step
 //!
+//! Three files:
+//!
 //! 1. A row here: a word (`Ws = "ws" => Op::Ws;`) for a step that carries
 //!    nothing, else `Variant(Payload) = "kind", |payload, cx| op;` — an
 //!    existing payload (a literal, a label, a list of jumps, a flag…) needs
-//!    nothing more; a new one implements [`Payload`] (beside the row, or in
-//!    `payload.rs`). If it compiles to a new op, add the variant to [`Op`]
-//!    below (and to [`Op::targets_mut`] if it jumps).
-//! 2. Its reader in `engine/block/` (a step that reads nothing: an arm in
-//!    `marks.rs`; one that reads bytes: a reader file).
-//! 3. Its arm in `engine/block/mod.rs`'s `read` (steps that read bytes).
+//!    nothing more; a new one implements [`Payload`] beside the row. If it
+//!    compiles to a new op, add the variant to [`Op`] below (and to
+//!    [`Op::targets_mut`] if it jumps).
+//! 2. A step that reads bytes: its reader file in `engine/block/` (and
+//!    `end.rs` only if the end of the stream may complete it). A step
+//!    that reads nothing: its arm in `engine/block/marks.rs`.
+//! 3. A step that reads bytes: its arm in `engine/block/mod.rs`'s `read`.
+//!    A step that reads nothing: its place in `engine/block/end.rs`'s list
+//!    of steps that run at the end of the stream as with bytes.
 //!
-//! and its line in `docs/format-files.md` (a test checks every kind is
-//! there).
+//! Its line in `docs/format-files.md` goes with it (a test checks every
+//! kind is there).
 
 use std::collections::HashMap;
 
