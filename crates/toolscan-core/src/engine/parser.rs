@@ -115,6 +115,11 @@ macro_rules! held_or {
     };
 }
 
+/// The largest chunk the fast paths take: a long chunk goes the ordinary
+/// way, which searches it once too (a fast path's look first would search
+/// it twice whenever it does hold a rare byte).
+const TOKEN_SIZED: usize = 64;
+
 #[derive(Debug)]
 enum Mode {
     Text(TextState),
@@ -227,14 +232,8 @@ impl Parser {
         if self.shared.finished || chunk.is_empty() {
             return;
         }
-        if self.plain(chunk) {
-            if let Some(text) = crate::scan::utf8::as_text(chunk) {
-                return self.shared.pending.pass_text(text, &mut SinkRef(sink));
-            }
-        } else if self.held_then_plain(chunk) {
-            if let Some(text) = crate::scan::utf8::as_text(chunk) {
-                return self.release_held_and_pass(text, &mut SinkRef(sink));
-            }
+        if self.fast(chunk, crate::scan::utf8::as_text, &mut SinkRef(sink)) {
+            return;
         }
         let ch = Chunk::from_bytes(chunk, self.shared.pending.pos);
         self.process(&ch, &mut SinkRef(sink));
@@ -247,14 +246,53 @@ impl Parser {
         if self.shared.finished || chunk.is_empty() {
             return;
         }
-        if self.plain(chunk.as_bytes()) {
-            return self.shared.pending.pass_text(chunk, &mut SinkRef(sink));
-        }
-        if self.held_then_plain(chunk.as_bytes()) {
-            return self.release_held_and_pass(chunk, &mut SinkRef(sink));
+        if self.fast(chunk.as_bytes(), |_| Some(chunk), &mut SinkRef(sink)) {
+            return;
         }
         let ch = Chunk::from_str(chunk, self.shared.pending.pos);
         self.process(&ch, &mut SinkRef(sink));
+    }
+
+    /// The fast paths of a token-sized chunk, `text` its UTF-8 check: plain
+    /// text ([`plain`](Parser::plain)), text after a hold-back
+    /// ([`held_then_plain`](Parser::held_then_plain)), a chunk inside a
+    /// JSON string of a block ([`string_run`](Parser::string_run)).
+    /// `true`: the chunk was fed; `false`: nothing was done.
+    #[inline]
+    fn fast<'c>(
+        &mut self,
+        chunk: &'c [u8],
+        text: impl FnOnce(&'c [u8]) -> Option<&'c str>,
+        out: &mut dyn Sink,
+    ) -> bool {
+        match &self.mode {
+            Mode::Text(_) if self.plain(chunk) => text(chunk).is_some_and(|t| {
+                self.shared.pending.pass_text(t, out);
+                true
+            }),
+            Mode::Text(_) if self.held_then_plain(chunk) => text(chunk).is_some_and(|t| {
+                self.release_held_and_pass(t, out);
+                true
+            }),
+            Mode::Block(_) if chunk.len() <= TOKEN_SIZED && self.shared.hold.is_none() => {
+                text(chunk).is_some_and(|t| self.string_run(t, out))
+            }
+            _ => false,
+        }
+    }
+
+    /// The direct path of a block's chunk that lies inside a JSON string
+    /// (a long argument, token by token): the JSON reader takes it without
+    /// the mode loop and the block runner around it, which would only find
+    /// the step still reading. (Not while calls are held: their bytes are
+    /// searched for a reasoning closer.) `false`: nothing was read.
+    #[inline]
+    fn string_run(&mut self, text: &str, out: &mut dyn Sink) -> bool {
+        let Mode::Block(b) = &mut self.mode else {
+            return false;
+        };
+        let prog = &self.g.openers[b.opener].program;
+        block::string_run(prog, b, &mut self.shared.env(out), text)
     }
 
     /// The fast path of the text mode for token-sized chunks: nothing is
@@ -265,7 +303,6 @@ impl Parser {
     /// twice whenever it does hold a rare byte.
     #[inline]
     fn plain(&self, chunk: &[u8]) -> bool {
-        const TOKEN_SIZED: usize = 64;
         let Mode::Text(st) = &self.mode else {
             return false;
         };
@@ -288,7 +325,6 @@ impl Parser {
     /// through the whole mode machinery.)
     #[inline]
     fn held_then_plain(&self, chunk: &[u8]) -> bool {
-        const TOKEN_SIZED: usize = 64;
         let Mode::Text(st) = &self.mode else {
             return false;
         };

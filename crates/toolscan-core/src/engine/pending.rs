@@ -227,7 +227,15 @@ impl Pending {
     /// Takes chunk bytes up to `to` into the buffer.
     pub(crate) fn take(&mut self, ch: &Chunk<'_>, to: u64) {
         if to > self.pos {
-            self.buf.extend_from_slice(ch.range(self.pos, to));
+            let bytes = ch.range(self.pos, to);
+            if bytes.len() <= 8 {
+                // A token's bytes: a call to `memcpy` costs more than they.
+                for &b in bytes {
+                    self.buf.push(b);
+                }
+            } else {
+                self.buf.extend_from_slice(bytes);
+            }
             self.record(ch, to);
             self.pos = to;
         }

@@ -3,8 +3,9 @@
 //! so is the rest of it.
 
 use super::fail::{release, report};
-use super::reader::{Block, Env, Flow, Input, JsonState, Outcome, StepState};
+use super::reader::{room, Block, Env, Flow, Input, JsonState, Outcome, StepState};
 use crate::engine::call::json::{Builder, JsonCalls};
+use crate::engine::pending::Chunk;
 use crate::lang::format::JsonStep;
 use crate::lang::program::Op;
 use crate::read::json::JsonScanner;
@@ -12,6 +13,47 @@ use crate::read::reason::{Reason, Stop};
 
 /// The fewest bytes a JSON step takes from the chunk at once (see [`read`]).
 const JSON_WINDOW: usize = 256;
+
+/// The direct path of a token-sized chunk (`text`) that lies wholly inside
+/// a string of the JSON value being read — the common chunk of a long
+/// argument: the bytes are held, the scanner passes them on, and the
+/// argument delta goes out, exactly as [`read`] would do and without the
+/// runner's loop around it (after such bytes, the runner would only find
+/// the step still reading and ask for more). `false`: nothing was read.
+pub(crate) fn string_run(prog: &[Op], b: &mut Block, env: &mut Env<'_>, text: &str) -> bool {
+    let Some(Op::Json(j)) = prog.get(b.pc) else {
+        return false;
+    };
+    if text.len() > room(b, env).0 {
+        return false;
+    }
+    let StepState::Json(js) = &mut b.st else {
+        return false;
+    };
+    let held_from = env.pending.pos;
+    env.pending
+        .take_n(&Chunk::from_str(text, held_from), text.len());
+    let mut builder = Builder {
+        ctx: env.ctx,
+        calls: &mut b.calls,
+        json: &mut js.calls,
+        step: j,
+        out: env.out,
+        src: env.pending.src(),
+        reasoning: env.pending.in_reasoning,
+        // (Only read where the value ends or fails.)
+        element: false,
+    };
+    if !js.scanner.string_run(text.as_bytes(), &mut builder) {
+        env.pending.untake(text.len());
+        return false;
+    }
+    if let Some(d) = js.calls.drop_upto.take() {
+        env.pending.drop_upto(d);
+    }
+    b.calls.sync(env.out, env.pending.src());
+    true
+}
 
 /// Reads the value of step `j` (of program `prog`).
 pub(super) fn read(

@@ -33,6 +33,7 @@ mod value;
 pub(crate) use end::{at_end, AtEnd};
 pub(crate) use fail::end_block;
 use fail::{fail, Failed};
+pub(crate) use json::string_run;
 pub(crate) use reader::{Block, Env, Outcome, StepState};
 use reader::{Flow, Input};
 pub(crate) use value::end_value_at_eof;

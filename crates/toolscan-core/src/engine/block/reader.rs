@@ -163,13 +163,7 @@ impl<'c, 'a> Input<'c, 'a> {
     /// so that a call confirmed halfway through the bytes given here is
     /// still held to the call limit).
     pub(crate) fn new(ch: &'c Chunk<'a>, i: usize, b: &Block, env: &Env<'_>) -> Input<'c, 'a> {
-        let limits = &env.ctx.limits;
-        let limit = if b.calls.silent() {
-            limits.max_holdback.min(limits.max_call_bytes)
-        } else {
-            limits.max_call_bytes
-        } as u64;
-        let room = limit.saturating_sub(env.pending.held()) as usize;
+        let (room, limit) = room(b, env);
         let end = ch.bytes.len().min(i + room.max(1));
         Input {
             ch,
@@ -208,6 +202,19 @@ impl<'c, 'a> Input<'c, 'a> {
         env.pending.take_n(self.ch, n);
         *i += n;
     }
+}
+
+/// How many more bytes the block may hold, and the limit that is counted
+/// against (see [`Input::new`]).
+pub(crate) fn room(b: &Block, env: &Env<'_>) -> (usize, u64) {
+    let limits = &env.ctx.limits;
+    let limit = if b.calls.silent() {
+        limits.max_holdback.min(limits.max_call_bytes)
+    } else {
+        limits.max_call_bytes
+    } as u64;
+    let room = limit.saturating_sub(env.pending.held());
+    (room.try_into().unwrap_or(usize::MAX), limit)
 }
 
 /// How many bytes a step read.
