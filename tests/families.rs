@@ -6,8 +6,7 @@
 //! stream. Every input is checked under every chunking.
 
 use serde_json::json;
-use toolscan_core::format::{Capture, Field, Format, Lit, Opener, Step};
-use toolscan_core::{DiagnosticKind, Event, Options, Parser, Registry, Response};
+use toolscan_core::{DiagnosticKind, Event, Format, Options, Parser, Registry, Response};
 use toolscan_testkit::check::{calls_of, diagnostics_of, text_of};
 use toolscan_testkit::chunk::{self};
 
@@ -222,21 +221,23 @@ fn an_unterminated_reasoning_block_keeps_its_calls() {
 fn format_language_pieces() {
     // `[[NAME]]` calls where the name `none` is a keyword that opens a
     // plain-text reply, and whose header is framing.
-    let program = vec![
-        Step::Capture(
-            Capture::until(Field::Name, vec![(Lit::new("]]"), None)]).keyword("none", "text"),
-        ),
-        Step::args(),
-        Step::Dispatch,
-        Step::End,
-        Step::label("text"),
-        Step::Frame,
-        Step::Reasoning(true),
-        Step::End,
-    ];
-    let f = Format::new("brackets", "custom", "[[NAME]]{json}")
-        .opener(Opener::definite("[[", program.clone()))
-        .opener(Opener::stream_start(program.clone()));
+    let program = json!([
+        {"capture": "name", "until": ["]]"], "keywords": [{"lit": "none", "goto": "text"}]},
+        {"json": "args"},
+        "dispatch",
+        "end",
+        {"label": "text"},
+        "frame",
+        {"reasoning": true},
+        "end"
+    ]);
+    let described = |openers: serde_json::Value| {
+        Format::from_json(
+            &json!({"name": "brackets", "models": "custom", "openers": openers}).to_string(),
+        )
+    };
+    let at_start = json!({"stream_start": true, "program": program});
+    let f = described(json!([{"open": "[[", "program": program}, at_start])).unwrap();
     let mut reg = Registry::builtin();
     reg.register(f).unwrap();
     let g = reg.grammar("brackets").unwrap();
@@ -249,11 +250,8 @@ fn format_language_pieces() {
     assert_eq!(r.reasoning.as_deref(), Some("thinking"));
     assert_eq!(r.text, "");
     // Two programs at the start of the stream are refused.
-    let two = Format::new("two", "custom", "")
-        .opener(Opener::stream_start(program.clone()))
-        .opener(Opener::stream_start(program.clone()))
-        .opener(Opener::definite("[[", program));
-    let e = Registry::builtin().register(two).unwrap_err();
+    let two = described(json!([at_start, at_start, {"open": "[[", "program": program}]));
+    let e = two.unwrap_err();
     assert!(e.to_string().contains("start of the stream"), "{e}");
     // `auto` leaves start-of-stream programs out.
     let ev = run("auto", "get_weather\n{}");
@@ -319,12 +317,16 @@ fn harmony_completion_may_begin_with_the_role_recipient() {
 #[test]
 fn a_format_may_be_only_a_program_at_the_start_of_the_stream() {
     // A completion that is always one call: `NAME {json}` and text after.
-    let f = Format::new("first", "custom", "NAME {json}").opener(Opener::stream_start(vec![
-        Step::name_until(" "),
-        Step::args(),
-        Step::Dispatch,
-        Step::End,
-    ]));
+    let f = Format::from_json(
+        &json!({
+            "name": "first",
+            "description": "NAME {json}",
+            "stream_start": true,
+            "program": [{"capture": "name", "until": [" "]}, {"json": "args"}, "dispatch", "end"]
+        })
+        .to_string(),
+    )
+    .unwrap();
     let mut reg = Registry::builtin();
     reg.register(f).unwrap();
     let g = reg.grammar("first").unwrap();

@@ -269,50 +269,41 @@ fn deepseek_recovery_under_auto() {
     assert_eq!(text(&ev), format!("{S}{bad}"));
 }
 
-/// `Step::Recover` is format-language machinery: a user's format gets the
-/// same recovery.
+/// A `recover` step is format-language machinery: a user's format file
+/// gets the same recovery.
 #[test]
 fn recovery_in_a_registered_format() {
-    use toolscan::format::{Format, Label, Lit, Opener, Step};
     // <calls><call>NAME {json}</call>…</calls>
-    let then = |opts: &[(&str, &'static str)]| {
-        Step::Then(
-            opts.iter()
-                .map(|&(l, j)| (Lit::new(l), Label::from(j)))
-                .collect(),
-        )
-    };
-    let f = Format::new(
-        "calls-section",
-        "custom",
-        "<calls><call>NAME {json}</call>…</calls>",
+    let f = toolscan::Format::from_json(
+        &json!({
+            "name": "calls-section",
+            "models": "custom",
+            "description": "<calls><call>NAME {json}</call>…</calls>",
+            "open": "<calls>",
+            "program": [
+                "ws",
+                {"lit": "<call>"},
+                {"recover": [
+                    {"lit": "</call>", "goto": "next"},
+                    {"lit": "<call>", "goto": "call"},
+                    {"lit": "</calls>", "goto": "end"}
+                ]},
+                {"label": "call"},
+                {"capture": "name", "before": " {"},
+                "ws",
+                {"json": "args"},
+                "ws",
+                {"lit": "</call>"},
+                "dispatch",
+                {"label": "next"},
+                {"then": [{"lit": "<call>", "goto": "call"}, {"lit": "</calls>", "goto": "end"}]},
+                {"label": "end"},
+                "end"
+            ]
+        })
+        .to_string(),
     )
-    .opener(Opener::definite(
-        "<calls>",
-        vec![
-            Step::Ws,
-            Step::lit("<call>"),
-            Step::Recover(vec![
-                (Lit::new("</call>"), Label::from("next")),
-                (Lit::new("<call>"), Label::from("call")),
-                (Lit::new("</calls>"), Label::from("end")),
-            ]),
-            Step::label("call"),
-            Step::Capture(toolscan::format::Capture::before(
-                toolscan::format::Field::Name,
-                b" {",
-            )),
-            Step::Ws,
-            Step::args(),
-            Step::Ws,
-            Step::lit("</call>"),
-            Step::Dispatch,
-            Step::label("next"),
-            then(&[("<call>", "call"), ("</calls>", "end")]),
-            Step::label("end"),
-            Step::End,
-        ],
-    ));
+    .unwrap();
     let mut reg = Registry::builtin();
     reg.register(f).unwrap();
     let g = reg.grammar("calls-section").unwrap();

@@ -174,7 +174,6 @@ use std::sync::{Arc, Mutex};
 use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Value, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, State};
 use serde_json::Value as Json;
-use toolscan::format::Trust;
 use toolscan::{Options, Registry, Response, Tools};
 use toolscan_testkit::check::check_events;
 use toolscan_testkit::chunk::{self, seeded_options, Api, Plan};
@@ -1417,22 +1416,23 @@ fn auto_sees(format: &str, turn: &str) -> Result<(), String> {
     let Some(f) = reg.get(format) else {
         return Err(format!("format {format} is not built"));
     };
-    let has = |o: &toolscan::format::Opener| {
-        let m = &o.marker.bytes;
+    let openers = Opener::all_of(f);
+    let has = |o: &Opener| {
+        let m = o.marker.as_bytes();
         turn.as_bytes().windows(m.len()).any(|w| {
-            if o.marker.case_insensitive {
+            if o.case_insensitive {
                 w.eq_ignore_ascii_case(m)
             } else {
-                w == m.as_slice()
+                w == m
             }
         })
     };
-    let marked = |o: &&toolscan::format::Opener| o.trust != Trust::Bare && !o.stream_start;
-    if f.openers().iter().any(|o| o.stream_start) {
-        let starts_marked = f.openers().iter().filter(marked).any(|o| {
-            let m = &o.marker.bytes;
-            turn.trim_start().as_bytes().starts_with(m)
-        });
+    let marked = |o: &&Opener| o.trust != "bare" && !o.stream_start;
+    if openers.iter().any(|o| o.stream_start) {
+        let starts_marked = openers
+            .iter()
+            .filter(marked)
+            .any(|o| turn.trim_start().starts_with(&o.marker));
         if !starts_marked {
             return Err(format!(
                 "the turn starts inside {format}'s markup (read by the format's start-of-stream \
@@ -1445,10 +1445,43 @@ fn auto_sees(format: &str, turn: &str) -> Result<(), String> {
             return Err(why.to_string());
         }
     }
-    if f.openers().iter().filter(marked).any(has) {
+    if openers.iter().filter(marked).any(has) {
         Ok(())
     } else {
         Err("the calls open with a bare `{`, which auto leaves out".into())
+    }
+}
+
+/// What `auto_sees` needs of an opener, read from the format's
+/// description (`Format::to_json`).
+struct Opener {
+    marker: String,
+    case_insensitive: bool,
+    trust: String,
+    stream_start: bool,
+}
+
+impl Opener {
+    fn all_of(f: &toolscan::Format) -> Vec<Opener> {
+        let text = f.to_json().expect("a built-in format is described");
+        let v: Json = serde_json::from_str(&text).expect("JSON");
+        let openers = v["openers"].as_array().cloned().unwrap_or_default();
+        openers
+            .iter()
+            .map(|o| {
+                let open = &o["open"];
+                Opener {
+                    marker: open
+                        .as_str()
+                        .or_else(|| open["text"].as_str())
+                        .unwrap_or("")
+                        .to_string(),
+                    case_insensitive: open["case_insensitive"].as_bool().unwrap_or(false),
+                    trust: o["trust"].as_str().unwrap_or("definite").to_string(),
+                    stream_start: o["stream_start"].as_bool().unwrap_or(false),
+                }
+            })
+            .collect()
     }
 }
 

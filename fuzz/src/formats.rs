@@ -3,19 +3,20 @@
 
 use std::sync::{Arc, OnceLock};
 
-use toolscan_core::format::{Opener, Step, Trust};
+use serde_json::Value;
 use toolscan_core::{Format, Grammar, Registry};
 
 /// What a run's text can be compared with, decided from the format's own
-/// data (its openers' programs), so that a new format is classified when
-/// it is added.
+/// data (its openers' programs, as its description writes them:
+/// `Format::to_json`), so that a new format is classified when it is
+/// added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TextRule {
     /// The format drops nothing but calls: with no completed call and
     /// reasoning separation off, the text is the input (invalid UTF-8 as
     /// U+FFFD).
     Exact,
-    /// The format drops framing (`Step::Frame`: Harmony's headers,
+    /// The format drops framing (a `"frame"` step: Harmony's headers,
     /// Functionary's recipient lines; a "no call" object: Cohere's
     /// `directly-answer`) even when no call completes: the text is the
     /// input with pieces taken out (a subsequence of it).
@@ -25,18 +26,31 @@ pub enum TextRule {
     Decoded,
 }
 
-/// The rule of one opener's program.
-fn opener_rule(o: &Opener) -> TextRule {
-    o.program
+/// The rule of one opener's program (the opener as its format's
+/// description writes it).
+fn opener_rule(o: &Value) -> TextRule {
+    let steps = o["program"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    steps
         .iter()
         .map(|s| match s {
-            Step::Frame => TextRule::Framed,
-            Step::Json(j) if j.keys.text.is_some() => TextRule::Decoded,
-            Step::Json(j) if !j.keys.no_call.is_empty() => TextRule::Framed,
+            Value::String(word) if word == "frame" => TextRule::Framed,
+            Value::Object(m) if m.contains_key("json") && m.contains_key("text_key") => {
+                TextRule::Decoded
+            }
+            Value::Object(m) if m.contains_key("json") && m.contains_key("no_call_names") => {
+                TextRule::Framed
+            }
             _ => TextRule::Exact,
         })
         .max()
         .unwrap_or(TextRule::Exact)
+}
+
+/// A format's openers, as its description writes them.
+fn openers(f: &Format) -> Vec<Value> {
+    let described = f.to_json().expect("a loaded format can be described");
+    let v: Value = serde_json::from_str(&described).expect("a description is JSON");
+    v["openers"].as_array().cloned().unwrap_or_default()
 }
 
 /// The rule of a grammar made of `formats`; `auto` reads every opener but
@@ -44,9 +58,9 @@ fn opener_rule(o: &Opener) -> TextRule {
 pub fn text_rule<'a>(formats: impl IntoIterator<Item = &'a Format>, auto: bool) -> TextRule {
     formats
         .into_iter()
-        .flat_map(|f| f.openers())
-        .filter(|o| !auto || (o.trust != Trust::Bare && !o.stream_start))
-        .map(opener_rule)
+        .flat_map(openers)
+        .filter(|o| !auto || (o["trust"] != "bare" && o["stream_start"] != true))
+        .map(|o| opener_rule(&o))
         .max()
         .unwrap_or(TextRule::Exact)
 }

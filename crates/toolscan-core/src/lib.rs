@@ -81,7 +81,7 @@ pub mod sink;
 mod tools;
 
 pub use catalogue::aliases;
-pub use lang::{format, format_file};
+pub use lang::format_file;
 
 pub use catalogue::registry::{format_for_model, Registry};
 pub use engine::parser::Parser;

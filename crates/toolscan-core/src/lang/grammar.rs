@@ -110,62 +110,12 @@ impl Grammar {
     }
 
     /// Compiles the openers of `formats` (in precedence order) into one
-    /// grammar named `name`.
+    /// grammar named `name`: the openers grouped by marker and each group
+    /// merged into one program, the markers cut where one holds another
+    /// and checked, then the text automata built.
     pub fn new(name: &str, formats: &[&Format]) -> Result<Grammar, Error> {
-        let invalid = |reason: String| Error::InvalidFormat {
-            format: name.to_string(),
-            reason,
-        };
-        let mut groups: Vec<(Lit, bool, Vec<Merged>)> = Vec::new();
-        // Where each marker's group is (by its lowercase bytes and
-        // line-start flag): one lookup per opener, not a walk of the groups.
-        let mut group_of: HashMap<(Vec<u8>, bool), usize> = HashMap::new();
-        let mut start: Option<Compiled> = None;
-        for f in formats {
-            for o in &f.openers {
-                let ops = check_opener(o).map_err(|r| Error::InvalidFormat {
-                    format: f.name.clone(),
-                    reason: r,
-                })?;
-                if o.stream_start {
-                    if start.is_some() {
-                        return Err(invalid(
-                            "two programs run at the start of the stream".into(),
-                        ));
-                    }
-                    start = Some(Compiled {
-                        trust: o.trust,
-                        replay: false,
-                        program: ops,
-                        follow: None,
-                    });
-                    continue;
-                }
-                let key = (o.marker.bytes.to_ascii_lowercase(), o.line_start);
-                match group_of.get(&key).map(|&g| &mut groups[g]) {
-                    Some((m, _, list)) => {
-                        m.case_insensitive |= o.marker.case_insensitive;
-                        if m.bytes != o.marker.bytes && !m.case_insensitive {
-                            return Err(invalid(format!(
-                                "markers `{}` and `{}` differ only in case",
-                                m.display(),
-                                o.marker.display()
-                            )));
-                        }
-                        if !list
-                            .iter()
-                            .any(|(x, xops)| *xops == ops && x.replay == o.replay)
-                        {
-                            list.push((o.clone(), ops));
-                        }
-                    }
-                    None => {
-                        group_of.insert(key, groups.len());
-                        groups.push((o.marker.clone(), o.line_start, vec![(o.clone(), ops)]));
-                    }
-                }
-            }
-        }
+        let invalid = |reason: String| invalid(name, reason);
+        let Grouped { groups, start } = group_openers(name, formats)?;
         let mut openers = Vec::new();
         let mut patterns = Vec::new();
         for (marker, line_start, list) in groups {
@@ -187,60 +137,9 @@ impl Grammar {
         let written: Vec<Vec<u8>> = patterns.iter().map(|p| p.bytes.clone()).collect();
         split_outer_markers(&mut patterns, &mut openers);
         check_substrings(&patterns, &written).map_err(invalid)?;
-        for (o, p) in openers.iter_mut().zip(&patterns) {
-            // (Only where a failed block is silent: a definite one's
-            // diagnostic must not depend on where the chunk ends.)
-            let silent = o.trust != Trust::Definite;
-            if let (true, true, false, Some(Op::Json(j))) =
-                (silent, o.replay, p.case_insensitive, o.program.first())
-            {
-                o.follow = crate::read::json::second_bytes(&p.bytes, j.lenient);
-            }
-        }
-        let build = |extra: &[(&str, PatKind)]| -> Result<TextSet, Error> {
-            let mut pats = patterns.clone();
-            let mut kinds: Vec<PatKind> = (0..pats.len()).map(PatKind::Opener).collect();
-            for &(m, kind) in extra {
-                let p = Pattern {
-                    bytes: m.as_bytes().to_vec(),
-                    case_insensitive: false,
-                    line_start: false,
-                };
-                // A reasoning marker that clashes with an opener is left out.
-                if !pats.iter().any(|q| clash(&p, q) || clash(q, &p)) {
-                    pats.push(p);
-                    kinds.push(kind);
-                }
-            }
-            let mut set = MarkerSet::new(pats).map_err(invalid)?;
-            for (k, o) in openers.iter().enumerate().take(patterns.len()) {
-                if let Some(f) = o.follow {
-                    set.set_follow(k, f);
-                }
-            }
-            Ok(TextSet { set, kinds })
-        };
-        let opens: Vec<(&str, PatKind)> = THINK
-            .iter()
-            .map(|&(o, _)| (o, PatKind::ThinkOpen))
-            .collect();
-        let closes: Vec<(&str, PatKind)> = THINK
-            .iter()
-            .map(|&(_, c)| (c, PatKind::ThinkClose))
-            .collect();
-        let sets = [build(&[])?, build(&opens)?, build(&closes)?];
-        let closers: Vec<Pattern> = sets[2]
-            .kinds
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| **k == PatKind::ThinkClose)
-            .map(|(i, _)| sets[2].set.pattern(i).clone())
-            .collect();
-        let closers = if closers.is_empty() {
-            None
-        } else {
-            Some(MarkerSet::new(closers).map_err(invalid)?)
-        };
+        set_follow_bytes(&mut openers, &patterns);
+        let sets = text_sets(name, &patterns, &openers)?;
+        let closers = closers_of(&sets[2]).map_err(invalid)?;
         let follow_len = openers
             .iter()
             .zip(&patterns)
@@ -292,6 +191,154 @@ impl Grammar {
 /// An opener and its compiled program, before openers sharing a marker are
 /// merged.
 type Merged = (Opener, Vec<Op>);
+
+/// A grammar's error: its format (or `auto`) and why.
+fn invalid(name: &str, reason: String) -> Error {
+    Error::InvalidFormat {
+        format: name.to_string(),
+        reason,
+    }
+}
+
+/// The openers of a grammar before merging: the ones with a marker grouped
+/// by it (in precedence order), and the program at the start of the stream.
+struct Grouped {
+    /// Each marker, whether it counts at a line start only, and its
+    /// openers (programs that differ).
+    groups: Vec<(Lit, bool, Vec<Merged>)>,
+    start: Option<Compiled>,
+}
+
+/// Compiles every opener's program and groups the openers by marker
+/// (ASCII case folded, and line start): openers that share a marker are
+/// merged into one program later.
+fn group_openers(name: &str, formats: &[&Format]) -> Result<Grouped, Error> {
+    let mut groups: Vec<(Lit, bool, Vec<Merged>)> = Vec::new();
+    // Where each marker's group is (by its lowercase bytes and line-start
+    // flag): one lookup per opener, not a walk of the groups.
+    let mut group_of: HashMap<(Vec<u8>, bool), usize> = HashMap::new();
+    let mut start: Option<Compiled> = None;
+    for f in formats {
+        for o in &f.openers {
+            let ops = check_opener(o).map_err(|r| invalid(&f.name, r))?;
+            if o.stream_start {
+                if start.is_some() {
+                    return Err(invalid(
+                        name,
+                        "two programs run at the start of the stream".into(),
+                    ));
+                }
+                start = Some(Compiled {
+                    trust: o.trust,
+                    replay: false,
+                    program: ops,
+                    follow: None,
+                });
+                continue;
+            }
+            let key = (o.marker.bytes.to_ascii_lowercase(), o.line_start);
+            match group_of.get(&key).map(|&g| &mut groups[g]) {
+                Some((m, _, list)) => {
+                    m.case_insensitive |= o.marker.case_insensitive;
+                    if m.bytes != o.marker.bytes && !m.case_insensitive {
+                        return Err(invalid(
+                            name,
+                            format!(
+                                "markers `{}` and `{}` differ only in case",
+                                m.display(),
+                                o.marker.display()
+                            ),
+                        ));
+                    }
+                    if !list
+                        .iter()
+                        .any(|(x, xops)| *xops == ops && x.replay == o.replay)
+                    {
+                        list.push((o.clone(), ops));
+                    }
+                }
+                None => {
+                    group_of.insert(key, groups.len());
+                    groups.push((o.marker.clone(), o.line_start, vec![(o.clone(), ops)]));
+                }
+            }
+        }
+    }
+    Ok(Grouped { groups, start })
+}
+
+/// For each bare marker that starts a JSON value, the bytes that may
+/// follow it ([`Compiled::follow`]).
+fn set_follow_bytes(openers: &mut [Compiled], patterns: &[Pattern]) {
+    for (o, p) in openers.iter_mut().zip(patterns) {
+        // (Only where a failed block is silent: a definite one's
+        // diagnostic must not depend on where the chunk ends.)
+        let silent = o.trust != Trust::Definite;
+        if let (true, true, false, Some(Op::Json(j))) =
+            (silent, o.replay, p.case_insensitive, o.program.first())
+        {
+            o.follow = crate::read::json::second_bytes(&p.bytes, j.lenient);
+        }
+    }
+}
+
+/// The marker sets of text, one for each [`Watch`]: the openers alone,
+/// with the reasoning openers, with the reasoning closers.
+fn text_sets(
+    name: &str,
+    patterns: &[Pattern],
+    openers: &[Compiled],
+) -> Result<[TextSet; 3], Error> {
+    let build = |extra: &[(&str, PatKind)]| -> Result<TextSet, Error> {
+        let mut pats = patterns.to_vec();
+        let mut kinds: Vec<PatKind> = (0..pats.len()).map(PatKind::Opener).collect();
+        for &(m, kind) in extra {
+            let p = Pattern {
+                bytes: m.as_bytes().to_vec(),
+                case_insensitive: false,
+                line_start: false,
+            };
+            // A reasoning marker that clashes with an opener is left out.
+            if !pats.iter().any(|q| clash(&p, q) || clash(q, &p)) {
+                pats.push(p);
+                kinds.push(kind);
+            }
+        }
+        let mut set = MarkerSet::new(pats).map_err(|r| invalid(name, r))?;
+        for (k, o) in openers.iter().enumerate().take(patterns.len()) {
+            if let Some(f) = o.follow {
+                set.set_follow(k, f);
+            }
+        }
+        Ok(TextSet { set, kinds })
+    };
+    let opens: Vec<(&str, PatKind)> = THINK
+        .iter()
+        .map(|&(o, _)| (o, PatKind::ThinkOpen))
+        .collect();
+    let closes: Vec<(&str, PatKind)> = THINK
+        .iter()
+        .map(|&(_, c)| (c, PatKind::ThinkClose))
+        .collect();
+    Ok([build(&[])?, build(&opens)?, build(&closes)?])
+}
+
+/// The reasoning closers of the set that watches for them, alone (`None`
+/// when it holds none).
+fn closers_of(closes: &TextSet) -> Result<Option<MarkerSet>, String> {
+    let closers: Vec<Pattern> = closes
+        .kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k == PatKind::ThinkClose)
+        .map(|(i, _)| closes.set.pattern(i).clone())
+        .collect();
+    if closers.is_empty() {
+        Ok(None)
+    } else {
+        MarkerSet::new(closers).map(Some)
+    }
+}
 
 /// Checks an opener's marker and compiles its program.
 fn check_opener(o: &Opener) -> Result<Vec<Op>, String> {
@@ -601,16 +648,18 @@ fn clash(a: &Pattern, b: &Pattern) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lang::format::{CallKeys, Step};
+    use crate::lang::format::{CallKeys, JsonStep, Shape, Step};
     use crate::lang::program::Op;
+
+    /// A call object with the usual keys.
+    fn call() -> Step {
+        Step::Json(JsonStep::new(Shape::Call, CallKeys::default()))
+    }
 
     #[test]
     fn substring_markers_are_rejected() {
         let f = Format::new("x", "", "")
-            .opener(Opener::bare(
-                "[",
-                vec![Step::call(CallKeys::default()), Step::End],
-            ))
+            .opener(Opener::bare("[", vec![call(), Step::End]))
             .opener(Opener::definite("[TOOL_CALLS]", vec![Step::End]));
         let e = Grammar::new("x", &[&f]).unwrap_err();
         assert!(e.to_string().contains("occurs inside"), "{e}");
@@ -622,10 +671,7 @@ mod tests {
             "<m>",
             vec![Step::name_until(">"), Step::End],
         ));
-        let b = Format::new("b", "", "").opener(Opener::definite(
-            "<m>",
-            vec![Step::call(CallKeys::default()), Step::End],
-        ));
+        let b = Format::new("b", "", "").opener(Opener::definite("<m>", vec![call(), Step::End]));
         let g = Grammar::new("ab", &[&a, &b]).unwrap();
         assert_eq!(g.openers.len(), 1);
         match &g.openers[0].program[1] {
@@ -669,11 +715,7 @@ mod tests {
     fn bodies_after_the_same_name_capture_share_it() {
         let json = Format::new("j", "", "").opener(Opener::definite(
             "<f=",
-            vec![
-                Step::name_until(">"),
-                Step::call(CallKeys::default()),
-                Step::End,
-            ],
+            vec![Step::name_until(">"), call(), Step::End],
         ));
         let tags = Format::new("t", "", "").opener(Opener::definite(
             "<f=",

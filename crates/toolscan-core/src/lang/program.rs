@@ -1,300 +1,28 @@
 //! A block's program as the parser runs it: the steps of a format with
 //! labels resolved to step indices, checked once when the grammar is
-//! compiled.
+//! compiled. What each step compiles to is its row in the table of steps
+//! (`step.rs`); this file runs the table over a program and works out what
+//! needs the whole program (which continuations begin a call, what may
+//! follow an unclosed value, the bytes a body may begin with).
 
-use std::collections::HashMap;
+pub(crate) use crate::lang::op::{CaptureOp, CloseOp, ThenOp, ThenOpt, ValueOp};
+pub(crate) use crate::lang::step::Op;
 
-use crate::lang::format::{
-    ByteSet, Capture, Close, Field, JsonStep, Label, Lit, PyStep, PyStrings, Shape, Step, Trim,
-};
-
-/// One compiled step. Every jump target is an index into the same program
-/// (checked by [`compile`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    Ws,
-    Blank,
-    Lit(Lit),
-    OptLit(Lit),
-    LitOrEof(Lit),
-    Word,
-    Capture(CaptureOp),
-    Json(JsonStep),
-    Value(ValueOp),
-    Py(PyStep),
-    Open(bool),
-    StringParam(String),
-    CloseOpen,
-    Dispatch,
-    Fork(Vec<(ByteSet, usize)>),
-    Then(ThenOp),
-    OneOf(Vec<ThenOpt>),
-    Definite,
-    Frame,
-    Reasoning(bool),
-    /// Arms recovery: a failure continues at this op, a seeking
-    /// [`ThenOp`] (appended after the program's own steps).
-    Recover(usize),
-    /// Reads over a failed list element up to one of these bytes at its
-    /// own level, then goes on at the target (appended after the program's
-    /// own steps, like a seek; reached only by a failure).
-    Skip(Vec<u8>, usize),
-    Goto(usize),
-    End,
-    /// The block really began this many bytes after its marker: give them
-    /// back as text (made by the grammar when it cuts a marker that holds
-    /// another; never written in a format).
-    Unhold(usize),
-}
-
-/// A [`Step::Then`], or the seek a [`Step::Recover`] compiles to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ThenOp {
-    pub opts: Vec<ThenOpt>,
-    /// The recovery seek: bytes before a literal are text and the search
-    /// goes on (a `Then` ends the block at the first other byte). Reached
-    /// only by a failure, never by a jump of the program.
-    pub seek: bool,
-}
-
-/// A [`ValueStep`](crate::lang::format::ValueStep) with its labels resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ValueOp {
-    /// What ends the value.
-    pub close: CloseOp,
-    /// Markup that ends an unclosed value where it begins.
-    pub recover: Vec<ThenOpt>,
-    /// Markup that may end an unclosed value, decided at the end of the
-    /// stream.
-    pub at_end: Vec<ThenOpt>,
-    /// Markup that makes a value a container, before any of its text.
-    pub nest: Vec<ThenOpt>,
-    /// What the program reads right after the call that an `at_end`
-    /// literal closes, in the same block: the next call's markup (the
-    /// literals of the `Then` after its dispatch that begin a call). Met
-    /// after an `at_end` literal, it shows that literal was the call's
-    /// closer: an unclosed value ends there at once (set by
-    /// [`link_follow`]). The group's end is left out: a value may quote
-    /// it before its own closer.
-    pub follow: Vec<ThenOpt>,
-    /// The block's own marker, where the block may end after that call
-    /// (the next call is a block of its own): met after an `at_end`
-    /// literal and followed by a `recover` literal (the next call's
-    /// parameter), it shows that literal was the call's closer.
-    pub next_block: Vec<ThenOpt>,
-    pub guard: Option<(Lit, Lit)>,
-    pub trim: Trim,
-    pub entities: bool,
-    /// The end of the stream ends the value.
-    pub or_end: bool,
-    /// The text `null` is JSON null whatever the declared type.
-    pub null: bool,
-}
-
-/// What ends a raw value (see [`Close`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum CloseOp {
-    /// This literal.
-    Lit(Lit),
-    /// `</KEY>`, made when the value begins.
-    KeyTag,
-    /// Whitespace (not consumed) or the end of the stream.
-    Space,
-    /// The bracket that closes the first one.
-    Balanced,
-}
-
-/// A [`Capture`] with its delimiters' targets resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CaptureOp {
-    pub field: Field,
-    pub stop: Vec<u8>,
-    /// Delimiter literals and the step each one continues with.
-    pub delims: Vec<(Lit, usize)>,
-    /// Any byte of a delimiter, either case: such bytes may be in the word
-    /// while a delimiter may be forming.
-    pub delim_bytes: [bool; 256],
-    /// The end of the stream ends the word.
-    pub at_end: bool,
-    /// Words that are markup, and the step each one continues with.
-    pub keywords: Vec<(String, usize)>,
-}
-
-/// One continuation of a [`Step::Then`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ThenOpt {
-    pub lit: Lit,
-    pub to: usize,
-    /// A separator (not a closer): the next call begins after it.
-    pub begins_call: bool,
-}
-
-impl Op {
-    pub(crate) fn targets_mut(&mut self) -> Vec<&mut usize> {
-        match self {
-            Op::Capture(c) => c
-                .delims
-                .iter_mut()
-                .map(|(_, j)| j)
-                .chain(c.keywords.iter_mut().map(|(_, j)| j))
-                .collect(),
-            Op::Fork(alts) => alts.iter_mut().map(|(_, j)| j).collect(),
-            Op::Then(t) => t.opts.iter_mut().map(|o| &mut o.to).collect(),
-            Op::OneOf(opts) => opts.iter_mut().map(|o| &mut o.to).collect(),
-            Op::Value(v) => v
-                .recover
-                .iter_mut()
-                .chain(v.at_end.iter_mut())
-                .chain(v.nest.iter_mut())
-                .map(|o| &mut o.to)
-                .collect(),
-            Op::Recover(j) | Op::Goto(j) | Op::Skip(_, j) => vec![j],
-            _ => Vec::new(),
-        }
-    }
-
-    /// Shifts every jump by `by` (the program is appended after others).
-    pub(crate) fn shifted(mut self, by: usize) -> Op {
-        for t in self.targets_mut() {
-            *t += by;
-        }
-        self
-    }
-}
+use crate::lang::payload::{ByteSet, Lit, Shape};
+use crate::lang::step::{Cx, Step};
 
 /// Resolves a program's labels. Errors name the problem for
 /// [`Error::InvalidFormat`](crate::Error::InvalidFormat).
 pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
-    let mut at: HashMap<&Label, usize> = HashMap::new();
-    let mut n = 0;
+    let mut cx = Cx::new(steps)?;
+    let mut ops = Vec::with_capacity(cx.ops());
     for s in steps {
-        match s {
-            Step::Label(l) => {
-                if at.insert(l, n).is_some() {
-                    return Err(format!("label `{}` is defined twice", l.as_str()));
-                }
-            }
-            _ => n += 1,
+        cx.pc = ops.len();
+        if let Some(op) = s.compile(&mut cx)? {
+            ops.push(op);
         }
     }
-    if n == 0 {
-        return Err("the program has no step".into());
-    }
-    let target = |l: &Label| -> Result<usize, String> {
-        match at.get(l) {
-            Some(&i) if i < n => Ok(i),
-            Some(_) => Err(format!("label `{}` is after the last step", l.as_str())),
-            None => Err(format!("jump to undefined label `{}`", l.as_str())),
-        }
-    };
-    let nonempty = |l: &Lit| {
-        if l.bytes.is_empty() {
-            Err("empty literal in a program".to_string())
-        } else {
-            Ok(l.clone())
-        }
-    };
-    let options = |opts: &[(Lit, Label)]| -> Result<Vec<ThenOpt>, String> {
-        opts.iter()
-            .map(|(lit, l)| {
-                Ok(ThenOpt {
-                    lit: nonempty(lit)?,
-                    to: target(l)?,
-                    begins_call: false,
-                })
-            })
-            .collect()
-    };
-    let mut ops = Vec::with_capacity(n);
-    // Recovery seeks, appended after the program's own steps.
-    let mut seeks: Vec<Op> = Vec::new();
-    for s in steps {
-        let pc = ops.len();
-        let op = match s {
-            Step::Label(_) => continue,
-            Step::Ws => Op::Ws,
-            Step::Blank => Op::Blank,
-            Step::Lit(l) => Op::Lit(nonempty(l)?),
-            Step::OptLit(l) => Op::OptLit(nonempty(l)?),
-            Step::LitOrEof(l) => Op::LitOrEof(nonempty(l)?),
-            Step::Word => Op::Word,
-            Step::Capture(c) => Op::Capture(capture(c, pc, &target, &nonempty)?),
-            Step::Json(j) => Op::Json(j.clone()),
-            Step::Value(v) => Op::Value(ValueOp {
-                close: match &v.close {
-                    Close::Lit(l) => CloseOp::Lit(nonempty(l)?),
-                    Close::KeyTag => CloseOp::KeyTag,
-                    Close::Space => CloseOp::Space,
-                    Close::Balanced => CloseOp::Balanced,
-                },
-                recover: options(&v.recover)?,
-                at_end: options(&v.recover_at_end)?,
-                nest: options(&v.nest)?,
-                follow: Vec::new(),
-                next_block: Vec::new(),
-                guard: match &v.guard {
-                    Some((a, b)) => Some((nonempty(a)?, nonempty(b)?)),
-                    None => None,
-                },
-                trim: v.trim,
-                entities: v.entities,
-                or_end: v.or_end,
-                null: v.null,
-            }),
-            Step::Py(p) => {
-                if let PyStrings::Delimited(d) = &p.strings {
-                    nonempty(d)?;
-                }
-                Op::Py(p.clone())
-            }
-            Step::Open(array) => Op::Open(*array),
-            Step::StringParam(key) => Op::StringParam(key.clone()),
-            Step::CloseOpen => Op::CloseOpen,
-            Step::Dispatch => Op::Dispatch,
-            Step::Fork(alts) => Op::Fork(
-                alts.iter()
-                    .map(|(set, l)| Ok((set.clone(), target(l)?)))
-                    .collect::<Result<_, String>>()?,
-            ),
-            Step::Then(opts) => Op::Then(ThenOp {
-                opts: options(opts)?,
-                seek: false,
-            }),
-            Step::OneOf(opts) => {
-                if opts.is_empty() {
-                    return Err("`OneOf` without a literal".into());
-                }
-                Op::OneOf(options(opts)?)
-            }
-            Step::Definite => Op::Definite,
-            Step::Frame => Op::Frame,
-            Step::Reasoning(on) => Op::Reasoning(*on),
-            Step::Recover(opts) => {
-                if opts.is_empty() {
-                    return Err("`Recover` without a literal".into());
-                }
-                seeks.push(Op::Then(ThenOp {
-                    opts: options(opts)?,
-                    seek: true,
-                }));
-                Op::Recover(n + seeks.len() - 1)
-            }
-            Step::RecoverElement(ends, l) => {
-                if ends.is_empty() {
-                    return Err("`RecoverElement` without an ending byte".into());
-                }
-                if ends.iter().any(|b| b"'\"\\([{".contains(b)) {
-                    return Err("`RecoverElement` ends at a quote or an opening bracket".into());
-                }
-                seeks.push(Op::Skip(ends.clone(), target(l)?));
-                Op::Recover(n + seeks.len() - 1)
-            }
-            Step::Goto(l) => Op::Goto(target(l)?),
-            Step::End => Op::End,
-        };
-        ops.push(op);
-    }
-    ops.extend(seeks);
+    ops.append(&mut cx.seeks);
     // A continuation that leads to more steps (not to the end or another
     // `Then`) begins the next call.
     let ends: Vec<bool> = ops
@@ -309,39 +37,6 @@ pub(crate) fn compile(steps: &[Step]) -> Result<Vec<Op>, String> {
         }
     }
     Ok(ops)
-}
-
-fn capture(
-    c: &Capture,
-    pc: usize,
-    target: &dyn Fn(&Label) -> Result<usize, String>,
-    nonempty: &dyn Fn(&Lit) -> Result<Lit, String>,
-) -> Result<CaptureOp, String> {
-    let mut delims = Vec::new();
-    let mut delim_bytes = [false; 256];
-    for (lit, to) in &c.delims {
-        let to = match to {
-            Some(l) => target(l)?,
-            None => pc + 1,
-        };
-        for &b in &nonempty(lit)?.bytes {
-            delim_bytes[usize::from(b.to_ascii_lowercase())] = true;
-            delim_bytes[usize::from(b.to_ascii_uppercase())] = true;
-        }
-        delims.push((lit.clone(), to));
-    }
-    Ok(CaptureOp {
-        field: c.field,
-        stop: c.stop.clone(),
-        delims,
-        delim_bytes,
-        at_end: c.at_end,
-        keywords: c
-            .keywords
-            .iter()
-            .map(|(w, l)| Ok((w.clone(), target(l)?)))
-            .collect::<Result<_, String>>()?,
-    })
 }
 
 /// Sets each value's [`ValueOp::follow`] and [`ValueOp::next_block`]:

@@ -2,7 +2,7 @@
 
 use crate::catalogue::build::{capture, fork, json, label, lit, then};
 use crate::lang::format::{
-    ByteSet, CallKeys, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Trust,
+    ByteSet, CallKeys, ElementEnd, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Trust,
 };
 /// A call in Python keyword notation after its name: `NAME(k=v, …)`.
 fn py_call(step: PyStep) -> Vec<Step> {
@@ -20,7 +20,7 @@ fn py_list() -> Vec<Step> {
     [
         vec![
             lit("["),
-            Step::RecoverElement(b",]".to_vec(), Label::from("sep")),
+            Step::RecoverElement(ElementEnd::new(b",]", "sep")),
             label("call"),
             Step::Ws,
         ],
@@ -105,7 +105,7 @@ pub(super) fn lfm2() -> Format {
         fork(&[(b"{", "objects"), (b"", "call")]),
         // A bad element of either list is text, and the list reads on.
         label("objects"),
-        Step::RecoverElement(b",]".to_vec(), Label::from("object-sep")),
+        Step::RecoverElement(ElementEnd::new(b",]", "object-sep")),
         label("object"),
         json(Shape::Call, keys, false),
         Step::Dispatch,
@@ -122,7 +122,7 @@ pub(super) fn lfm2() -> Format {
         Step::Ws,
     ];
     // LFM2 writes JSON's literals (`true`, `null`) as well as Python's.
-    program.push(Step::RecoverElement(b",]".to_vec(), Label::from("sep")));
+    program.push(Step::RecoverElement(ElementEnd::new(b",]", "sep")));
     program.extend(py_call(PyStep::keywords().json_literals()));
     program.extend([
         label("sep"),
@@ -156,7 +156,7 @@ pub(super) fn gemma_tool_code() -> Format {
     let mut program = vec![
         lit("tool_code"),
         Step::Definite,
-        Step::RecoverElement(b"\n`".to_vec(), Label::from("line")),
+        Step::RecoverElement(ElementEnd::new(b"\n`", "line")),
         label("call"),
         Step::Ws,
     ];

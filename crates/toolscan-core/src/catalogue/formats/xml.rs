@@ -2,7 +2,7 @@
 
 use crate::catalogue::build::{capture, fork, label, lit, opt, then};
 use crate::lang::format::{
-    ByteSet, Capture, Close, Field, Format, Label, Lit, Opener, Step, Trim, ValueStep,
+    ByteSet, Capture, Close, Container, Field, Format, Label, Lit, Opener, Step, Trim, ValueStep,
 };
 
 /// How a parameter-style body writes one parameter.
@@ -640,10 +640,10 @@ pub(super) fn autobyteus_xml() -> Format {
         value("</item>"),
         Step::goto("next"),
         label("object"),
-        Step::Open(false),
+        Step::Open(Container::Object),
         Step::goto("arg"),
         label("list"),
-        Step::Open(true),
+        Step::Open(Container::List),
         Step::goto("item"),
         label("up"),
         Step::CloseOpen,

@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use super::fields::Obj;
-use super::program;
 use crate::error::{child, FormatFileError};
-use crate::lang::format::{CallKeys, Lit, Opener, Trim, Trust};
+use crate::lang::format::{CallKeys, Lit, Opener, Step, Trim, Trust};
+use crate::lang::payload::read_lit;
 
 /// Refuses an object that names a key twice (JSON parsers keep one of
 /// the two silently: a misspelt copy-paste would change the format
@@ -315,7 +315,7 @@ impl OpenerSpec {
         }
         o.only(&allowed)?;
         if let Some(program) = o.get("program") {
-            let steps = program::read_program(program, &o.at("program"))?;
+            let steps = read_program(program, &o.at("program"))?;
             if o.flag("stream_start")? {
                 // No marker: the program runs at the start of the stream.
                 if o.has("open") {
@@ -324,7 +324,7 @@ impl OpenerSpec {
                 let opener = Opener::stream_start(steps).with_trust(read_trust(o)?);
                 return Ok(OpenerSpec::Program(opener));
             }
-            let marker = program::lit(o.get("open").unwrap_or(&Value::Null), &o.at("open"))?;
+            let marker = read_lit(o.get("open").unwrap_or(&Value::Null), &o.at("open"))?;
             let trust = read_trust(o)?;
             let replay = match o.get("replay") {
                 None => trust == Trust::Bare,
@@ -485,7 +485,7 @@ impl ArgumentsDesc {
                     "other_keys",
                     "lenient",
                 ])?;
-                let keys = program::call_keys(o)?;
+                let keys = CallKeys::read(o)?;
                 Ok(ArgumentsDesc::Call {
                     keys,
                     lenient: o.flag("lenient")?,
@@ -528,4 +528,22 @@ impl ParamsDesc {
             null: o.flag("null")?,
         })
     }
+}
+
+/// Reads a `program` array: each step by the table of steps.
+fn read_program(v: &Value, at: &str) -> Result<Vec<Step>, FormatFileError> {
+    let items = match v {
+        Value::Array(items) if !items.is_empty() => items,
+        _ => {
+            return Err(FormatFileError::new(
+                at,
+                "must be a non-empty array of steps",
+            ))
+        }
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Step::read(s, &child(at, &i.to_string())))
+        .collect()
 }

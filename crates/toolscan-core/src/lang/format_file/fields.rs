@@ -1,5 +1,7 @@
 //! Reading the fields of a JSON object, each error naming its field: the
-//! walker every part of a description is read with.
+//! walker every part of a description is read with; and [`Payload`], what
+//! a step's payload does to be read from its step's object and written
+//! back.
 
 use serde_json::{Map, Value};
 
@@ -11,6 +13,31 @@ pub(crate) struct Obj<'a> {
     map: &'a Map<String, Value>,
     /// The object's JSON pointer (empty for the root).
     path: String,
+}
+
+/// The JSON form of what a step carries (its payload), in the object
+/// that holds the step's kind key (`{"lit": "</call>"}`,
+/// `{"capture": "name", "until": [...]}`). The table of steps (`step.rs`)
+/// reads and writes every step through this; a step without a payload is
+/// a bare string and needs nothing.
+pub(crate) trait Payload: Sized {
+    /// The keys the step's object may hold besides its kind (any other is
+    /// an error naming it).
+    const MODIFIERS: &'static [&'static str] = &[];
+
+    /// The payload of the step whose kind key is `kind`, from its object
+    /// (only `kind` and [`Payload::MODIFIERS`] are in it).
+    fn read(o: &Obj<'_>, kind: &str) -> Result<Self, FormatFileError>;
+
+    /// Writes the payload into the step's object: `kind` first, then the
+    /// modifiers that differ from their defaults. `at` is the step's JSON
+    /// pointer, for errors (a literal that is not UTF-8 text).
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError>;
 }
 
 /// The JSON type of a value, for messages.

@@ -1,10 +1,11 @@
 //! Formats described in JSON: a format's markers, where the tool name is,
 //! how the arguments are written and what separates or ends calls — the
-//! things a format says — without writing its program of [`Step`]s by
-//! hand. A description compiles to the same [`Format`] a Rust declaration
-//! would give, running on the same machinery; a description of a built-in
-//! format compiles to that format's very program (`examples/formats/`
-//! holds several, and a test proves each one equal to its built-in).
+//! things a format says — or, in the program form, the steps that read
+//! them. This is how a format is written outside the crate: a description
+//! compiles to a [`Format`] running on the same machinery as the built-in
+//! ones; a description of a built-in format compiles to that format's very
+//! program (`examples/formats/` holds several, and a test proves each one
+//! equal to its built-in).
 //!
 //! [`Format::from_json`] reads a description, [`Format::to_json`] writes
 //! one;
@@ -134,22 +135,31 @@
 //! (see `compile.rs`). A format that needs more (a fork between two
 //! bodies, recovery points, nested parameters, attributes) gives an
 //! opener's program itself, step by step: `"program": [...]` beside `open`,
-//! `case_insensitive`, `line_start`, `trust` and `replay` (whether the
+//! `case_insensitive`, `line_start`, `trust`, `replay` (whether the
 //! marker's bytes are read again as the body's first; default: when `trust`
-//! is `bare`). Each step mirrors one [`Step`]; jumps name labels:
+//! is `bare`) and `stream_start` (no marker: the program runs where the
+//! stream starts). The built-in formats are written in the same steps.
+//! A step is a string (a step that carries nothing) or an object whose
+//! kind key holds what it carries, with modifiers beside it; jumps name
+//! labels:
 //!
-//! | step | [`Step`] |
+//! | step | what it reads |
 //! |---|---|
-//! | `"ws"`, `"blank"`, `"word"`, `"dispatch"`, `"definite"`, `"close_open"`, `"end"` | `Ws`, `Blank`, `Word`, `Dispatch`, `Definite`, `CloseOpen`, `End` |
-//! | `{"label": L}`, `{"goto": L}` | `Label`, `Goto` |
-//! | `{"lit": LIT}`, `{"opt_lit": LIT}`, `{"lit_or_end": LIT}` | `Lit`, `OptLit`, `LitOrEof` |
-//! | `{"capture": "name"\|"id"\|"discard"\|"key"\|"type", "until": [LIT \| {"lit": LIT, "goto": L}], "before": CHARS, "at_end": true}` | `Capture` |
-//! | `{"json": "args"\|"call"\|"call_list"\|"root", …call keys, "text_key": K, "lenient": true}` | `Json` |
-//! | `{"value": LIT \| {"special": "key_tag"\|"space"\|"balanced"}, "recover": JUMPS, "recover_at_end": JUMPS, "nest": JUMPS, "guard": [LIT, LIT], "trim": T, "entities": true, "or_end": true, "null": true}` | `Value` |
-//! | `{"container": "object"\|"list"}` | `Open` |
-//! | `{"fork": [{"on": "any"\|"end"\|{"bytes": CHARS}\|{"any_but": CHARS}, "goto": L}]}` | `Fork` |
-//! | `{"then": JUMPS}`, `{"one_of": JUMPS}`, `{"recover": JUMPS}` | `Then`, `OneOf`, `Recover` |
-//! | `{"recover_element": CHARS, "goto": L}` | `RecoverElement` |
+//! | `"ws"`, `"blank"` | optional whitespace; optional spaces and tabs |
+//! | `{"lit": LIT}`, `{"opt_lit": LIT}`, `{"lit_or_end": LIT}` | a literal: required; optional; or the end of the stream |
+//! | `"word"` | an optional info word after a code fence |
+//! | `{"capture": "name"\|"id"\|"named_id"\|"discard"\|"key"\|"type", "until": [LIT \| {"lit": LIT, "goto": L}], "before": CHARS, "at_end": true, "keywords": JUMPS}` | a word, up to a delimiter literal or before a stop character |
+//! | `{"json": "args"\|"call"\|"call_list"\|"root", …call keys, "text_key": K, "keyed": true, "no_call_names": [...], "lenient": true}` | a JSON value: the arguments, a call object, a list of them, or any of these in an envelope |
+//! | `{"value": LIT \| {"special": "key_tag"\|"space"\|"balanced"}, "recover": JUMPS, "recover_at_end": JUMPS, "nest": JUMPS, "guard": [LIT, LIT], "trim": T, "entities": true, "or_end": true, "null": true}` | a raw parameter value up to its closer |
+//! | `{"py": "keywords"\|"bare_keys", "strings": "quoted"\|LIT, "python_literals": B, "json_literals": B}` | Python-like call arguments, written as JSON |
+//! | `{"container": "object"\|"list"}`, `"close_open"` | nothing: the parameter holds parameters or a list; that container ends |
+//! | `{"string_param": KEY}` | nothing: the next value is the tool's one string parameter |
+//! | `"dispatch"` | nothing: the call is complete |
+//! | `"frame"`, `{"reasoning": B}`, `"definite"` | nothing: what was read is framing; text is reasoning or not; the block is definite |
+//! | `{"fork": [{"on": "any"\|"end"\|{"bytes": CHARS}\|{"any_but": CHARS}, "goto": L}]}` | nothing: a branch on the next byte |
+//! | `{"then": JUMPS}`, `{"one_of": JUMPS}` | after a call, one of the literals or the block's end; one of the literals |
+//! | `{"recover": JUMPS}`, `{"recover_element": CHARS, "goto": L}` | nothing: a failed call does not end the block (a seek for a literal; a failed list element read over) |
+//! | `{"label": L}`, `{"goto": L}`, `"end"` | a place, a jump, the end of the block |
 //!
 //! A literal (LIT) is a non-empty string, or `{"text": …,
 //! "case_insensitive": true}`; JUMPS is an array of `{"lit": LIT, "goto":
@@ -157,12 +167,51 @@
 //! formats --describe NAME`), so a built-in format can be copied out,
 //! changed and loaded; every built-in reads back identical.
 //!
-//! [`Step`]: crate::lang::format::Step
+//! A section of calls that survives one bad call, and arguments in
+//! Python's keyword notation:
+//!
+//! ```
+//! use toolscan_core::{parse, Options, Registry};
+//!
+//! let mut reg = Registry::builtin();
+//! reg.register_json(r#"{
+//!     "name": "calls",
+//!     "open": "<calls>",
+//!     "program": [
+//!         {"lit": "<call>"},
+//!         {"recover": [{"lit": "</call>", "goto": "next"}, {"lit": "<call>", "goto": "call"},
+//!                      {"lit": "</calls>", "goto": "end"}]},
+//!         {"label": "call"},
+//!         {"capture": "name", "until": [" "]},
+//!         {"json": "args"},
+//!         {"lit": "</call>"},
+//!         "dispatch",
+//!         {"label": "next"},
+//!         {"then": [{"lit": "<call>", "goto": "call"}, {"lit": "</calls>", "goto": "end"}]},
+//!         {"label": "end"},
+//!         "end"
+//!     ]
+//! }"#).unwrap();
+//! let r = parse(reg.grammar("calls").unwrap(), Options::default(),
+//!               b"<calls><call>a {oops}</call><call>b {}</call></calls>");
+//! assert_eq!(r.text, "<calls><call>a {oops}</call>"); // the bad call, reported
+//! assert_eq!(r.diagnostics.len(), 1);
+//! assert_eq!((r.tool_calls[0].name.as_str(), r.tool_calls[0].arguments.as_str()), ("b", "{}"));
+//!
+//! reg.register_json(r#"{
+//!     "name": "py-angle",
+//!     "open": "<<",
+//!     "program": [{"capture": "name", "until": ["("]}, {"py": "keywords"}, {"lit": ">>"},
+//!                 "dispatch", "end"]
+//! }"#).unwrap();
+//! let r = parse(reg.grammar("py-angle").unwrap(), Options::default(),
+//!               b"<<get_weather(city='Paris', days=[1, 2])>>");
+//! assert_eq!(r.tool_calls[0].arguments.as_str(), r#"{"city":"Paris","days":[1,2]}"#);
+//! ```
 
 mod compile;
 mod description;
-mod fields;
-mod program;
+pub(crate) mod fields;
 mod write;
 
 pub use crate::error::FormatFileError;

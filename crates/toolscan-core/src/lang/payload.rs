@@ -1,0 +1,1240 @@
+//! What the steps of a program carry — literals, labels, captures, JSON
+//! shapes and keys, raw values, Python dialects, byte sets — and each
+//! payload's JSON form in a format file: read from its step's object and
+//! written back ([`Payload`]). The steps themselves, one row each, are the
+//! table in `step.rs`.
+
+use std::borrow::Cow;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{child, FormatFileError};
+use crate::lang::format_file::fields::{Obj, Payload};
+
+/// The name of a place in a program: `Step::Label` puts it before the
+/// next step, jumps (`Step::Goto`, `Step::Fork`, `Step::Then`, a
+/// [`Capture`] delimiter) name it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Label(Cow<'static, str>);
+
+impl Label {
+    /// The label's name.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&'static str> for Label {
+    fn from(s: &'static str) -> Label {
+        Label(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for Label {
+    fn from(s: String) -> Label {
+        Label(Cow::Owned(s))
+    }
+}
+
+/// A literal byte string, optionally ASCII-case-insensitive.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Lit {
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// Whether ASCII letters match in either case.
+    pub case_insensitive: bool,
+}
+
+impl Lit {
+    /// A case-sensitive literal.
+    pub(crate) fn new(s: &str) -> Lit {
+        Lit {
+            bytes: s.as_bytes().to_vec(),
+            case_insensitive: false,
+        }
+    }
+
+    /// An ASCII-case-insensitive literal.
+    pub(crate) fn ci(s: &str) -> Lit {
+        Lit {
+            bytes: s.as_bytes().to_vec(),
+            case_insensitive: true,
+        }
+    }
+
+    /// Whether byte `b` matches the literal's byte at `i`.
+    #[inline]
+    pub(crate) fn matches_at(&self, i: usize, b: u8) -> bool {
+        let want = self.bytes[i];
+        want == b || (self.case_insensitive && want.eq_ignore_ascii_case(&b))
+    }
+
+    /// Whether `hay` ends with this literal.
+    pub(crate) fn is_suffix_of(&self, hay: &[u8]) -> bool {
+        let n = self.bytes.len();
+        hay.len() >= n && (0..n).all(|i| self.matches_at(i, hay[hay.len() - n + i]))
+    }
+
+    /// The literal as display text.
+    pub(crate) fn display(&self) -> String {
+        String::from_utf8_lossy(&self.bytes)
+            .replace('\n', "\\n")
+            .to_string()
+    }
+}
+
+/// What a captured word is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Field {
+    /// The tool name.
+    Name,
+    /// The call id carried by the format (e.g. Mistral's `[CALL_ID]`).
+    Id,
+    /// A word to check and drop (e.g. DeepSeek's `function` type).
+    Discard,
+    /// A parameter's name, in a body of parameters (`<parameter=city>`):
+    /// the arguments object gets this key, and the parameter's type is
+    /// looked up in the tools schema.
+    Key,
+    /// A parameter's own statement of its type, which takes precedence
+    /// over the schema: `true` or `string` (the value is a string), `false`
+    /// (the value is JSON), or a JSON type name (`number`, `boolean`,
+    /// `null`, `object`, `array`).
+    Type,
+    /// A call id that holds the tool name, `NAMESPACE.NAME:INDEX` (Kimi's
+    /// `functions.get_weather:0`): the whole word is the call's id, and the
+    /// name is what lies between the last `.` before the last `:` and that
+    /// `:` (without a `.`, everything before the `:`). A word without a
+    /// `:` followed by digits is not such an id: the block fails.
+    NamedId,
+}
+
+/// A run of name-like bytes, ended by a delimiter (consumed) or a stop byte
+/// (left for the next step). Surrounding whitespace is trimmed; whitespace or
+/// markup inside the word fails the block.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Capture {
+    /// What the word is.
+    pub field: Field,
+    /// Bytes that end the word and are left for the next step.
+    pub stop: Vec<u8>,
+    /// Literals that end the word and are consumed; each may jump to a
+    /// label (`None`: the next step).
+    pub delims: Vec<(Lit, Option<Label>)>,
+    /// The end of the stream ends the word too, as a stop byte would (a
+    /// call that runs to the end of its line, or of the stream).
+    pub at_end: bool,
+    /// Words that are markup, not a value of `field`: when the captured
+    /// word is one of these, it sets nothing and the program goes on at
+    /// its label (Functionary's `all` recipient, which introduces text
+    /// rather than a call).
+    pub keywords: Vec<(String, Label)>,
+}
+
+impl Capture {
+    /// A word of kind `field` ended by one of `delims` (consumed, then on
+    /// to the label or the next step).
+    pub(crate) fn until(field: Field, delims: Vec<(Lit, Option<Label>)>) -> Capture {
+        Capture {
+            field,
+            stop: Vec::new(),
+            delims,
+            at_end: false,
+            keywords: Vec::new(),
+        }
+    }
+
+    /// A word of kind `field` ended by any byte of `stop` (left for the
+    /// next step).
+    pub(crate) fn before(field: Field, stop: &[u8]) -> Capture {
+        Capture {
+            field,
+            stop: stop.to_vec(),
+            delims: Vec::new(),
+            at_end: false,
+            keywords: Vec::new(),
+        }
+    }
+
+    /// Lets the end of the stream end the word (see [`Capture::at_end`]).
+    pub(crate) fn or_end(mut self) -> Capture {
+        self.at_end = true;
+        self
+    }
+
+    /// Adds a word that is markup (see [`Capture::keywords`]).
+    pub(crate) fn keyword(mut self, word: &str, label: impl Into<Label>) -> Capture {
+        self.keywords.push((word.to_string(), label.into()));
+        self
+    }
+}
+
+/// What JSON value a `Step::Json` expects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Shape {
+    /// The arguments object itself (the name came from markup).
+    Args,
+    /// One call object holding name and arguments (see [`CallKeys`]).
+    Call,
+    /// An array of call objects (a single call object is accepted too); each
+    /// call is dispatched as soon as its object closes.
+    CallList,
+    /// A call object, an array of them, or an envelope
+    /// `{"tool_calls": [...]}` / `{"tool_call": {...}}`.
+    Root,
+}
+
+/// Which keys of a call object hold what.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct CallKeys {
+    /// Keys of the tool name, e.g. `name`.
+    pub name: Vec<String>,
+    /// Keys of the arguments (an object, a JSON string holding one, or
+    /// `null`), e.g. `arguments`, `parameters`.
+    pub args: Vec<String>,
+    /// Key of an in-text call id, e.g. `id`.
+    pub id: Option<String>,
+    /// Key of a nested `{"name", "arguments"}` object (OpenAI's `function`).
+    pub function: Option<String>,
+    /// Other keys a call object may carry (e.g. `type`). In a tentative
+    /// block, a key that is none of these means "not a call".
+    pub other: Vec<String>,
+    /// Key of a top-level object whose string value is the model's text,
+    /// not a call (llama.cpp's generic envelope `{"response": "…"}`; only
+    /// read by [`Shape::Root`]). The string's content, decoded as it
+    /// streams, is emitted as text; the JSON around it is framing and is
+    /// dropped.
+    pub text: Option<String>,
+    /// A call object is `{NAME: ARGUMENTS}`: its one key is the tool name
+    /// and its value the arguments (Apertus). `name` and `args` are not
+    /// used then; a second key fails the call.
+    pub keyed: bool,
+    /// Tool names that mean "no tool" (Cohere's `directly-answer`): such a
+    /// call object is the model saying it answers directly — framing,
+    /// neither a call nor text.
+    pub no_call: Vec<String>,
+}
+
+impl Default for CallKeys {
+    fn default() -> Self {
+        CallKeys::new(&["name"], &["arguments", "parameters"])
+    }
+}
+
+impl CallKeys {
+    /// Name keys and argument keys; no id.
+    pub(crate) fn new(name: &[&str], args: &[&str]) -> CallKeys {
+        CallKeys {
+            name: name.iter().map(|s| s.to_string()).collect(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            id: None,
+            function: None,
+            other: vec!["type".into()],
+            text: None,
+            keyed: false,
+            no_call: Vec::new(),
+        }
+    }
+
+    /// Adds a tool name that means "no tool" (see [`CallKeys::no_call`]).
+    pub(crate) fn with_no_call(mut self, name: &str) -> CallKeys {
+        self.no_call.push(name.into());
+        self
+    }
+
+    /// Call objects of the form `{NAME: ARGUMENTS}` (see
+    /// [`CallKeys::keyed`]).
+    pub(crate) fn keyed() -> CallKeys {
+        CallKeys {
+            keyed: true,
+            other: Vec::new(),
+            ..CallKeys::new(&[], &[])
+        }
+    }
+
+    /// Adds an in-text id key.
+    pub(crate) fn with_id(mut self, key: &str) -> CallKeys {
+        self.id = Some(key.into());
+        self
+    }
+
+    /// Adds a nested function-object key.
+    pub(crate) fn with_function(mut self, key: &str) -> CallKeys {
+        self.function = Some(key.into());
+        self
+    }
+
+    /// Adds the key of a top-level text envelope (see [`CallKeys::text`]).
+    pub(crate) fn with_text(mut self, key: &str) -> CallKeys {
+        self.text = Some(key.into());
+        self
+    }
+}
+
+/// A JSON value inside a block.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct JsonStep {
+    /// What the value is.
+    pub shape: Shape,
+    /// Keys of call objects.
+    pub keys: CallKeys,
+    /// Accept (and normalise) single quotes, raw control characters in
+    /// strings, Python `True`/`False`/`None` and trailing commas.
+    pub lenient: bool,
+}
+
+impl JsonStep {
+    /// A value of `shape` whose call objects have `keys`.
+    pub(crate) fn new(shape: Shape, keys: CallKeys) -> JsonStep {
+        JsonStep {
+            shape,
+            keys,
+            lenient: false,
+        }
+    }
+
+    /// Accepts (and normalises) what models write when told to write JSON
+    /// by hand.
+    pub(crate) fn lenient(mut self) -> JsonStep {
+        self.lenient = true;
+        self
+    }
+}
+
+/// Which whitespace around a raw parameter value is markup, not value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Trim {
+    /// None: every byte between the tags is the value.
+    None,
+    /// One newline right after the opening tag and one right before the
+    /// closing tag (what Qwen3-Coder's template writes around a value).
+    Newline,
+    /// All leading and trailing whitespace.
+    All,
+}
+
+/// What ends a raw parameter value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Close {
+    /// This literal (`</parameter>`).
+    Lit(Lit),
+    /// A closing tag named after the parameter: `</KEY>` (generic XML
+    /// children such as `<query>…</query>`).
+    KeyTag,
+    /// ASCII whitespace, left for the next step, or the end of the stream:
+    /// the value is one word (`path /tmp/x.txt`). An empty word fails the
+    /// block.
+    Space,
+    /// The bracket that closes the value's first one: the value is a JSON
+    /// object or array (`meta {"tags": ["x"]}`), and brackets inside its
+    /// strings do not count. The value must begin with `{` or `[`.
+    Balanced,
+}
+
+/// A raw parameter value (XML-style arguments): the text up to its closer,
+/// typed by the parameter's own type attribute, else by the tools schema,
+/// else by the untyped rule (JSON if the text is a JSON value, a string
+/// otherwise). A string value streams out as a JSON string while it
+/// arrives; other values are converted when they end.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ValueStep {
+    /// What ends the value (consumed); the program goes on with the next
+    /// step.
+    pub close: Close,
+    /// Markup that ends a value whose closer is missing, where it begins
+    /// (the next parameter's opening tag): the value ends before it, a
+    /// diagnostic says so, and the program goes on at the label, the
+    /// literal consumed.
+    pub recover: Vec<(Lit, Label)>,
+    /// Markup that may end a value whose closer is missing (the call's own
+    /// closer), but may as well be part of the value: the value reads on.
+    /// If the stream ends before the value's closer, the value ends at the
+    /// first such literal (with a diagnostic) and what follows it is read
+    /// again from the label. So it does as soon as the next call's markup
+    /// follows such a literal: what the program reads after the dispatch
+    /// the label leads to (a `Then`'s literals), or the opener's marker
+    /// followed by a `recover` literal (the next call's parameter).
+    pub recover_at_end: Vec<(Lit, Label)>,
+    /// Markup that, before any text of the value (whitespace aside), makes
+    /// the value a container — nested parameters (`<arg name=`), a list of
+    /// items (`<item>`) — and goes on at the label, the literal consumed;
+    /// after text it is part of the value.
+    pub nest: Vec<(Lit, Label)>,
+    /// Raw-content guards (`__START_CONTENT__`, `__END_CONTENT__`): a value
+    /// that begins (whitespace aside) with the first is everything up to
+    /// the second, markup and closing tags included, verbatim; then the
+    /// value's closer follows.
+    pub guard: Option<(Lit, Lit)>,
+    /// Whitespace that is markup.
+    pub trim: Trim,
+    /// The value is XML text: `&lt;`, `&amp;`, `&#233;`… are decoded.
+    pub entities: bool,
+    /// The end of the stream ends the value too, a closer it may have
+    /// begun included (raw code that runs to the end of the completion).
+    pub or_end: bool,
+    /// The text `null` is JSON null, whatever type the value is declared
+    /// (a template that writes a string verbatim writes `None` as `null`).
+    pub null: bool,
+}
+
+impl ValueStep {
+    /// A value closed by `close`, with no recovery, nothing trimmed and no
+    /// entities.
+    pub(crate) fn until(close: &str) -> ValueStep {
+        ValueStep::closed_by(Close::Lit(Lit::new(close)))
+    }
+
+    /// A value that `close` ends, with no recovery, nothing trimmed and no
+    /// entities.
+    pub(crate) fn closed_by(close: Close) -> ValueStep {
+        ValueStep {
+            close,
+            recover: Vec::new(),
+            recover_at_end: Vec::new(),
+            nest: Vec::new(),
+            guard: None,
+            trim: Trim::None,
+            entities: false,
+            or_end: false,
+            null: false,
+        }
+    }
+
+    /// Adds markup that makes the value a container (see
+    /// [`ValueStep::nest`]).
+    pub(crate) fn nest(mut self, lit: &str, label: impl Into<Label>) -> ValueStep {
+        self.nest.push((Lit::new(lit), label.into()));
+        self
+    }
+
+    /// Sets raw-content guards (see [`ValueStep::guard`]).
+    pub(crate) fn guard(mut self, open: &str, close: &str) -> ValueStep {
+        self.guard = Some((Lit::new(open), Lit::new(close)));
+        self
+    }
+
+    /// Sets the whitespace that is markup.
+    pub(crate) fn trim(mut self, trim: Trim) -> ValueStep {
+        self.trim = trim;
+        self
+    }
+
+    /// Decodes XML entities.
+    pub(crate) fn entities(mut self) -> ValueStep {
+        self.entities = true;
+        self
+    }
+
+    /// Reads the text `null` as JSON null whatever the declared type (see
+    /// [`ValueStep::null`]).
+    pub(crate) fn null(mut self) -> ValueStep {
+        self.null = true;
+        self
+    }
+
+    /// Lets the end of the stream end the value (see [`ValueStep::or_end`]).
+    pub(crate) fn or_end(mut self) -> ValueStep {
+        self.or_end = true;
+        self
+    }
+
+    /// Adds markup that ends an unclosed value (see [`ValueStep::recover`]).
+    pub(crate) fn recover(mut self, lit: &str, label: impl Into<Label>) -> ValueStep {
+        self.recover.push((Lit::new(lit), label.into()));
+        self
+    }
+
+    /// Adds markup that may end an unclosed value at the end of the stream
+    /// (see [`ValueStep::recover_at_end`]).
+    pub(crate) fn recover_at_end(mut self, lit: &str, label: impl Into<Label>) -> ValueStep {
+        self.recover_at_end.push((Lit::new(lit), label.into()));
+        self
+    }
+}
+
+/// How the arguments of a call in Python-like notation are keyed, and what
+/// closes them (see [`PyStep`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum PyArgs {
+    /// Python keyword arguments, `name=value, …`, up to the `)` that
+    /// closes the call. Names are identifiers; a positional argument fails
+    /// the call. Dictionary keys are literals (`{'k': 1}`: strings, or
+    /// numbers, which become their text), and parentheses make tuples.
+    Keywords,
+    /// Bare keys, `key:value, …`, up to the `}` that closes the call, and
+    /// in nested objects too: a key is the text before its `:` (spaces
+    /// inside it are kept, around it trimmed).
+    BareKeys,
+}
+
+/// How strings are written in Python-like notation (see [`PyStep`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum PyStrings {
+    /// Python string literals: `'…'`, `"…"`, `'''…'''`, `"""…"""`, with
+    /// Python's escapes, and the `r` (raw) and `u` prefixes.
+    Quoted,
+    /// Verbatim text between two copies of a delimiter
+    /// (`<escape>…<escape>`): nothing inside is escaped.
+    Delimited(Lit),
+}
+
+/// The arguments of a call written in Python-like notation, read after the
+/// bracket that opens them (`(` or `{`, usually the delimiter of the name
+/// before it) up to and including the one that closes them. They become a
+/// JSON object: strings, numbers, the literals the step allows, lists,
+/// tuples (as arrays) and dictionaries (as objects). A name that is not a
+/// literal — a variable, a nested call `f(x=g(1))` — fails the call.
+///
+/// The arguments text is written as the notation is read: each key as
+/// soon as it ends, string values while they arrive, other values when
+/// they end, so every argument delta is a prefix of the final arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct PyStep {
+    /// How arguments (and dictionary keys) are written, and what closes
+    /// the arguments.
+    pub args: PyArgs,
+    /// How strings are written.
+    pub strings: PyStrings,
+    /// `True`, `False` and `None` are literals.
+    pub python_literals: bool,
+    /// `true`, `false` and `null` are literals.
+    pub json_literals: bool,
+}
+
+impl PyStep {
+    /// Python keyword arguments with Python literals (`True`, `None`).
+    pub(crate) fn keywords() -> PyStep {
+        PyStep {
+            args: PyArgs::Keywords,
+            strings: PyStrings::Quoted,
+            python_literals: true,
+            json_literals: false,
+        }
+    }
+
+    /// Bare keys, strings between two copies of `delimiter`, and JSON's
+    /// literals (`true`, `null`).
+    pub(crate) fn bare_keys(delimiter: &str) -> PyStep {
+        PyStep {
+            args: PyArgs::BareKeys,
+            strings: PyStrings::Delimited(Lit::new(delimiter)),
+            python_literals: false,
+            json_literals: true,
+        }
+    }
+
+    /// Allows JSON's literals `true`, `false` and `null` too.
+    pub(crate) fn json_literals(mut self) -> PyStep {
+        self.json_literals = true;
+        self
+    }
+}
+
+/// A set of bytes for `Step::Fork`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum ByteSet {
+    /// These bytes.
+    Bytes(Vec<u8>),
+    /// Any byte.
+    Any,
+    /// Any byte but these.
+    AnyBut(Vec<u8>),
+    /// No byte: the end of the stream. A fork waiting for a byte when the
+    /// stream ends takes this branch (a call that runs to the end of its
+    /// line may end with the stream).
+    End,
+}
+
+impl ByteSet {
+    pub(crate) fn contains(&self, b: u8) -> bool {
+        match self {
+            ByteSet::Bytes(v) => v.contains(&b),
+            ByteSet::Any => true,
+            ByteSet::AnyBut(v) => !v.contains(&b),
+            ByteSet::End => false,
+        }
+    }
+}
+
+/// What a `Step::Open` (`{"container": …}`) opens: the
+/// parameter just read holds parameters, or a list of values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Container {
+    /// An object of parameters (`<arg name=…>` inside `<arg>`).
+    Object,
+    /// A list of values (`<item>`).
+    List,
+}
+
+/// Where reading over a failed list element stops, and where the program
+/// goes on (see `Step::RecoverElement`, `{"recover_element": …}`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ElementEnd {
+    /// Bytes that end an element at the list's own level (`,`, `]`).
+    pub ends: Vec<u8>,
+    /// The step that reads that byte.
+    pub to: Label,
+}
+
+impl ElementEnd {
+    /// An element ends at any of `ends`; the program goes on at `to`.
+    pub(crate) fn new(ends: &[u8], to: impl Into<Label>) -> ElementEnd {
+        ElementEnd {
+            ends: ends.to_vec(),
+            to: to.into(),
+        }
+    }
+}
+
+// ---- The JSON form of each payload ----------------------------------------
+
+/// Text of some bytes, or an error at `at`.
+pub(crate) fn text(bytes: &[u8], at: &str) -> Result<String, FormatFileError> {
+    String::from_utf8(bytes.to_vec())
+        .map_err(|_| FormatFileError::new(at, "not UTF-8 text: JSON cannot hold it"))
+}
+
+/// A literal: a non-empty string, or `{"text": …, "case_insensitive":
+/// true}`.
+pub(crate) fn read_lit(v: &Value, at: &str) -> Result<Lit, FormatFileError> {
+    match v {
+        Value::String(s) if !s.is_empty() => Ok(Lit::new(s)),
+        Value::Object(_) => {
+            let o = Obj::new(v, at.to_owned())?;
+            o.only(&["text", "case_insensitive"])?;
+            let text = o.need_lit("text")?;
+            Ok(if o.flag("case_insensitive")? {
+                Lit::ci(text)
+            } else {
+                Lit::new(text)
+            })
+        }
+        _ => Err(FormatFileError::new(
+            at,
+            "must be a literal: a non-empty string or {\"text\": …, \"case_insensitive\": true}",
+        )),
+    }
+}
+
+/// A literal written: a string, or an object when it is case-insensitive.
+pub(crate) fn write_lit(l: &Lit, at: &str) -> Result<Value, FormatFileError> {
+    let t = text(&l.bytes, at)?;
+    Ok(if l.case_insensitive {
+        json!({"text": t, "case_insensitive": true})
+    } else {
+        Value::String(t)
+    })
+}
+
+/// A non-empty array, or an error saying what its items must be.
+fn items<'v>(v: Option<&'v Value>, at: &str, what: &str) -> Result<&'v [Value], FormatFileError> {
+    match v {
+        Some(Value::Array(items)) if !items.is_empty() => Ok(items),
+        _ => Err(FormatFileError::new(
+            at,
+            format!("must be a non-empty array of {what}"),
+        )),
+    }
+}
+
+/// A list of `{"lit": LITERAL, "goto": LABEL}`.
+pub(crate) fn read_jumps(
+    v: Option<&Value>,
+    at: &str,
+) -> Result<Vec<(Lit, Label)>, FormatFileError> {
+    items(v, at, "{\"lit\": …, \"goto\": …}")?
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let o = Obj::new(item, child(at, &i.to_string()))?;
+            o.only(&["lit", "goto"])?;
+            let l = read_lit(o.get("lit").unwrap_or(&Value::Null), &o.at("lit"))?;
+            Ok((l, Label::from(o.need_lit("goto")?.to_owned())))
+        })
+        .collect()
+}
+
+/// A list of jumps written; an empty one cannot be (descriptions leave
+/// empty lists out).
+fn write_jumps(opts: &[(Lit, Label)], at: &str) -> Result<Value, FormatFileError> {
+    if opts.is_empty() {
+        return Err(FormatFileError::new(
+            at,
+            "an empty list of literals cannot be described",
+        ));
+    }
+    opts.iter()
+        .enumerate()
+        .map(|(i, (l, to))| {
+            Ok(json!({"lit": write_lit(l, &child(at, &i.to_string()))?, "goto": to.as_str()}))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::Array)
+}
+
+/// `{"label": L}`, `{"goto": L}`.
+impl Payload for Label {
+    fn read(o: &Obj<'_>, kind: &str) -> Result<Label, FormatFileError> {
+        Ok(Label::from(o.need_lit(kind)?.to_owned()))
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
+        m.insert(kind.into(), self.as_str().into());
+        Ok(())
+    }
+}
+
+/// `{"lit": LIT}` and the other single-literal steps.
+impl Payload for Lit {
+    fn read(o: &Obj<'_>, kind: &str) -> Result<Lit, FormatFileError> {
+        read_lit(o.get(kind).unwrap_or(&Value::Null), &o.at(kind))
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
+        m.insert(kind.into(), write_lit(self, at)?);
+        Ok(())
+    }
+}
+
+/// `{"then": JUMPS}` and the other steps over a list of jumps.
+impl Payload for Vec<(Lit, Label)> {
+    fn read(o: &Obj<'_>, kind: &str) -> Result<Self, FormatFileError> {
+        read_jumps(o.get(kind), &o.at(kind))
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
+        m.insert(kind.into(), write_jumps(self, at)?);
+        Ok(())
+    }
+}
+
+/// `{"reasoning": B}`.
+impl Payload for bool {
+    fn read(o: &Obj<'_>, kind: &str) -> Result<bool, FormatFileError> {
+        o.flag(kind)
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
+        m.insert(kind.into(), (*self).into());
+        Ok(())
+    }
+}
+
+/// `{"string_param": KEY}`.
+impl Payload for String {
+    fn read(o: &Obj<'_>, kind: &str) -> Result<String, FormatFileError> {
+        Ok(o.need_lit(kind)?.to_owned())
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
+        m.insert(kind.into(), self.as_str().into());
+        Ok(())
+    }
+}
+
+/// `{"container": "object" | "list"}`.
+impl Payload for Container {
+    fn read(o: &Obj<'_>, kind: &str) -> Result<Container, FormatFileError> {
+        Ok(match o.choice(kind, &["object", "list"])? {
+            Some("list") => Container::List,
+            _ => Container::Object,
+        })
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
+        let name = match self {
+            Container::Object => "object",
+            Container::List => "list",
+        };
+        m.insert(kind.into(), name.into());
+        Ok(())
+    }
+}
+
+/// `{"recover_element": CHARS, "goto": L}`.
+impl Payload for ElementEnd {
+    const MODIFIERS: &'static [&'static str] = &["goto"];
+    fn read(o: &Obj<'_>, kind: &str) -> Result<ElementEnd, FormatFileError> {
+        let ends = o.need_lit(kind)?.as_bytes();
+        Ok(ElementEnd::new(ends, o.need_lit("goto")?.to_owned()))
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
+        m.insert(kind.into(), text(&self.ends, at)?.into());
+        m.insert("goto".into(), self.to.as_str().into());
+        Ok(())
+    }
+}
+
+/// `[{"on": SET, "goto": LABEL}…]`; SET is `"any"`, `"end"`, `{"bytes":
+/// CHARS}` or `{"any_but": CHARS}`.
+impl Payload for Vec<(ByteSet, Label)> {
+    fn read(o: &Obj<'_>, kind: &str) -> Result<Self, FormatFileError> {
+        let at = o.at(kind);
+        items(o.get(kind), &at, "{\"on\": …, \"goto\": …}")?
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let o = Obj::new(item, child(&at, &i.to_string()))?;
+                o.only(&["on", "goto"])?;
+                let set = byte_set(o.get("on"), o.at("on"))?;
+                Ok((set, Label::from(o.need_lit("goto")?.to_owned())))
+            })
+            .collect()
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
+        if self.is_empty() {
+            return Err(FormatFileError::new(
+                at,
+                "a fork without branches cannot be described",
+            ));
+        }
+        let alts = self
+            .iter()
+            .map(|(set, to)| {
+                let on = match set {
+                    ByteSet::Any => "any".into(),
+                    ByteSet::End => "end".into(),
+                    ByteSet::Bytes(b) => json!({"bytes": text(b, at)?}),
+                    ByteSet::AnyBut(b) => json!({"any_but": text(b, at)?}),
+                };
+                Ok(json!({"on": on, "goto": to.as_str()}))
+            })
+            .collect::<Result<Vec<_>, FormatFileError>>()?;
+        m.insert(kind.into(), Value::Array(alts));
+        Ok(())
+    }
+}
+
+/// A fork's byte set.
+fn byte_set(v: Option<&Value>, at: String) -> Result<ByteSet, FormatFileError> {
+    match v {
+        Some(Value::String(s)) if s == "any" => Ok(ByteSet::Any),
+        Some(Value::String(s)) if s == "end" => Ok(ByteSet::End),
+        Some(set @ Value::Object(_)) => {
+            let s = Obj::new(set, at.clone())?;
+            s.only(&["bytes", "any_but"])?;
+            match (s.lit("bytes")?, s.lit("any_but")?) {
+                (Some(b), None) => Ok(ByteSet::Bytes(b.as_bytes().to_vec())),
+                (None, Some(b)) => Ok(ByteSet::AnyBut(b.as_bytes().to_vec())),
+                _ => Err(FormatFileError::new(
+                    at,
+                    "must have one of `bytes`, `any_but`",
+                )),
+            }
+        }
+        _ => Err(FormatFileError::new(
+            at,
+            "must be \"any\", \"end\", {\"bytes\": …} or {\"any_but\": …}",
+        )),
+    }
+}
+
+/// `{"capture": FIELD, "until": [LITERAL | {"lit", "goto"}…], "before":
+/// CHARACTERS, "at_end": true, "keywords": JUMPS}`.
+impl Payload for Capture {
+    const MODIFIERS: &'static [&'static str] = &["until", "before", "at_end", "keywords"];
+    fn read(o: &Obj<'_>, kind: &str) -> Result<Capture, FormatFileError> {
+        let field = match o.choice(kind, &["name", "id", "discard", "key", "type", "named_id"])? {
+            Some("id") => Field::Id,
+            Some("named_id") => Field::NamedId,
+            Some("discard") => Field::Discard,
+            Some("key") => Field::Key,
+            Some("type") => Field::Type,
+            _ => Field::Name,
+        };
+        let mut delims = Vec::new();
+        if let Some(until) = o.get("until") {
+            let at = o.at("until");
+            let items = match until {
+                Value::Array(items) if !items.is_empty() => items,
+                _ => {
+                    return Err(o.err(
+                        "until",
+                        "must be a non-empty array of literals or {\"lit\", \"goto\"}",
+                    ))
+                }
+            };
+            for (i, item) in items.iter().enumerate() {
+                let here = child(&at, &i.to_string());
+                match item {
+                    Value::Object(m) if m.contains_key("lit") => {
+                        let d = Obj::new(item, here)?;
+                        d.only(&["lit", "goto"])?;
+                        let l = read_lit(d.get("lit").unwrap_or(&Value::Null), &d.at("lit"))?;
+                        let to = d.lit("goto")?.map(|g| Label::from(g.to_owned()));
+                        delims.push((l, to));
+                    }
+                    _ => delims.push((read_lit(item, &here)?, None)),
+                }
+            }
+        }
+        let stop = o.str("before")?.unwrap_or("").as_bytes().to_vec();
+        if delims.is_empty() && stop.is_empty() {
+            return Err(FormatFileError::new(
+                o.path(),
+                "a capture needs `until` (literals that end the word) or `before` (characters that do)",
+            ));
+        }
+        let mut c = Capture::before(field, &stop);
+        c.delims = delims;
+        c.at_end = o.flag("at_end")?;
+        if o.has("keywords") {
+            for (l, to) in read_jumps(o.get("keywords"), &o.at("keywords"))? {
+                let word = String::from_utf8_lossy(&l.bytes).into_owned();
+                c = c.keyword(&word, to);
+            }
+        }
+        Ok(c)
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
+        let field = match self.field {
+            Field::Name => "name",
+            Field::Id => "id",
+            Field::Discard => "discard",
+            Field::Key => "key",
+            Field::Type => "type",
+            Field::NamedId => "named_id",
+        };
+        m.insert(kind.into(), field.into());
+        if !self.delims.is_empty() {
+            let until = self
+                .delims
+                .iter()
+                .map(|(l, to)| {
+                    let l = write_lit(l, at)?;
+                    Ok(match to {
+                        None => l,
+                        Some(to) => json!({"lit": l, "goto": to.as_str()}),
+                    })
+                })
+                .collect::<Result<Vec<_>, FormatFileError>>()?;
+            m.insert("until".into(), Value::Array(until));
+        }
+        if !self.stop.is_empty() {
+            m.insert("before".into(), text(&self.stop, at)?.into());
+        }
+        if self.at_end {
+            m.insert("at_end".into(), true.into());
+        }
+        if !self.keywords.is_empty() {
+            let words = self
+                .keywords
+                .iter()
+                .map(|(w, to)| json!({"lit": w, "goto": to.as_str()}))
+                .collect();
+            m.insert("keywords".into(), Value::Array(words));
+        }
+        Ok(())
+    }
+}
+
+impl CallKeys {
+    /// The keys of a call object, from `name_keys`, `argument_keys`,
+    /// `id_key`, `function_key`, `other_keys`, `text_key`, `keyed`,
+    /// `no_call_names` (defaults: [`CallKeys::default`]).
+    pub(crate) fn read(o: &Obj<'_>) -> Result<CallKeys, FormatFileError> {
+        let mut keys = if o.flag("keyed")? {
+            CallKeys::keyed()
+        } else {
+            CallKeys::default()
+        };
+        if let Some(k) = o.lits("name_keys")? {
+            keys.name = k;
+        }
+        if let Some(k) = o.lits("argument_keys")? {
+            keys.args = k;
+        }
+        if let Some(k) = o.lit("id_key")? {
+            keys = keys.with_id(k);
+        }
+        if let Some(k) = o.lit("function_key")? {
+            keys = keys.with_function(k);
+        }
+        if let Some(k) = o.lit("text_key")? {
+            keys = keys.with_text(k);
+        }
+        if let Some(k) = o.lits("no_call_names")? {
+            keys.no_call = k;
+        }
+        if let Some(k) = o.get("other_keys") {
+            keys.other = match k {
+                Value::Array(a) if a.is_empty() => Vec::new(),
+                _ => o.lits("other_keys")?.unwrap_or_default(),
+            };
+        }
+        Ok(keys)
+    }
+
+    /// Writes the keys that differ from the defaults.
+    fn write(&self, m: &mut Map<String, Value>) {
+        let d = if self.keyed {
+            CallKeys::keyed()
+        } else {
+            CallKeys::default()
+        };
+        if self.name != d.name {
+            m.insert("name_keys".into(), self.name.clone().into());
+        }
+        if self.args != d.args {
+            m.insert("argument_keys".into(), self.args.clone().into());
+        }
+        if let Some(id) = &self.id {
+            m.insert("id_key".into(), id.clone().into());
+        }
+        if let Some(f) = &self.function {
+            m.insert("function_key".into(), f.clone().into());
+        }
+        if self.other != d.other {
+            m.insert("other_keys".into(), self.other.clone().into());
+        }
+        if let Some(t) = &self.text {
+            m.insert("text_key".into(), t.clone().into());
+        }
+        if self.keyed {
+            m.insert("keyed".into(), true.into());
+        }
+        if !self.no_call.is_empty() {
+            m.insert("no_call_names".into(), self.no_call.clone().into());
+        }
+    }
+}
+
+/// `{"json": SHAPE, …call keys, "lenient": true}`.
+impl Payload for JsonStep {
+    const MODIFIERS: &'static [&'static str] = &[
+        "lenient",
+        "name_keys",
+        "argument_keys",
+        "id_key",
+        "function_key",
+        "other_keys",
+        "text_key",
+        "keyed",
+        "no_call_names",
+    ];
+    fn read(o: &Obj<'_>, kind: &str) -> Result<JsonStep, FormatFileError> {
+        let shape = match o.choice(kind, &["args", "call", "call_list", "root"])? {
+            Some("call") => Shape::Call,
+            Some("call_list") => Shape::CallList,
+            Some("root") => Shape::Root,
+            Some(_) => Shape::Args,
+            None => return Err(o.err(kind, "must be a string")),
+        };
+        let j = JsonStep::new(shape, CallKeys::read(o)?);
+        Ok(if o.flag("lenient")? { j.lenient() } else { j })
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
+        let shape = match self.shape {
+            Shape::Args => "args",
+            Shape::Call => "call",
+            Shape::CallList => "call_list",
+            Shape::Root => "root",
+        };
+        m.insert(kind.into(), shape.into());
+        if self.lenient {
+            m.insert("lenient".into(), true.into());
+        }
+        self.keys.write(m);
+        Ok(())
+    }
+}
+
+/// `{"value": CLOSE, "recover", "recover_at_end", "nest", "guard", "trim",
+/// "entities", "or_end", "null"}`; CLOSE is a literal or `{"special":
+/// "key_tag" | "space" | "balanced"}`.
+impl Payload for ValueStep {
+    const MODIFIERS: &'static [&'static str] = &[
+        "recover",
+        "recover_at_end",
+        "nest",
+        "guard",
+        "trim",
+        "entities",
+        "or_end",
+        "null",
+    ];
+    fn read(o: &Obj<'_>, kind: &str) -> Result<ValueStep, FormatFileError> {
+        let close_v = o.get(kind).unwrap_or(&Value::Null);
+        let close = match close_v {
+            Value::Object(m) if m.contains_key("special") => {
+                let c = Obj::new(close_v, o.at(kind))?;
+                c.only(&["special"])?;
+                match c.choice("special", &["key_tag", "space", "balanced"])? {
+                    Some("key_tag") => Close::KeyTag,
+                    Some("space") => Close::Space,
+                    _ => Close::Balanced,
+                }
+            }
+            _ => Close::Lit(read_lit(close_v, &o.at(kind))?),
+        };
+        let mut v = ValueStep::closed_by(close);
+        let list = |key: &str| -> Result<Vec<(Lit, Label)>, FormatFileError> {
+            match o.get(key) {
+                None => Ok(Vec::new()),
+                Some(l) => read_jumps(Some(l), &o.at(key)),
+            }
+        };
+        v.recover = list("recover")?;
+        v.recover_at_end = list("recover_at_end")?;
+        v.nest = list("nest")?;
+        if let Some(g) = o.get("guard") {
+            let at = o.at("guard");
+            let Value::Array(pair) = g else {
+                return Err(o.err("guard", "must be [opening literal, closing literal]"));
+            };
+            let [open, close] = pair.as_slice() else {
+                return Err(o.err("guard", "must be [opening literal, closing literal]"));
+            };
+            v.guard = Some((
+                read_lit(open, &child(&at, "0"))?,
+                read_lit(close, &child(&at, "1"))?,
+            ));
+        }
+        v.trim = match o.choice("trim", &["none", "newline", "all"])? {
+            None | Some("none") => Trim::None,
+            Some("newline") => Trim::Newline,
+            Some(_) => Trim::All,
+        };
+        v.entities = o.flag("entities")?;
+        v.or_end = o.flag("or_end")?;
+        v.null = o.flag("null")?;
+        Ok(v)
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
+        let special = |s: &str| json!({ "special": s });
+        let close = match &self.close {
+            Close::Lit(l) => write_lit(l, at)?,
+            Close::KeyTag => special("key_tag"),
+            Close::Space => special("space"),
+            Close::Balanced => special("balanced"),
+        };
+        m.insert(kind.into(), close);
+        for (key, list) in [
+            ("recover", &self.recover),
+            ("recover_at_end", &self.recover_at_end),
+            ("nest", &self.nest),
+        ] {
+            if !list.is_empty() {
+                m.insert(key.into(), write_jumps(list, at)?);
+            }
+        }
+        if let Some((open, close)) = &self.guard {
+            m.insert(
+                "guard".into(),
+                json!([write_lit(open, at)?, write_lit(close, at)?]),
+            );
+        }
+        match self.trim {
+            Trim::None => {}
+            Trim::Newline => {
+                m.insert("trim".into(), "newline".into());
+            }
+            Trim::All => {
+                m.insert("trim".into(), "all".into());
+            }
+        }
+        for (key, on) in [
+            ("entities", self.entities),
+            ("or_end", self.or_end),
+            ("null", self.null),
+        ] {
+            if on {
+                m.insert(key.into(), true.into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `{"py": "keywords" | "bare_keys", "strings": "quoted" | LITERAL,
+/// "python_literals": BOOL, "json_literals": BOOL}`.
+impl Payload for PyStep {
+    const MODIFIERS: &'static [&'static str] = &["strings", "python_literals", "json_literals"];
+    fn read(o: &Obj<'_>, kind: &str) -> Result<PyStep, FormatFileError> {
+        let mut step = match o.choice(kind, &["keywords", "bare_keys"])? {
+            Some("bare_keys") => PyStep::bare_keys("\""),
+            _ => PyStep::keywords(),
+        };
+        match o.get("strings") {
+            None => {}
+            Some(Value::String(s)) if s == "quoted" => step.strings = PyStrings::Quoted,
+            Some(v) => step.strings = PyStrings::Delimited(read_lit(v, &o.at("strings"))?),
+        }
+        if o.has("python_literals") {
+            step.python_literals = o.flag("python_literals")?;
+        }
+        if o.has("json_literals") {
+            step.json_literals = o.flag("json_literals")?;
+        }
+        Ok(step)
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        at: &str,
+    ) -> Result<(), FormatFileError> {
+        let args = match self.args {
+            PyArgs::Keywords => "keywords",
+            PyArgs::BareKeys => "bare_keys",
+        };
+        let strings = match &self.strings {
+            PyStrings::Quoted => "quoted".into(),
+            PyStrings::Delimited(l) => write_lit(l, at)?,
+        };
+        m.insert(kind.into(), args.into());
+        m.insert("strings".into(), strings);
+        m.insert("python_literals".into(), self.python_literals.into());
+        m.insert("json_literals".into(), self.json_literals.into());
+        Ok(())
+    }
+}
