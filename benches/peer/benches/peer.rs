@@ -330,8 +330,15 @@ fn xml_group<M: Measurement>(c: &mut Criterion<M>) {
                 .any(|e| matches!(e, toolscan_core::Event::ToolCallArgs { .. }))
         })
         .count();
-    assert!(with_delta > chunks.len() / 2, "toolscan qwen3-coder: the value streams");
-    eprintln!("xml_256KB_4B: {} bytes in {} chunks", call.len(), chunks.len());
+    assert!(
+        with_delta > chunks.len() / 2,
+        "toolscan qwen3-coder: the value streams"
+    );
+    eprintln!(
+        "xml_256KB_4B: {} bytes in {} chunks",
+        call.len(),
+        chunks.len()
+    );
 
     let mut g = c.benchmark_group("xml_256KB_4B");
     g.throughput(Throughput::Bytes(call.len() as u64))

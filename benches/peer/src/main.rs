@@ -255,7 +255,13 @@ fn targets(t: &Times, s: Stat, n: &Counts) -> Vec<Row> {
     }
     let (x64, xml) = ("toolscan_hermes_str", "xml_256KB_4B");
     for (what, group, id, chunks, whole) in [
-        ("64 KB hermes argument, 4-byte chunks", a64, x64, n.arg, 0.4e6),
+        (
+            "64 KB hermes argument, 4-byte chunks",
+            a64,
+            x64,
+            n.arg,
+            0.4e6,
+        ),
         (
             "256 KB Qwen3-Coder string parameter, 4-byte chunks",
             xml,
@@ -279,7 +285,11 @@ fn targets(t: &Times, s: Stat, n: &Counts) -> Vec<Row> {
             format!("`{id}`: time of the response"),
             time,
             fmt_time(time),
-            if whole < 1e6 { "≤ 0.4 ms" } else { "≤ 1.6 ms" },
+            if whole < 1e6 {
+                "≤ 0.4 ms"
+            } else {
+                "≤ 1.6 ms"
+            },
             Some(time <= whole),
         );
         let x = per / (t.get(s, p4, "toolscan_hermes_str") / small_chunks as f64);
