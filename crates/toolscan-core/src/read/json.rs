@@ -287,7 +287,7 @@ impl JsonScanner {
     /// The direct path of a token-sized chunk inside a long argument: the
     /// check is one look at each byte, and what the scanner does with such
     /// bytes is only to pass them on.
-    pub(crate) fn string_run<S: Visitor>(&mut self, bytes: &[u8], sink: &mut S) -> bool {
+    pub(crate) fn string_run(&mut self, bytes: &[u8], mut output: impl FnMut(&[u8])) -> bool {
         if self.st != St::Str || self.quote != b'"' || self.high {
             return false;
         }
@@ -298,7 +298,8 @@ impl JsonScanner {
         };
         if !escaped_before && bytes.iter().all(|&b| b != b'"' && b != b'\\' && b >= 0x20) {
             // The common chunk: no escape at all.
-            self.string_bytes(bytes, sink);
+            self.record_key(bytes);
+            output(bytes);
             return true;
         }
         let mut escaped = escaped_before;
@@ -316,17 +317,26 @@ impl JsonScanner {
         }
         // A backslash is given on with the byte after it, as `feed` does.
         if escaped_before {
-            self.string_bytes(b"\\", sink);
+            self.record_key(b"\\");
+            output(b"\\");
         }
         let end = bytes.len() - usize::from(escaped);
         if end > 0 {
-            self.string_bytes(&bytes[..end], sink);
+            self.record_key(&bytes[..end]);
+            output(&bytes[..end]);
         }
         self.esc = if escaped { Esc::Backslash } else { Esc::None };
         true
     }
 
     fn string_bytes<S: Visitor>(&mut self, bytes: &[u8], sink: &mut S) {
+        self.record_key(bytes);
+        sink.output(bytes);
+    }
+
+    /// Keeps string bytes of a key (up to [`KEY_CAP`]).
+    #[inline]
+    fn record_key(&mut self, bytes: &[u8]) {
         if self.is_key {
             let room = KEY_CAP - self.key_len;
             let n = bytes.len().min(room);
@@ -336,7 +346,6 @@ impl JsonScanner {
                 self.key_overflow = true;
             }
         }
-        sink.output(bytes);
     }
 
     fn flush_comma<S: Visitor>(&mut self, sink: &mut S) {
@@ -879,7 +888,7 @@ mod tests {
             let mut rec = Rec::default();
             let (mut at, mut taken) = (0u64, 0);
             for c in input.as_bytes().chunks(chunk) {
-                if runs && s.string_run(c, &mut rec) {
+                if runs && s.string_run(c, |b| rec.out.extend_from_slice(b)) {
                     at += c.len() as u64;
                     taken += 1;
                     continue;
@@ -909,12 +918,13 @@ mod tests {
         }
         // It declines what is not inside a double-quoted string.
         let mut s = JsonScanner::new(false, 8);
-        assert!(!s.string_run(b"abc", &mut Rec::default()));
+        let ignore = |_: &[u8]| {};
+        assert!(!s.string_run(b"abc", ignore));
         s.feed(b"[\"", 0, &mut Rec::default()).unwrap();
-        assert!(!s.string_run(b"a\"", &mut Rec::default()));
-        assert!(!s.string_run(b"\\u", &mut Rec::default()));
-        assert!(s.string_run(b"a\\", &mut Rec::default()));
-        assert!(!s.string_run(b"x", &mut Rec::default()), "not an escape");
+        assert!(!s.string_run(b"a\"", ignore));
+        assert!(!s.string_run(b"\\u", ignore));
+        assert!(s.string_run(b"a\\", ignore));
+        assert!(!s.string_run(b"x", ignore), "not an escape");
     }
 
     #[test]

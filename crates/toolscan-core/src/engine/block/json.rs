@@ -19,28 +19,22 @@ const JSON_WINDOW: usize = 256;
 /// argument: the bytes are held, the scanner passes them on, and the
 /// argument delta goes out, exactly as [`read`] would do. `false`: nothing
 /// was read (see `block::direct`).
-pub(super) fn string_run(j: &JsonStep, b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
+pub(super) fn string_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
     let StepState::Json(js) = &mut b.st else {
         return false;
     };
+    // The scanner first: such bytes only pass through `JsonMapping::output`,
+    // which reads nothing of the held bytes; then they are held.
+    let (json, calls, out) = (&mut js.calls, &mut b.calls, &mut *env.out);
+    let reasoning = env.pending.in_reasoning;
+    if !js.scanner.string_run(text.as_bytes(), |bytes| {
+        json.output(calls, out, reasoning, bytes)
+    }) {
+        return false;
+    }
     let held_from = env.pending.pos;
     env.pending
         .take_n(&Chunk::from_str(text, held_from), text.len());
-    let mut builder = CallMapper {
-        session: env.session,
-        calls: &mut b.calls,
-        json: &mut js.calls,
-        step: j,
-        out: env.out,
-        src: env.pending.src(),
-        reasoning: env.pending.in_reasoning,
-        // (Only read where the value ends or fails.)
-        element: false,
-    };
-    if !js.scanner.string_run(text.as_bytes(), &mut builder) {
-        env.pending.untake(text.len());
-        return false;
-    }
     if let Some(d) = js.calls.drop_upto.take() {
         env.pending.drop_upto(d);
     }

@@ -98,7 +98,7 @@ pub(crate) fn direct(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>, text: &
         return false;
     }
     match prog.get(b.pc) {
-        Some(Op::Json(j)) => json::string_run(j, b, env, text),
+        Some(Op::Json(_)) => json::string_run(b, env, text),
         Some(Op::Value(_)) => value::plain_run(b, env, text),
         _ => false,
     }

@@ -109,6 +109,55 @@ impl JsonMapping {
     pub(crate) fn take_given_back(&mut self) -> Option<(Stop, u64)> {
         self.given_back.take()
     }
+
+    /// Consumed JSON text: the arguments' bytes, the text envelope's
+    /// text, a word's bytes (outside a value that is skipped or a failed
+    /// element). The one thing a run of string content does (see
+    /// `JsonScanner::string_run`), so the direct path calls it too.
+    pub(crate) fn output(
+        &mut self,
+        calls: &mut BlockCalls,
+        out: &mut dyn Sink,
+        reasoning: bool,
+        bytes: &[u8],
+    ) {
+        if self.skip || self.skipping.is_some() {
+            return;
+        }
+        if let Some(t) = self.text.as_mut() {
+            // Emit up to the last byte after which everything is decoded.
+            let mut clean = None;
+            for &b in bytes {
+                t.unescaper.push(&[b], &mut t.buf);
+                t.raw += 1;
+                if t.unescaper.is_clean() && complete_prefix_len(&t.buf) == t.buf.len() {
+                    clean = Some((t.buf.len(), t.raw));
+                }
+            }
+            if let Some((n, raw)) = clean {
+                emit_text(out, reasoning, &t.buf[..n], t.start);
+                t.buf.drain(..n);
+                self.drop_upto = Some(raw);
+            }
+            return;
+        }
+        if let Some((_, _, raw)) = self.word.as_mut() {
+            raw.extend_from_slice(bytes);
+            return;
+        }
+        let Some(c) = calls.call.as_mut() else {
+            return;
+        };
+        match &mut c.args_state {
+            Args::Object(_) => match &mut c.span {
+                Some((_, len)) => *len += bytes.len(),
+                None => c.args.extend_from_slice(bytes),
+            },
+            Args::Encoded(u) => u.push(bytes, &mut c.args),
+            Args::Literal => c.args.extend_from_slice(bytes),
+            _ => {}
+        }
+    }
 }
 
 /// The JSON sink of one feed: borrows everything it updates.
@@ -340,10 +389,8 @@ impl Visitor for CallMapper<'_> {
     }
 
     fn output(&mut self, bytes: &[u8]) {
-        if self.json.skip || self.json.skipping.is_some() {
-            return;
-        }
-        self.output_met(bytes);
+        self.json
+            .output(self.calls, self.out, self.reasoning, bytes);
     }
 }
 
@@ -490,43 +537,6 @@ impl CallMapper<'_> {
                     Flow::Go
                 }
             }
-        }
-    }
-
-    /// Consumed JSON text (outside a failed element).
-    fn output_met(&mut self, bytes: &[u8]) {
-        if let Some(t) = self.json.text.as_mut() {
-            // Emit up to the last byte after which everything is decoded.
-            let mut clean = None;
-            for &b in bytes {
-                t.unescaper.push(&[b], &mut t.buf);
-                t.raw += 1;
-                if t.unescaper.is_clean() && complete_prefix_len(&t.buf) == t.buf.len() {
-                    clean = Some((t.buf.len(), t.raw));
-                }
-            }
-            if let Some((n, raw)) = clean {
-                emit_text(self.out, self.reasoning, &t.buf[..n], t.start);
-                t.buf.drain(..n);
-                self.json.drop_upto = Some(raw);
-            }
-            return;
-        }
-        if let Some((_, _, raw)) = self.json.word.as_mut() {
-            raw.extend_from_slice(bytes);
-            return;
-        }
-        let Some(c) = self.calls.call.as_mut() else {
-            return;
-        };
-        match &mut c.args_state {
-            Args::Object(_) => match &mut c.span {
-                Some((_, len)) => *len += bytes.len(),
-                None => c.args.extend_from_slice(bytes),
-            },
-            Args::Encoded(u) => u.push(bytes, &mut c.args),
-            Args::Literal => c.args.extend_from_slice(bytes),
-            _ => {}
         }
     }
 }
