@@ -73,6 +73,7 @@ mod error;
 mod event;
 mod ids;
 mod lang;
+mod offset;
 mod options;
 mod read;
 mod response;

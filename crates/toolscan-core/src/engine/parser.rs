@@ -28,6 +28,7 @@ use crate::ids::IdSource;
 use crate::lang::format::Trust;
 use crate::lang::grammar::{Grammar, PatKind, Watch};
 use crate::lang::program::Op;
+use crate::offset::Offset;
 use crate::options::{CallsInReasoning, Limits, Options};
 use crate::read::json::{Ignore, JsonScanner};
 use crate::scan::marker::{is_word, line_tail2, Found, StateID};
@@ -137,13 +138,13 @@ struct Hold {
     /// (a block that completed none is text for this count: the marker
     /// scan may take a bare `{` for text without opening its block, and
     /// both must count the same).
-    text_from: u64,
+    text_from: Offset,
     /// The calls completed when `text_from` was last set.
     counted: usize,
     /// The state of the search for a reasoning closer in the bytes of the
     /// current block (`Grammar::closers`), and where it got to.
     closer: StateID,
-    searched_to: u64,
+    searched_to: Offset,
     /// The call context when the hold began, restored if the calls were
     /// only quoted: their indices and ids are not used up.
     next_index: usize,
@@ -155,10 +156,12 @@ impl Hold {
     /// How many more bytes text (or a skipped value) may add to the hold:
     /// at most `max_holdback` after the last held block, and the hold at
     /// most `max_call_bytes` in all.
-    fn room(&self, start: u64, pos: u64, limits: &Limits) -> usize {
-        let text = (limits.max_holdback as u64).saturating_sub(pos.saturating_sub(self.text_from));
-        let all = (limits.max_call_bytes as u64).saturating_sub(pos.saturating_sub(start));
-        text.min(all).try_into().unwrap_or(usize::MAX)
+    fn room(&self, start: Offset, pos: Offset, limits: &Limits) -> usize {
+        let text = limits
+            .max_holdback
+            .saturating_sub(pos.since(self.text_from));
+        let all = limits.max_call_bytes.saturating_sub(pos.since(start));
+        text.min(all)
     }
 }
 
@@ -215,7 +218,7 @@ impl Parser {
 
     /// How many bytes were fed so far.
     pub fn offset(&self) -> u64 {
-        self.stream.pending.pos
+        self.stream.pending.pos.get()
     }
 
     /// Whether [`finish`](Parser::finish) was called.
@@ -463,7 +466,7 @@ impl Parser {
                 // (Only bytes read for the first time: bytes a block reads
                 // again were searched when they came.)
                 (Some(h), Mode::Block(_), Some(set)) => {
-                    let seen = h.searched_to.saturating_sub(ch.base) as usize;
+                    let seen = h.searched_to.since(ch.base);
                     let fresh = seen.clamp(i, ch.bytes.len());
                     let mut sid = h.closer;
                     match set.scan(&mut sid, &ch.bytes[fresh..], &[], false, &mut |_, _| true) {
@@ -525,13 +528,13 @@ impl Parser {
         let Some(raw) = &p.raw else {
             return;
         };
-        let at = p.pos - len as u64;
-        let to = (p.pos.saturating_sub(raw.start) as usize).min(raw.bytes.len());
-        let from = (at.saturating_sub(raw.start) as usize).min(to);
+        let at = p.pos.before(len);
+        let to = p.pos.index_in(raw.start, raw.bytes.len());
+        let from = at.index_in(raw.start, to);
         p.buf.clear();
         p.buf.extend_from_slice(&raw.bytes[from..to]);
         p.buf_start = at;
-        tracing::trace!(offset = at, "reasoning closes inside a held call");
+        tracing::trace!(offset = at.get(), "reasoning closes inside a held call");
         self.mode = Mode::Text(self.stream.text_state(&self.g));
         self.switch(After::Think(false), out);
     }
@@ -649,10 +652,10 @@ impl Parser {
             // is back in text: where that is, a block's reading window
             // decides, not the input. The bound of the whole hold is
             // checked at the byte after a call being read.)
-            let offset = p.pos.min(
-                h.text_from
-                    .saturating_add(session.limits.max_holdback as u64),
-            );
+            let offset = p
+                .pos
+                .min(h.text_from.after(session.limits.max_holdback))
+                .get();
             let message = format!(
                 "a call inside a reasoning block that has not closed was held until \
                  the hold's limit (max_holdback {} bytes of reasoning after it, \
@@ -759,7 +762,7 @@ impl Parser {
                             message.push_str(&format!(" (call #{i} is not dispatched)"));
                         }
                         message.push_str("; its bytes are kept as text");
-                        let offset = self.stream.pending.pos;
+                        let offset = self.stream.pending.pos.get();
                         tracing::debug!(offset, "{message}");
                         let d = crate::event::Diagnostic {
                             kind: crate::event::DiagnosticKind::Truncated,
@@ -865,14 +868,14 @@ impl StreamState {
         {
             Found::Nothing => {
                 let end = ch.end();
-                let hold = ts.set.held(st.sid, &p.buf, hay) as u64;
-                p.flush(ch, end, end - hold, false, out);
+                let hold = ts.set.held(st.sid, &p.buf, hay);
+                p.flush(ch, end, end.before(hold), false, out);
                 (ch.bytes.len(), After::Stay)
             }
             Found::Marker { pattern, end } => {
-                let mend = ch.base + (i + end) as u64;
+                let mend = ch.base.after(i + end);
                 let pat = ts.set.pattern(pattern);
-                let start = mend - pat.bytes.len() as u64;
+                let start = mend.before(pat.bytes.len());
                 // Everything before the marker is text; the marker is held.
                 p.flush(ch, mend, start, true, out);
                 let after = match ts.kinds[pattern] {
@@ -880,7 +883,7 @@ impl StreamState {
                     PatKind::ThinkClose => After::Think(false),
                     PatKind::Opener(k) => {
                         let op = &g.openers[k];
-                        tracing::trace!(offset = start, opener = k, "block opens");
+                        tracing::trace!(offset = start.get(), opener = k, "block opens");
                         // (unused without closers)
                         let closer = g.closers.as_ref().map_or(st.sid, |c| c.start());
                         if let Some(h) = &mut self.hold {
@@ -888,7 +891,7 @@ impl StreamState {
                             h.searched_to = mend;
                         } else if self.think && self.hold_calls {
                             // A call inside reasoning: held from its marker.
-                            tracing::trace!(offset = start, "held inside reasoning");
+                            tracing::trace!(offset = start.get(), "held inside reasoning");
                             p.start_raw();
                             self.hold = Some(Hold {
                                 text_from: start,
@@ -928,9 +931,9 @@ impl StreamState {
         let r = sc.feed(&ch.bytes[i..], p.pos, &mut Ignore);
         let (n, failed) = match r {
             Ok(n) => (n, false),
-            Err(e) => ((e.at - p.pos) as usize, true),
+            Err(e) => (e.at.since(p.pos), true),
         };
-        let to = p.pos + n as u64;
+        let to = p.pos.after(n);
         p.flush(ch, to, to, false, out);
         let after = if sc.is_done() || failed {
             After::Text

@@ -9,16 +9,19 @@
 //!
 //! # The protocol
 //!
-//! Every offset is absolute (from the start of the stream, `u64`); the
-//! buffer holds `buf_start..pos`, and the chunk being fed begins at its
-//! `base`. What the parser and the block's readers do with it, and nothing
+//! Every offset is absolute (an [`Offset`], from the start of the
+//! stream); the buffer holds `buf_start..pos`, and the chunk being fed
+//! begins at its `base`. An offset becomes an index into the buffer or a
+//! chunk only through [`Offset::index_in`] and [`Offset::since`]. What the parser and the block's readers do with it, and nothing
 //! else:
 //!
 //! - **hold**: [`Pending::take_n`] (the `n` bytes a reader just read, from
 //!   `pos` on) or [`Pending::take`] (up to an offset): the bytes are copied
 //!   in only when the chunk ends with their fate open;
 //! - **give back**: [`Pending::untake`] — the last bytes held were not
-//!   used (a JSON window read past the value's end);
+//!   used (a JSON window read past the value's end) —, or
+//!   [`Pending::untake_from`] an offset, the bytes returned to be read
+//!   again (what followed a block's end, markup that may begin a marker);
 //! - **refer**: [`Pending::src`] — a view by offset ([`HeldBytes`]) that call
 //!   assembly keeps spans of, so arguments are not copied again;
 //! - **drop**: [`Pending::drop_upto`] — the bytes up to an offset belong to
@@ -35,6 +38,7 @@
 use std::str::Utf8Chunk;
 
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
+use crate::offset::Offset;
 use crate::read::src::HeldBytes;
 use crate::scan::marker::{is_word, line_tail};
 use crate::scan::utf8::complete_prefix_len;
@@ -46,7 +50,7 @@ pub(crate) struct Chunk<'a> {
     /// The bytes.
     pub bytes: &'a [u8],
     /// Absolute offset of `bytes[0]`.
-    pub base: u64,
+    pub base: Offset,
     /// `bytes[valid_from..valid_from + valid.len()]`, valid UTF-8 starting
     /// at a character boundary: text in it is borrowed without another
     /// check.
@@ -58,7 +62,7 @@ impl<'a> Chunk<'a> {
     /// A chunk of bytes: validated here, once (SIMD-accelerated), skipping
     /// the continuation bytes that finish a character of the previous
     /// chunk.
-    pub(crate) fn from_bytes(bytes: &'a [u8], base: u64) -> Chunk<'a> {
+    pub(crate) fn from_bytes(bytes: &'a [u8], base: Offset) -> Chunk<'a> {
         let from = match bytes.first() {
             Some(&b) if b & 0xC0 == 0x80 => bytes
                 .iter()
@@ -91,7 +95,7 @@ impl<'a> Chunk<'a> {
     }
 
     /// A chunk that is already text: nothing to validate.
-    pub(crate) fn from_str(text: &'a str, base: u64) -> Chunk<'a> {
+    pub(crate) fn from_str(text: &'a str, base: Offset) -> Chunk<'a> {
         Chunk {
             bytes: text.as_bytes(),
             base,
@@ -100,8 +104,8 @@ impl<'a> Chunk<'a> {
         }
     }
 
-    pub(crate) fn end(&self) -> u64 {
-        self.base + self.bytes.len() as u64
+    pub(crate) fn end(&self) -> Offset {
+        self.base.after(self.bytes.len())
     }
 
     /// The chunk's first `n` bytes (`n <= bytes.len()`).
@@ -118,17 +122,24 @@ impl<'a> Chunk<'a> {
         }
     }
 
+    /// The index in the chunk of an offset inside it (or at its end).
+    #[inline]
+    fn index(&self, at: Offset) -> usize {
+        at.since(self.base)
+    }
+
     /// The bytes between two absolute offsets inside the chunk.
-    fn range(&self, from: u64, to: u64) -> &'a [u8] {
-        &self.bytes[(from - self.base) as usize..(to - self.base) as usize]
+    #[inline]
+    fn range(&self, from: Offset, to: Offset) -> &'a [u8] {
+        &self.bytes[self.index(from)..self.index(to)]
     }
 
     /// The text between two absolute offsets, if it lies in the validated
     /// part and both ends are character boundaries.
     #[inline]
-    fn text(&self, from: u64, to: u64) -> Option<&'a str> {
-        let a = ((from - self.base) as usize).checked_sub(self.valid_from)?;
-        let b = ((to - self.base) as usize).checked_sub(self.valid_from)?;
+    fn text(&self, from: Offset, to: Offset) -> Option<&'a str> {
+        let a = self.index(from).checked_sub(self.valid_from)?;
+        let b = self.index(to).checked_sub(self.valid_from)?;
         self.valid.get(a..b)
     }
 }
@@ -160,12 +171,12 @@ static LAST_BYTE: [u8; 256] = {
 #[derive(Debug)]
 pub(crate) struct Pending {
     /// Absolute offset of the next byte to take from the input.
-    pub pos: u64,
+    pub pos: Offset,
     /// Bytes taken but not yet released as text nor dropped as a call's
     /// span: `buf_start..pos`. In text mode only the hold-back (a possible
     /// marker, an unfinished character); in a block, the whole block.
     pub buf: Vec<u8>,
-    pub buf_start: u64,
+    pub buf_start: Offset,
     /// Text goes out as reasoning.
     pub in_reasoning: bool,
     /// Only blanks (spaces, tabs, byte-order marks) were released or
@@ -192,22 +203,22 @@ pub(crate) struct Pending {
 /// taken (bytes read again after a failure are not copied twice).
 #[derive(Debug, Default)]
 pub(crate) struct Raw {
-    pub start: u64,
+    pub start: Offset,
     pub bytes: Vec<u8>,
 }
 
 impl Raw {
-    pub(crate) fn end(&self) -> u64 {
-        self.start + self.bytes.len() as u64
+    pub(crate) fn end(&self) -> Offset {
+        self.start.after(self.bytes.len())
     }
 }
 
 impl Default for Pending {
     fn default() -> Pending {
         Pending {
-            pos: 0,
+            pos: Offset::START,
             buf: Vec::new(),
-            buf_start: 0,
+            buf_start: Offset::START,
             in_reasoning: false,
             line_blank: true,
             track_lines: true,
@@ -220,12 +231,12 @@ impl Default for Pending {
 
 impl Pending {
     /// Bytes of the current block (or hold-back).
-    pub(crate) fn held(&self) -> u64 {
-        self.pos - self.buf_start
+    pub(crate) fn held(&self) -> usize {
+        self.pos.since(self.buf_start)
     }
 
     /// Takes chunk bytes up to `to` into the buffer.
-    pub(crate) fn take(&mut self, ch: &Chunk<'_>, to: u64) {
+    pub(crate) fn take(&mut self, ch: &Chunk<'_>, to: Offset) {
         if to > self.pos {
             let bytes = ch.range(self.pos, to);
             if bytes.len() <= 8 {
@@ -243,7 +254,7 @@ impl Pending {
 
     /// The input up to `to` leaves the chunk: copies what `raw` lacks.
     #[inline]
-    fn record(&mut self, ch: &Chunk<'_>, to: u64) {
+    fn record(&mut self, ch: &Chunk<'_>, to: Offset) {
         if let Some(raw) = &mut self.raw {
             let from = raw.end().max(ch.base);
             if to > from {
@@ -264,7 +275,7 @@ impl Pending {
     /// buffer are released as text (or reasoning), the others stay pending.
     pub(crate) fn release_raw(&mut self, out: &mut dyn Sink) {
         if let Some(raw) = self.raw.take() {
-            let n = (self.buf_start.saturating_sub(raw.start) as usize).min(raw.bytes.len());
+            let n = self.buf_start.index_in(raw.start, raw.bytes.len());
             self.emit_bytes(&raw.bytes[..n], raw.start, out);
         }
     }
@@ -272,7 +283,7 @@ impl Pending {
     /// Takes `n` bytes at the chunk's position `i` (which must be the next
     /// byte, `pos`).
     pub(crate) fn take_n(&mut self, ch: &Chunk<'_>, n: usize) {
-        let to = self.pos + n as u64;
+        let to = self.pos.after(n);
         self.take(ch, to);
     }
 
@@ -281,7 +292,7 @@ impl Pending {
     pub(crate) fn pass_text(&mut self, text: &str, out: &mut dyn Sink) {
         debug_assert!(self.raw.is_none(), "no fast path while calls are held");
         self.emit_str(text, out);
-        self.pos += text.len() as u64;
+        self.pos = self.pos.after(text.len());
         self.buf_start = self.pos;
     }
 
@@ -289,7 +300,16 @@ impl Pending {
     pub(crate) fn untake(&mut self, n: usize) {
         let keep = self.buf.len() - n.min(self.buf.len());
         self.buf.truncate(keep);
-        self.pos -= n as u64;
+        self.pos = self.pos.before(n);
+    }
+
+    /// Gives back the bytes held from offset `from` on (none if it is at
+    /// or past `pos`) and returns them, to be read again.
+    pub(crate) fn untake_from(&mut self, from: Offset) -> Vec<u8> {
+        let k = from.index_in(self.buf_start, self.buf.len());
+        let tail = self.buf.split_off(k);
+        self.pos = self.buf_start.after(k);
+        tail
     }
 
     /// The pending bytes, for arguments that are a span of them.
@@ -301,8 +321,8 @@ impl Pending {
     }
 
     /// Drops pending bytes up to `upto`: they belong to a call.
-    pub(crate) fn drop_upto(&mut self, upto: u64) {
-        let n = (upto.saturating_sub(self.buf_start) as usize).min(self.buf.len());
+    pub(crate) fn drop_upto(&mut self, upto: Offset) {
+        let n = upto.index_in(self.buf_start, self.buf.len());
         if let (true, Some(blank)) = (self.track_lines, line_tail(&self.buf[..n])) {
             self.line_blank = blank;
         }
@@ -310,7 +330,7 @@ impl Pending {
             self.after_word = is_word(b);
         }
         self.buf.drain(..n);
-        self.buf_start += n as u64;
+        self.buf_start = self.buf_start.after(n);
     }
 
     /// The first `n` pending bytes are text (whole characters: they precede
@@ -322,7 +342,7 @@ impl Pending {
         self.emit_bytes(&buf[..n], at, out);
         self.buf = buf;
         self.buf.drain(..n);
-        self.buf_start += n as u64;
+        self.buf_start = self.buf_start.after(n);
     }
 
     /// Everything up to `pos` has been decided to be text: releases it
@@ -344,14 +364,14 @@ impl Pending {
     pub(crate) fn flush(
         &mut self,
         ch: &Chunk<'_>,
-        consumed: u64,
-        upto: u64,
+        consumed: Offset,
+        upto: Offset,
         force: bool,
         out: &mut dyn Sink,
     ) {
         // The common case: nothing pending, text up to an ASCII byte.
         if self.buf.is_empty() && upto > self.pos {
-            let last = ch.bytes[(upto - ch.base - 1) as usize];
+            let last = ch.bytes[ch.index(upto) - 1];
             if last < 0x80 || force {
                 if let Some(t) = ch.text(self.pos, upto) {
                     self.emit_str(t, out);
@@ -366,7 +386,7 @@ impl Pending {
         let upto = if force {
             upto
         } else {
-            upto - self.unfinished_tail(ch, upto)
+            upto.before(self.unfinished_tail(ch, upto))
         };
         if upto > self.buf_start && !self.buf.is_empty() {
             if upto > self.pos {
@@ -382,7 +402,7 @@ impl Pending {
                 self.take_n(ch, cont);
                 self.release_all(out);
             } else {
-                let n = (upto - self.buf_start) as usize;
+                let n = upto.since(self.buf_start);
                 let at = self.buf_start;
                 let buf = std::mem::take(&mut self.buf);
                 self.emit_bytes(&buf[..n], at, out);
@@ -405,19 +425,19 @@ impl Pending {
 
     /// How many bytes before `upto` (at most 3) are the start of a
     /// character that the next bytes may finish.
-    fn unfinished_tail(&self, ch: &Chunk<'_>, upto: u64) -> u64 {
-        let from = upto.saturating_sub(3).max(self.buf_start);
+    fn unfinished_tail(&self, ch: &Chunk<'_>, upto: Offset) -> usize {
+        let from = upto.before(3).max(self.buf_start);
         let mut tail = [0u8; 3];
-        let mut n = 0;
-        for at in from..upto {
-            tail[n] = if at < self.pos {
-                self.buf[(at - self.buf_start) as usize]
+        let n = upto.since(from).min(3);
+        for (k, t) in tail[..n].iter_mut().enumerate() {
+            let at = from.after(k);
+            *t = if at < self.pos {
+                self.buf[at.since(self.buf_start)]
             } else {
-                ch.bytes[(at - ch.base) as usize]
+                ch.bytes[ch.index(at)]
             };
-            n += 1;
         }
-        (n - complete_prefix_len(&tail[..n])) as u64
+        n - complete_prefix_len(&tail[..n])
     }
 
     /// Bytes leave the parser: keeps track of whether the last byte is a
@@ -465,7 +485,7 @@ impl Pending {
     /// Emits bytes that start at absolute offset `at` as text: each
     /// maximal invalid sequence becomes U+FFFD, after an `invalid_utf8`
     /// diagnostic at its offset.
-    fn emit_bytes(&mut self, bytes: &[u8], at: u64, out: &mut dyn Sink) {
+    fn emit_bytes(&mut self, bytes: &[u8], at: Offset, out: &mut dyn Sink) {
         if let Ok(s) = std::str::from_utf8(bytes) {
             return self.emit_str(s, out);
         }
@@ -473,17 +493,18 @@ impl Pending {
         let mut off = at;
         for piece in bytes.utf8_chunks() {
             self.emit_str(piece.valid(), out);
-            off += piece.valid().len() as u64;
+            off = off.after(piece.valid().len());
             if !piece.invalid().is_empty() {
                 invalid_utf8(&piece, off, out);
                 self.emit_str("\u{FFFD}", out);
-                off += piece.invalid().len() as u64;
+                off = off.after(piece.invalid().len());
             }
         }
     }
 }
 
-fn invalid_utf8(piece: &Utf8Chunk<'_>, at: u64, out: &mut dyn Sink) {
+fn invalid_utf8(piece: &Utf8Chunk<'_>, at: Offset, out: &mut dyn Sink) {
+    let at = at.get();
     let hex: Vec<String> = piece.invalid().iter().map(|b| format!("{b:02x}")).collect();
     let d = Diagnostic {
         kind: DiagnosticKind::InvalidUtf8,
@@ -524,12 +545,13 @@ mod tests {
     #[test]
     fn chunk_validity_skips_a_finishing_tail() {
         let s = "é東".as_bytes(); // C3 A9 | E6 9D B1
-        let c = Chunk::from_bytes(&s[1..], 1);
-        assert_eq!(c.text(2, 5), Some("東"));
-        assert_eq!(c.text(1, 2), None);
-        let c = Chunk::from_bytes(&[b'a', 0xFF, b'b'], 0);
-        assert_eq!(c.text(0, 1), Some("a"));
-        assert_eq!(c.text(0, 2), None);
+        let at = Offset::new;
+        let c = Chunk::from_bytes(&s[1..], at(1));
+        assert_eq!(c.text(at(2), at(5)), Some("東"));
+        assert_eq!(c.text(at(1), at(2)), None);
+        let c = Chunk::from_bytes(&[b'a', 0xFF, b'b'], at(0));
+        assert_eq!(c.text(at(0), at(1)), Some("a"));
+        assert_eq!(c.text(at(0), at(2)), None);
     }
 
     /// Feeds `input` split at every pair of points through `flush` and
@@ -550,8 +572,9 @@ mod tests {
                     let mut p = Pending::default();
                     let mut ev: Vec<Event> = Vec::new();
                     for (from, to) in [(0, a), (a, b), (b, input.len())] {
-                        let ch = Chunk::from_bytes(&input[from..to], from as u64);
-                        p.flush(&ch, to as u64, to as u64, false, &mut ev);
+                        let ch = Chunk::from_bytes(&input[from..to], Offset::START.after(from));
+                        let to = Offset::START.after(to);
+                        p.flush(&ch, to, to, false, &mut ev);
                     }
                     p.release_all(&mut ev);
                     let text: String = ev

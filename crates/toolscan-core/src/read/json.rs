@@ -23,6 +23,7 @@ pub(crate) enum Kind {
     Literal,
 }
 
+use crate::offset::Offset;
 use crate::read::reason::Reason;
 
 /// What the sink wants after a callback.
@@ -42,11 +43,11 @@ pub(crate) enum Flow {
 /// Receives the scanner's findings. `depth` is the nesting level of the
 /// value (0 for the top-level value, 1 for its members…).
 pub(crate) trait Visitor {
-    fn value_start(&mut self, at: u64, depth: usize, kind: Kind) -> Flow;
-    fn value_end(&mut self, at: u64, depth: usize, kind: Kind) -> Flow;
+    fn value_start(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow;
+    fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow;
     /// A member key of the object at nesting level `depth`. Keys longer than
     /// [`KEY_CAP`] bytes arrive truncated with `overflow` set.
-    fn key(&mut self, at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow;
+    fn key(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Flow;
     /// The (normalised) JSON text of everything consumed, in order.
     fn output(&mut self, bytes: &[u8]);
 }
@@ -62,15 +63,15 @@ pub(crate) trait Visitor {
 /// without opening the block.
 pub(crate) fn second_bytes(first: &[u8], lenient: bool) -> Option<[u64; 4]> {
     let mut head = JsonScanner::new(lenient, usize::MAX);
-    if head.feed(first, 0, &mut Ignore) != Ok(first.len()) || head.is_done() {
+    if head.feed(first, Offset::START, &mut Ignore) != Ok(first.len()) || head.is_done() {
         return None;
     }
     let mut set = [0u64; 4];
     for b in 0..=255u8 {
         let mut s = JsonScanner::new(lenient, usize::MAX);
-        let _ = s.feed(first, 0, &mut Ignore);
-        let fails_here = matches!(s.feed(&[b], first.len() as u64, &mut Ignore),
-            Err(e) if e.at == first.len() as u64);
+        let _ = s.feed(first, Offset::START, &mut Ignore);
+        let next = Offset::START.after(first.len());
+        let fails_here = matches!(s.feed(&[b], next, &mut Ignore), Err(e) if e.at == next);
         if !fails_here {
             set[usize::from(b >> 6)] |= 1 << (b & 63);
         }
@@ -88,7 +89,7 @@ pub(crate) const KEY_CAP: usize = 64;
 /// Why scanning stopped early. The byte at `at` was not consumed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct JsonError {
-    pub at: u64,
+    pub at: Offset,
     pub reason: Reason,
 }
 
@@ -165,7 +166,7 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-fn err(at: u64, reason: Reason) -> JsonError {
+fn err(at: Offset, reason: Reason) -> JsonError {
     JsonError { at, reason }
 }
 
@@ -223,7 +224,7 @@ impl JsonScanner {
     pub(crate) fn feed<S: Visitor>(
         &mut self,
         input: &[u8],
-        base: u64,
+        base: Offset,
         sink: &mut S,
     ) -> Result<usize, JsonError> {
         if std::mem::take(&mut self.paused) {
@@ -269,7 +270,7 @@ impl JsonScanner {
                     break;
                 }
             }
-            let at = base + i as u64;
+            let at = base.after(i);
             if self.step(input[i], at, sink)? {
                 i += 1;
             }
@@ -355,7 +356,7 @@ impl JsonScanner {
         }
     }
 
-    fn go(flow: Flow, at: u64) -> Result<(), JsonError> {
+    fn go(flow: Flow, at: Offset) -> Result<(), JsonError> {
         match flow {
             Flow::Go | Flow::Pause => Ok(()),
             Flow::Fail(r) => Err(err(at, r)),
@@ -364,7 +365,7 @@ impl JsonScanner {
 
     /// One byte. Returns whether it was consumed (a number's terminator is
     /// not: it is seen again in the next state).
-    fn step<S: Visitor>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<bool, JsonError> {
+    fn step<S: Visitor>(&mut self, b: u8, at: Offset, sink: &mut S) -> Result<bool, JsonError> {
         match self.st {
             St::Value | St::ArrFirst | St::ArrNext => {
                 if is_ws(b) {
@@ -454,7 +455,12 @@ impl JsonScanner {
         }
     }
 
-    fn value_start<S: Visitor>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<(), JsonError> {
+    fn value_start<S: Visitor>(
+        &mut self,
+        b: u8,
+        at: Offset,
+        sink: &mut S,
+    ) -> Result<(), JsonError> {
         let depth = self.stack.len();
         let kind = match b {
             b'{' => Kind::Object,
@@ -520,7 +526,7 @@ impl JsonScanner {
         Ok(())
     }
 
-    fn close<S: Visitor>(&mut self, b: u8, at: u64, sink: &mut S) -> Result<(), JsonError> {
+    fn close<S: Visitor>(&mut self, b: u8, at: Offset, sink: &mut S) -> Result<(), JsonError> {
         let want = if b == b'}' { b'{' } else { b'[' };
         if self.stack.last() != Some(&want) {
             return Err(err(at, Reason::Unbalanced { found: b }));
@@ -533,7 +539,7 @@ impl JsonScanner {
 
     fn after_value<S: Visitor>(
         &mut self,
-        at: u64,
+        at: Offset,
         kind: Kind,
         sink: &mut S,
     ) -> Result<(), JsonError> {
@@ -554,7 +560,7 @@ impl JsonScanner {
     fn string_special<S: Visitor>(
         &mut self,
         b: u8,
-        at: u64,
+        at: Offset,
         sink: &mut S,
     ) -> Result<(), JsonError> {
         match self.esc {
@@ -653,7 +659,7 @@ impl JsonScanner {
         &mut self,
         n: Num,
         b: u8,
-        at: u64,
+        at: Offset,
         sink: &mut S,
     ) -> Result<bool, JsonError> {
         let next = match (n, b) {
@@ -685,13 +691,13 @@ impl JsonScanner {
 pub(crate) struct Ignore;
 
 impl Visitor for Ignore {
-    fn value_start(&mut self, _: u64, _: usize, _: Kind) -> Flow {
+    fn value_start(&mut self, _: Offset, _: usize, _: Kind) -> Flow {
         Flow::Go
     }
-    fn value_end(&mut self, _: u64, _: usize, _: Kind) -> Flow {
+    fn value_end(&mut self, _: Offset, _: usize, _: Kind) -> Flow {
         Flow::Go
     }
-    fn key(&mut self, _: u64, _: usize, _: &[u8], _: bool) -> Flow {
+    fn key(&mut self, _: Offset, _: usize, _: &[u8], _: bool) -> Flow {
         Flow::Go
     }
     fn output(&mut self, _: &[u8]) {}
@@ -705,7 +711,7 @@ pub(crate) fn is_one_object(text: &[u8], max_depth: usize) -> bool {
         return false;
     }
     let mut s = JsonScanner::new(false, max_depth);
-    match s.feed(text, 0, &mut Ignore) {
+    match s.feed(text, Offset::START, &mut Ignore) {
         Ok(n) => s.is_done() && text[n..].iter().all(|&b| is_ws(b)),
         Err(_) => false,
     }
@@ -757,14 +763,14 @@ mod tests {
     }
 
     impl Visitor for Rec {
-        fn value_start(&mut self, _: u64, _: usize, _: Kind) -> Flow {
+        fn value_start(&mut self, _: Offset, _: usize, _: Kind) -> Flow {
             Flow::Go
         }
-        fn value_end(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
-            self.ends.push((at, depth, kind));
+        fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow {
+            self.ends.push((at.get(), depth, kind));
             Flow::Go
         }
-        fn key(&mut self, _: u64, _: usize, key: &[u8], _: bool) -> Flow {
+        fn key(&mut self, _: Offset, _: usize, key: &[u8], _: bool) -> Flow {
             self.keys.push(String::from_utf8_lossy(key).into_owned());
             Flow::Go
         }
@@ -779,7 +785,7 @@ mod tests {
         let bytes = input.as_bytes();
         let mut pos = 0;
         for piece in bytes.chunks(chunk) {
-            let n = s.feed(piece, pos as u64, &mut rec)?;
+            let n = s.feed(piece, Offset::START.after(pos), &mut rec)?;
             pos += n;
             if s.is_done() {
                 return Ok((pos, rec));
@@ -821,7 +827,7 @@ mod tests {
             (r#"[1}"#, 2),
         ] {
             let e = run(false, input, 1).unwrap_err();
-            assert_eq!(e.at, at, "{input}: {:?}", e.reason);
+            assert_eq!(e.at.get(), at, "{input}: {:?}", e.reason);
         }
     }
 
@@ -864,7 +870,7 @@ mod tests {
         for (input, at) in [("[\"abcdefgh\u{1}ij\"]", 10), (long.as_str(), 34)] {
             for chunk in 1..=input.len() {
                 let e = run(false, input, chunk).unwrap_err();
-                assert_eq!(e.at, at, "{input:?} in chunks of {chunk}");
+                assert_eq!(e.at.get(), at, "{input:?} in chunks of {chunk}");
             }
         }
     }
@@ -882,19 +888,19 @@ mod tests {
             "{'single': 'it\\'s \"here\"', \"d\": \"x\\'y\"}",
             "[\"Grüße, 東京\", \"\\\\\", \"\\\"\"]",
         ];
-        type Run = (Rec, Result<(), u64>, usize);
+        type Run = (Rec, Result<(), Offset>, usize);
         fn drive(lenient: bool, input: &str, chunk: usize, runs: bool) -> Run {
             let mut s = JsonScanner::new(lenient, 8);
             let mut rec = Rec::default();
-            let (mut at, mut taken) = (0u64, 0);
+            let (mut at, mut taken) = (Offset::START, 0);
             for c in input.as_bytes().chunks(chunk) {
                 if runs && s.string_run(c, |b| rec.out.extend_from_slice(b)) {
-                    at += c.len() as u64;
+                    at = at.after(c.len());
                     taken += 1;
                     continue;
                 }
                 match s.feed(c, at, &mut rec) {
-                    Ok(n) => at += n as u64,
+                    Ok(n) => at = at.after(n),
                     Err(e) => return (rec, Err(e.at), taken),
                 }
             }
@@ -920,7 +926,7 @@ mod tests {
         let mut s = JsonScanner::new(false, 8);
         let ignore = |_: &[u8]| {};
         assert!(!s.string_run(b"abc", ignore));
-        s.feed(b"[\"", 0, &mut Rec::default()).unwrap();
+        s.feed(b"[\"", Offset::START, &mut Rec::default()).unwrap();
         assert!(!s.string_run(b"a\"", ignore));
         assert!(!s.string_run(b"\\u", ignore));
         assert!(s.string_run(b"a\\", ignore));
@@ -930,8 +936,10 @@ mod tests {
     #[test]
     fn depth_limit() {
         let mut s = JsonScanner::new(false, 3);
-        let e = s.feed(b"[[[[1]]]]", 0, &mut Rec::default()).unwrap_err();
+        let e = s
+            .feed(b"[[[[1]]]]", Offset::START, &mut Rec::default())
+            .unwrap_err();
         assert!(e.reason.is_limit());
-        assert_eq!(e.at, 3);
+        assert_eq!(e.at.get(), 3);
     }
 }

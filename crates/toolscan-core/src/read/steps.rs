@@ -7,6 +7,7 @@
 
 use crate::lang::format::Lit;
 use crate::lang::program::{CaptureOp, ThenOpt};
+use crate::offset::Offset;
 use crate::read::reason::Reason;
 
 /// How a step's `feed` went.
@@ -201,7 +202,7 @@ pub(crate) struct ThenMatch {
     /// Absolute offset where the step began: what came before belongs to
     /// the calls already made, what follows is handed back as text if no
     /// literal matches. A seek keeps it at the first byte it still holds.
-    pub from: u64,
+    pub from: Offset,
     /// Bytes of the literals matched so far (after the whitespace).
     at: usize,
     /// Which literals still match.
@@ -222,7 +223,7 @@ pub(crate) enum ThenEnd {
 }
 
 impl ThenMatch {
-    pub(crate) fn new(from: u64, n: usize) -> ThenMatch {
+    pub(crate) fn new(from: Offset, n: usize) -> ThenMatch {
         ThenMatch {
             from,
             at: 0,
@@ -237,7 +238,7 @@ impl ThenMatch {
     }
 
     /// A recovery seek that already holds `held`, the bytes at `from`.
-    pub(crate) fn seeking(from: u64, held: Vec<u8>) -> ThenMatch {
+    pub(crate) fn seeking(from: Offset, held: Vec<u8>) -> ThenMatch {
         ThenMatch {
             held,
             ..ThenMatch::new(from, 0)
@@ -498,14 +499,14 @@ mod tests {
         ];
         for &(input, want, how) in then_cases {
             assert_eq!(
-                ThenMatch::new(0, 2).feed(&opts, true, input),
+                ThenMatch::new(Offset::START, 2).feed(&opts, true, input),
                 (want, how),
                 "{input:?}"
             );
         }
         // without whitespace (`OneOf`)
         assert_eq!(
-            ThenMatch::new(0, 2).feed(&opts, false, b" ;"),
+            ThenMatch::new(Offset::START, 2).feed(&opts, false, b" ;"),
             (Progress::Done(0), ThenEnd::Over)
         );
         assert_eq!(ws(b"  x"), Progress::Done(2));
@@ -529,7 +530,7 @@ mod tests {
     /// let go (what was consumed minus what it holds), the literal found
     /// and the bytes consumed.
     fn seek_in_pieces(o: &[ThenOpt], input: &[u8], size: usize) -> (Vec<u8>, Option<usize>, usize) {
-        let mut m = ThenMatch::seeking(0, Vec::new());
+        let mut m = ThenMatch::seeking(Offset::START, Vec::new());
         let mut at = 0;
         for piece in input.chunks(size) {
             let (n, found) = m.seek(o, piece);

@@ -11,6 +11,7 @@
 
 use crate::lang::format::Trim;
 use crate::lang::program::{CloseOp, ThenOpt, ValueOp};
+use crate::offset::Offset;
 use crate::read::src::HeldBytes;
 use crate::read::steps::{is_ws, ThenMatch};
 use crate::read::xml::entities::decode_prefix;
@@ -150,28 +151,28 @@ pub(crate) struct ValueRead {
     guard: Option<(crate::lang::format::Lit, crate::lang::format::Lit)>,
     /// Where the guarded content ends (the closing guard began): nothing
     /// after it is value.
-    stop_at: Option<u64>,
+    stop_at: Option<Offset>,
     /// Where the value is with respect to its guards.
     guarded: Guarded,
     /// The value's closer (`opts[0]` until a guard replaces `opts`).
     closer: ThenOpt,
     /// Absolute offset of the value's first byte.
-    start: u64,
-    /// Every byte from `start` up to here is whitespace (`u64::MAX`: a
-    /// byte that is not was seen).
-    blank_upto: u64,
+    start: Offset,
+    /// Every byte from `start` up to here is whitespace (`None`: a byte
+    /// that is not was seen).
+    blank_upto: Option<Offset>,
     /// Absolute offset up to which the value was handed to the call
     /// (trimmed whitespace and decoded entities included).
-    done: u64,
+    done: Offset,
     /// Where the first `at_end` literal met inside the value began. Bytes
     /// from there on are handed on only once the closer shows they are
     /// value.
-    held_from: Option<u64>,
+    held_from: Option<Offset>,
     /// For each `at_end` literal, in the order of `opts`: where it began
     /// the last time it was met. At the end of the stream the value ends
     /// at the first literal's last occurrence (the end markup is at the
     /// end of the stream; earlier ones are more likely value).
-    ends: Vec<Option<u64>>,
+    ends: Vec<Option<Offset>>,
     /// The leading whitespace that is markup has been skipped.
     lead_done: bool,
     trim: Trim,
@@ -210,14 +211,14 @@ pub(crate) trait ValueOut {
     /// The next bytes of the value (entities decoded, markup whitespace
     /// trimmed); `at`: their absolute offset when they are bytes of the
     /// pending buffer `src` as they stand there.
-    fn value_bytes(&mut self, bytes: &[u8], at: Option<u64>, src: HeldBytes<'_>);
+    fn value_bytes(&mut self, bytes: &[u8], at: Option<Offset>, src: HeldBytes<'_>);
 }
 
 impl ValueRead {
     /// A value that begins at absolute offset `start`; `key` names the
     /// closing tag of a [`Close::KeyTag`](crate::lang::format::Close::KeyTag)
     /// value.
-    pub(crate) fn new(op: &ValueOp, start: u64, key: &str) -> ValueRead {
+    pub(crate) fn new(op: &ValueOp, start: Offset, key: &str) -> ValueRead {
         let (scan, close) = match &op.close {
             CloseOp::Lit(l) => (Scan::Markup, l.clone()),
             CloseOp::KeyTag => (
@@ -263,7 +264,7 @@ impl ValueRead {
             stop_at: None,
             guarded: Guarded::No,
             start,
-            blank_upto: start,
+            blank_upto: Some(start),
             done: start,
             held_from: None,
             ends: vec![None; op.at_end.len()],
@@ -302,7 +303,7 @@ impl ValueRead {
     /// `src`) until the value ends; returns how many bytes it consumed and
     /// whether the value ended. The caller takes the consumed bytes into
     /// the pending buffer and then calls [`ValueRead::hand`].
-    pub(crate) fn feed(&mut self, input: &[u8], base: u64, src: HeldBytes<'_>) -> (usize, End) {
+    pub(crate) fn feed(&mut self, input: &[u8], base: Offset, src: HeldBytes<'_>) -> (usize, End) {
         match &mut self.scan {
             Scan::Markup => {}
             Scan::Space => {
@@ -327,8 +328,8 @@ impl ValueRead {
             let Some(j) = found else {
                 return (n, End::No);
             };
-            let len = self.opts[j].lit.bytes.len() as u64;
-            let at = base + n as u64 - len;
+            let len = self.opts[j].lit.bytes.len();
+            let at = base.after(n).before(len);
             match self.guarded {
                 Guarded::No => {}
                 Guarded::Inside => {
@@ -384,7 +385,7 @@ impl ValueRead {
                 }
                 if let Some((_, close)) = &self.guard {
                     // The guard's opener: its content is value, verbatim.
-                    self.done = at + len;
+                    self.done = at.after(len);
                     self.lead_done = true;
                     self.trim = Trim::None;
                     self.entities = false;
@@ -407,20 +408,20 @@ impl ValueRead {
     /// Whether the value holds only whitespace before absolute offset `at`
     /// (its bytes before `base` are at the end of `src`, the others at the
     /// start of `input`).
-    fn blank_before(&mut self, at: u64, base: u64, input: &[u8], src: HeldBytes<'_>) -> bool {
-        if self.blank_upto == u64::MAX {
+    fn blank_before(&mut self, at: Offset, base: Offset, input: &[u8], src: HeldBytes<'_>) -> bool {
+        let Some(blank_upto) = self.blank_upto else {
             return false;
-        }
-        let from = self.blank_upto.max(self.start);
-        let in_src = src.span(from, at.min(base).saturating_sub(from) as usize);
-        let skip = from.saturating_sub(base) as usize;
-        let upto = (at.saturating_sub(base) as usize).min(input.len());
+        };
+        let from = blank_upto.max(self.start);
+        let in_src = src.between(from, at.min(base));
+        let skip = from.since(base);
+        let upto = at.index_in(base, input.len());
         let in_input = input.get(skip..upto).unwrap_or(&[]);
         if in_src.iter().chain(in_input).all(|&b| is_ws(b)) {
-            self.blank_upto = at;
+            self.blank_upto = Some(at);
             true
         } else {
-            self.blank_upto = u64::MAX;
+            self.blank_upto = None;
             false
         }
     }
@@ -428,8 +429,8 @@ impl ValueRead {
     /// Where the value's decided bytes end, given that the pending buffer
     /// now ends at `pos`: before what may begin its end markup, and before
     /// markup that may end it at the end of the stream.
-    fn decided(&self, pos: u64) -> u64 {
-        let end = pos - self.m.held.len() as u64;
+    fn decided(&self, pos: Offset) -> Offset {
+        let end = pos.before(self.m.held.len());
         let end = self.stop_at.map_or(end, |s| s.min(end));
         self.held_from.map_or(end, |at| at.min(end))
     }
@@ -439,7 +440,7 @@ impl ValueRead {
     pub(crate) fn hand(
         &mut self,
         src: HeldBytes<'_>,
-        pos: u64,
+        pos: Offset,
         fin: bool,
         out: &mut impl ValueOut,
     ) {
@@ -447,8 +448,8 @@ impl ValueRead {
         self.hand_upto(src, upto, fin, out);
     }
 
-    fn hand_upto(&mut self, src: HeldBytes<'_>, upto: u64, fin: bool, out: &mut impl ValueOut) {
-        let mut bytes = src.span(self.done, upto.saturating_sub(self.done) as usize);
+    fn hand_upto(&mut self, src: HeldBytes<'_>, upto: Offset, fin: bool, out: &mut impl ValueOut) {
+        let mut bytes = src.between(self.done, upto);
         if !self.lead_done {
             let skip = match self.trim {
                 Trim::None => 0,
@@ -457,14 +458,14 @@ impl ValueRead {
             };
             if bytes.is_empty() || (self.trim == Trim::All && skip == bytes.len()) {
                 // Nothing but what may be leading markup yet.
-                self.done += skip as u64;
+                self.done = self.done.after(skip);
                 self.lead_done = fin;
                 if !fin {
                     return;
                 }
                 bytes = &[];
             } else {
-                self.done += skip as u64;
+                self.done = self.done.after(skip);
                 bytes = &bytes[skip..];
                 self.lead_done = true;
             }
@@ -483,11 +484,11 @@ impl ValueRead {
             self.scratch.clear();
             let used = decode_prefix(bytes, fin, &mut self.scratch);
             out.value_bytes(&self.scratch, None, src);
-            self.done += used as u64;
+            self.done = self.done.after(used);
         } else {
             let at = (self.done >= src.start).then_some(self.done);
             out.value_bytes(bytes, at, src);
-            self.done += bytes.len() as u64;
+            self.done = self.done.after(bytes.len());
         }
         if fin {
             self.done = upto;
@@ -496,8 +497,8 @@ impl ValueRead {
 
     /// Where the end markup found by the last `feed` begins, the pending
     /// buffer ending at `pos`.
-    pub(crate) fn end_offset(&self, pos: u64) -> u64 {
-        pos - self.m.held.len() as u64
+    pub(crate) fn end_offset(&self, pos: Offset) -> Offset {
+        pos.before(self.m.held.len())
     }
 
     /// At the end of the stream: if an `at_end` literal was met, the value
@@ -508,7 +509,7 @@ impl ValueRead {
         &mut self,
         src: HeldBytes<'_>,
         out: &mut impl ValueOut,
-    ) -> Option<(u64, usize, usize)> {
+    ) -> Option<(Offset, usize, usize)> {
         let (k, at) = self
             .ends
             .iter()
@@ -527,7 +528,7 @@ impl ValueRead {
 
     /// Whether the end of the stream, with the pending buffer ending at
     /// `pos`, ends the value: a word value with at least one byte.
-    pub(crate) fn ends_at_eof(&self, pos: u64) -> bool {
+    pub(crate) fn ends_at_eof(&self, pos: Offset) -> bool {
         (self.scan == Scan::Space && pos > self.start) || self.or_end
     }
 

@@ -10,6 +10,7 @@ use crate::engine::pending::Chunk;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::lang::format::Lit;
 use crate::lang::program::Op;
+use crate::offset::Offset;
 use crate::read::python::Skip;
 use crate::read::reason::Stop;
 use crate::read::steps::{self, ThenMatch};
@@ -69,9 +70,10 @@ pub(super) fn report(
     env: &mut BlockCtx<'_>,
     stop: Stop,
     lit: Option<&Lit>,
-    offset: u64,
+    offset: Offset,
     fate: &str,
 ) {
+    let offset = offset.get();
     let limit = stop.reason.is_limit();
     let silent = calls.silent() && !limit;
     let abandoned = calls.abandon();
@@ -160,8 +162,7 @@ pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut BlockCtx<'_>, stop: Sto
             // end. Its first character is text; the rest is read again.
             k = crate::scan::utf8::char_len(p.buf[0]).min(p.buf.len());
         }
-        let markup = p.buf.split_off(k);
-        p.pos = p.buf_start + k as u64;
+        let markup = p.untake_from(p.buf_start.after(k));
         release(env);
         return Failed::Over((!markup.is_empty()).then_some(markup));
     };
@@ -176,7 +177,7 @@ pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut BlockCtx<'_>, stop: Sto
     p.flush(
         &Chunk::from_str("", at),
         at,
-        at - keep as u64,
+        at.before(keep),
         keep > 0,
         env.out,
     );

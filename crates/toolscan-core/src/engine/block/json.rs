@@ -70,7 +70,7 @@ pub(super) fn read(
     // bytes more than it reads, not the rest of the chunk (which made one
     // chunk of many calls quadratic), and a long value is still copied
     // once, in windows that double.
-    let want = (env.pending.held() as usize).max(JSON_WINDOW);
+    let want = env.pending.held().max(JSON_WINDOW);
     let bytes = &input.bytes[..input.bytes.len().min(want)];
     let base = env.pending.pos;
     env.pending.take_n(input.ch, bytes.len());
@@ -88,7 +88,7 @@ pub(super) fn read(
     let r = js.scanner.feed(bytes, base, &mut builder);
     let n = match r {
         Ok(n) => n,
-        Err(e) => (e.at - base) as usize,
+        Err(e) => e.at.since(base),
     };
     env.pending.untake(bytes.len() - n);
     b.calls.sync(env.out, env.pending.src());

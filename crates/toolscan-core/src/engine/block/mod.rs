@@ -138,6 +138,7 @@ mod tests {
     use crate::ids::{IdMint, IdSource};
     use crate::lang::format::{ByteSet, Label, Lit, PyStep, Step, ValueStep};
     use crate::lang::program::compile;
+    use crate::offset::Offset;
     use crate::options::Limits;
 
     /// What a run ended with: where in its chunk, how, at which step.
@@ -164,10 +165,10 @@ mod tests {
         let mut pending = Pending::default();
         let mut session = Session::new(IdSource::new(&IdMint::Seeded(0)), None, limits);
         let mut out: Vec<Event> = Vec::new();
-        let (mut base, mut ran) = (0u64, None);
+        let (mut base, mut ran) = (Offset::START, None);
         for chunk in chunks {
             let ch = Chunk::from_str(chunk, base);
-            base += chunk.len() as u64;
+            base = base.after(chunk.len());
             let mut env = BlockCtx {
                 pending: &mut pending,
                 session: &mut session,
@@ -362,7 +363,13 @@ mod tests {
                 out: &mut out,
                 reasoning: false,
             };
-            run(&prog, &mut b, &mut env, &Chunk::from_str(head, 0), 0);
+            run(
+                &prog,
+                &mut b,
+                &mut env,
+                &Chunk::from_str(head, Offset::START),
+                0,
+            );
             assert!(direct(&prog, &mut b, &mut env, inside), "{head}: inside");
             assert!(!direct(&prog, &mut b, &mut env, end), "{head}: at markup");
         }

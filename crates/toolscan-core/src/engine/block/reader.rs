@@ -153,7 +153,7 @@ pub(crate) struct Input<'c, 'a> {
     /// How many more bytes the block may hold.
     pub(crate) room: usize,
     /// The limit `room` is counted against.
-    pub(crate) limit: u64,
+    pub(crate) limit: usize,
 }
 
 impl<'c, 'a> Input<'c, 'a> {
@@ -176,7 +176,7 @@ impl<'c, 'a> Input<'c, 'a> {
     /// The failure of a block that reached its limit.
     pub(crate) fn too_long(&self, calls: &BlockCalls) -> Stop {
         Stop::fail(Reason::TooLong {
-            limit: self.limit as usize,
+            limit: self.limit,
             confirmed: !calls.silent(),
         })
     }
@@ -206,15 +206,14 @@ impl<'c, 'a> Input<'c, 'a> {
 
 /// How many more bytes the block may hold, and the limit that is counted
 /// against (see [`Input::new`]).
-pub(crate) fn room(b: &Block, env: &BlockCtx<'_>) -> (usize, u64) {
+pub(crate) fn room(b: &Block, env: &BlockCtx<'_>) -> (usize, usize) {
     let limits = &env.session.limits;
     let limit = if b.calls.silent() {
         limits.max_holdback.min(limits.max_call_bytes)
     } else {
         limits.max_call_bytes
-    } as u64;
-    let room = limit.saturating_sub(env.pending.held());
-    (room.try_into().unwrap_or(usize::MAX), limit)
+    };
+    (limit.saturating_sub(env.pending.held()), limit)
 }
 
 /// How many bytes a step read.

@@ -42,10 +42,7 @@ pub(super) fn read(
             if b.calls.owns_bytes() {
                 env.pending.drop_upto(from);
             }
-            let p = &mut *env.pending;
-            let k = (from.saturating_sub(p.buf_start) as usize).min(p.buf.len());
-            let held = p.buf.split_off(k);
-            p.pos = p.buf_start + k as u64;
+            let held = env.pending.untake_from(from);
             end_block(b, env);
             return Flow::Out(Outcome::Replay(held));
         }
@@ -67,17 +64,19 @@ pub(super) fn seek(
         ThenMatch::seeking(env.pending.buf_start, Vec::new())
     );
     let (n, found) = m.seek(&t.opts, input.bytes);
-    let to = env.pending.pos + n as u64;
-    let held = m.held.len() as u64;
+    let to = env.pending.pos.after(n);
+    let held = m.held.len();
     *i += n;
     let Some(k) = found else {
         // Text, but for what may begin a literal.
-        env.pending.flush(input.ch, to, to - held, false, env.out);
+        env.pending
+            .flush(input.ch, to, to.before(held), false, env.out);
         m.from = env.pending.buf_start;
         return Flow::Go;
     };
     // Everything before the literal is text.
-    env.pending.flush(input.ch, to, to - held, true, env.out);
+    env.pending
+        .flush(input.ch, to, to.before(held), true, env.out);
     let o = &t.opts[k];
     if o.begins_call {
         b.calls.begin();

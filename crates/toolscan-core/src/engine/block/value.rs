@@ -7,6 +7,7 @@ use crate::engine::call::calls::BlockCalls;
 use crate::engine::pending::Chunk;
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::lang::program::ValueOp;
+use crate::offset::Offset;
 use crate::read::reason::{Reason, Stop};
 use crate::read::value::{End, ValueRead};
 
@@ -94,7 +95,8 @@ pub(super) fn plain_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bo
 }
 
 /// Notes a value whose closing tag is missing (reported with its call).
-fn unclosed(calls: &mut BlockCalls, offset: u64) {
+fn unclosed(calls: &mut BlockCalls, offset: Offset) {
+    let offset = offset.get();
     let message = format!(
         "the value of `{}` has no closing tag: it ends at the markup that follows it",
         calls.param_name()
@@ -111,7 +113,7 @@ fn unclosed(calls: &mut BlockCalls, offset: u64) {
 /// call's closer inside an unclosed value) ends there. Returns where that
 /// markup ends and the bytes after it, which the block reads again from
 /// the markup's label; `None` if the block is not in such a value.
-pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut BlockCtx<'_>) -> Option<(u64, Vec<u8>)> {
+pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut BlockCtx<'_>) -> Option<(Offset, Vec<u8>)> {
     end_value_at_candidate(b, env).ok().flatten()
 }
 
@@ -121,7 +123,7 @@ pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut BlockCtx<'_>) -> Option<
 fn end_value_at_candidate(
     b: &mut Block,
     env: &mut BlockCtx<'_>,
-) -> Result<Option<(u64, Vec<u8>)>, Stop> {
+) -> Result<Option<(Offset, Vec<u8>)>, Stop> {
     let StepState::Value(vr) = &mut b.st else {
         return Ok(None);
     };
@@ -134,11 +136,7 @@ fn end_value_at_candidate(
     b.calls.value_end(at, env.pending.src())?;
     unclosed(&mut b.calls, at);
     b.calls.sync(env.out, env.pending.src());
-    let resume = at + len as u64;
-    let p = &mut *env.pending;
-    let k = (resume.saturating_sub(p.buf_start) as usize).min(p.buf.len());
-    let tail = p.buf.split_off(k);
-    p.pos = p.buf_start + k as u64;
+    let tail = env.pending.untake_from(at.after(len));
     b.goto(to);
-    Ok(Some((p.pos, tail)))
+    Ok(Some((env.pending.pos, tail)))
 }

@@ -8,6 +8,7 @@ pub(crate) use crate::engine::call::args::Args;
 use crate::engine::call::param::Param;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::ids::IdSource;
+use crate::offset::Offset;
 use crate::options::{Admit, Limits};
 use crate::read::escape::{json_str_content_len, push_json_str_content};
 use crate::read::reason::{Reason, Stop};
@@ -70,7 +71,7 @@ fn fingerprint(id: &str) -> u64 {
 }
 
 /// The arguments text so far: a span of the pending bytes, or the record.
-fn args_text<'a>(span: Option<(u64, usize)>, args: &'a [u8], src: HeldBytes<'a>) -> &'a [u8] {
+fn args_text<'a>(span: Option<(Offset, usize)>, args: &'a [u8], src: HeldBytes<'a>) -> &'a [u8] {
     match span {
         Some((at, len)) => src.span(at, len),
         None => args,
@@ -87,8 +88,8 @@ pub(crate) struct Seg {
     /// Where it goes in the record.
     pub at: usize,
     /// Its raw bytes: absolute offsets in the pending buffer.
-    pub from: u64,
-    pub to: u64,
+    pub from: Offset,
+    pub to: Offset,
 }
 
 /// How far the argument deltas got through a record with [`Seg`]s: the
@@ -99,14 +100,14 @@ pub(crate) struct Seg {
 struct Cursor {
     lit: usize,
     seg: usize,
-    raw: u64,
+    raw: Offset,
 }
 
 /// The arguments text of a record with segments, whole: the record with
 /// each segment's raw bytes escaped in its place (the one copy a call's
 /// string values cost, made when `tool_call_end` needs the text).
 fn joined(args: &[u8], segs: &[Seg], src: HeldBytes<'_>) -> Vec<u8> {
-    let raw = |s: &Seg| src.span(s.from, s.to.saturating_sub(s.from) as usize);
+    let raw = |s: &Seg| src.between(s.from, s.to);
     let len = args.len()
         + segs
             .iter()
@@ -136,7 +137,7 @@ pub(crate) struct Call {
     pub args: Vec<u8>,
     /// Otherwise the arguments are the input bytes from this absolute
     /// offset, this many so far (still in the pending buffer: no copy).
-    pub span: Option<(u64, usize)>,
+    pub span: Option<(Offset, usize)>,
     /// String values of a parameter-style call that are spans of the input
     /// (escaped where they go in `args`, never copied while they stream).
     pub segs: Vec<Seg>,
@@ -180,7 +181,7 @@ impl Call {
         let cur = self.cursor.get_or_insert(Cursor {
             lit: self.emitted,
             seg: 0,
-            raw: 0,
+            raw: Offset::START,
         });
         while let Some(s) = self.segs.get(cur.seg) {
             if cur.lit < s.at {
@@ -188,7 +189,7 @@ impl Call {
                 cur.lit = s.at;
             }
             let from = cur.raw.max(s.from);
-            push_json_str_content(src.span(from, s.to.saturating_sub(from) as usize), text);
+            push_json_str_content(src.between(from, s.to), text);
             cur.raw = s.to;
             // The last segment may still grow, until the record goes on
             // after it.
@@ -196,7 +197,7 @@ impl Call {
                 break;
             }
             cur.seg += 1;
-            cur.raw = 0;
+            cur.raw = Offset::START;
         }
         if cur.seg == self.segs.len() {
             text.extend_from_slice(self.args.get(cur.lit..).unwrap_or_default());
@@ -301,7 +302,7 @@ impl BlockCalls {
         &mut self,
         session: &mut Session,
         out: &mut dyn Sink,
-        at: u64,
+        at: Offset,
         name: &str,
         from_json: bool,
         src: HeldBytes<'_>,
@@ -326,7 +327,7 @@ impl BlockCalls {
         &mut self,
         session: &mut Session,
         out: &mut dyn Sink,
-        at: u64,
+        at: Offset,
         id: &str,
         from_json: bool,
         src: HeldBytes<'_>,
@@ -345,7 +346,7 @@ impl BlockCalls {
         &mut self,
         session: &mut Session,
         out: &mut dyn Sink,
-        at: u64,
+        at: Offset,
         src: HeldBytes<'_>,
     ) -> Result<(), Stop> {
         let silent = self.silent();
@@ -393,7 +394,7 @@ impl BlockCalls {
         if known == Some(false) {
             let d = Diagnostic {
                 kind: DiagnosticKind::UnknownTool,
-                offset: at,
+                offset: at.get(),
                 message: format!("call #{index} names `{name}`, which is not one of the tools"),
             };
             out.event(EventRef::Diagnostic(&d));
@@ -458,7 +459,7 @@ impl BlockCalls {
         &mut self,
         session: &mut Session,
         out: &mut dyn Sink,
-        at: u64,
+        at: Offset,
         src: HeldBytes<'_>,
     ) -> Result<(), Stop> {
         let Some(c) = self.call.as_mut() else {
@@ -521,7 +522,7 @@ impl BlockCalls {
         let Ok(arguments) = std::str::from_utf8(args_text(span, &args, src)) else {
             return Err(Stop::fail(Reason::ArgsNotUtf8));
         };
-        tracing::trace!(offset = at, index, name = %name, "call complete");
+        tracing::trace!(offset = at.get(), index, name = %name, "call complete");
         out.event(EventRef::ToolCallEnd {
             index,
             id: &id,
@@ -556,13 +557,16 @@ mod tests {
     fn a_second_json_name_is_refused_a_markup_name_may_be_replaced() {
         let mut session = Session::new(IdSource::new(&IdMint::Seeded(0)), None, Limits::default());
         let mut out: Vec<Event> = Vec::new();
-        let src = HeldBytes { buf: &[], start: 0 };
+        let src = HeldBytes {
+            buf: &[],
+            start: Offset::START,
+        };
         for tentative in [false, true] {
             let mut calls = BlockCalls::new(tentative);
             calls
-                .set_name(&mut session, &mut out, 0, "a", true, src)
+                .set_name(&mut session, &mut out, Offset::START, "a", true, src)
                 .unwrap();
-            let e = calls.set_name(&mut session, &mut out, 1, "b", true, src);
+            let e = calls.set_name(&mut session, &mut out, Offset::new(1), "b", true, src);
             assert_eq!(e, Err(Stop::not_a_call(Reason::TwoNames)));
             // still the first name: nothing can end under the second
             assert_eq!(
@@ -573,10 +577,17 @@ mod tests {
         // DeepSeek V3's type word, then the name: from markup, replaced
         let mut calls = BlockCalls::new(false);
         calls
-            .set_name(&mut session, &mut out, 0, "function", false, src)
+            .set_name(
+                &mut session,
+                &mut out,
+                Offset::START,
+                "function",
+                false,
+                src,
+            )
             .unwrap();
         calls
-            .set_name(&mut session, &mut out, 1, "f", false, src)
+            .set_name(&mut session, &mut out, Offset::new(1), "f", false, src)
             .unwrap();
         assert_eq!(
             calls.call.as_ref().and_then(|c| c.name.as_deref()),

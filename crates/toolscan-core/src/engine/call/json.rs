@@ -6,6 +6,7 @@ use crate::engine::call::calls::{Args, BlockCalls, Call, HeldBytes, Session};
 use crate::engine::call::unescape::Unescaper;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::lang::format::{JsonStep, Shape};
+use crate::offset::Offset;
 use crate::read::json::{is_one_object, Flow, Kind, Visitor, KEY_CAP};
 use crate::read::reason::{Reason, Stop, StopKind};
 use crate::read::word::check_word;
@@ -47,10 +48,10 @@ struct TextOut {
     /// Absolute offset of the next input byte of the string (strict JSON
     /// outputs exactly the bytes it consumes, an escape's backslash with
     /// the byte after it).
-    raw: u64,
+    raw: Offset,
     /// Offset of the string's opening quote (where an invalid UTF-8
     /// sequence in it is reported).
-    start: u64,
+    start: Offset,
 }
 
 /// State of a [`Shape`]d JSON value across chunks.
@@ -65,7 +66,7 @@ pub(crate) struct JsonMapping {
     pub skip: bool,
     /// A list call was dispatched (or text went out): the block's bytes up
     /// to here belong to it.
-    pub drop_upto: Option<u64>,
+    pub drop_upto: Option<Offset>,
     failed: Option<Stop>,
     text: Option<TextOut>,
     /// The depth of the list element being read (a call object, or what
@@ -73,10 +74,10 @@ pub(crate) struct JsonMapping {
     elem: Option<usize>,
     /// The element at this depth failed (why, and at which byte): the rest
     /// of it is scanned for its end only.
-    skipping: Option<(usize, Stop, u64)>,
+    skipping: Option<(usize, Stop, Offset)>,
     /// A failed element ended (the scanner paused after it): the block
     /// gives its bytes back as text.
-    given_back: Option<(Stop, u64)>,
+    given_back: Option<(Stop, Offset)>,
     /// An element was given back: a list or envelope without a call is
     /// then no failure of its own.
     recovered: bool,
@@ -106,7 +107,7 @@ impl JsonMapping {
 
     /// A list element that failed and has ended: why, and the offset of the
     /// byte that failed it. Its bytes are the block's to give back as text.
-    pub(crate) fn take_given_back(&mut self) -> Option<(Stop, u64)> {
+    pub(crate) fn take_given_back(&mut self) -> Option<(Stop, Offset)> {
         self.given_back.take()
     }
 
@@ -129,7 +130,7 @@ impl JsonMapping {
             let mut clean = None;
             for &b in bytes {
                 t.unescaper.push(&[b], &mut t.buf);
-                t.raw += 1;
+                t.raw = t.raw.after(1);
                 if t.unescaper.is_clean() && complete_prefix_len(&t.buf) == t.buf.len() {
                     clean = Some((t.buf.len(), t.raw));
                 }
@@ -179,7 +180,7 @@ pub(crate) struct CallMapper<'a> {
 }
 
 impl CallMapper<'_> {
-    fn stop(&mut self, s: Stop, at: u64) -> Flow {
+    fn stop(&mut self, s: Stop, at: Offset) -> Flow {
         if s.kind == StopKind::NotACall && self.calls.silent() {
             self.json.skip = true;
             return Flow::Go;
@@ -198,7 +199,7 @@ impl CallMapper<'_> {
         Flow::Fail(s.reason)
     }
 
-    fn check(&mut self, r: Result<(), Stop>, at: u64) -> Flow {
+    fn check(&mut self, r: Result<(), Stop>, at: Offset) -> Flow {
         match r {
             Ok(()) => Flow::Go,
             Err(s) => self.stop(s, at),
@@ -252,7 +253,7 @@ impl CallMapper<'_> {
 }
 
 impl Visitor for CallMapper<'_> {
-    fn value_start(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
+    fn value_start(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow {
         if self.json.skip || self.json.skipping.is_some() {
             return Flow::Go;
         }
@@ -351,7 +352,7 @@ impl Visitor for CallMapper<'_> {
         Flow::Go
     }
 
-    fn value_end(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
+    fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow {
         if self.json.skipping.is_none() {
             let flow = self.value_ended(at, depth, kind);
             if self.json.skipping.is_none() {
@@ -381,7 +382,7 @@ impl Visitor for CallMapper<'_> {
         }
     }
 
-    fn key(&mut self, at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow {
+    fn key(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Flow {
         if self.json.skip || self.json.skipping.is_some() || self.recording() {
             return Flow::Go;
         }
@@ -396,7 +397,7 @@ impl Visitor for CallMapper<'_> {
 
 impl CallMapper<'_> {
     /// A value ended (outside a failed element).
-    fn value_ended(&mut self, at: u64, depth: usize, kind: Kind) -> Flow {
+    fn value_ended(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow {
         if self.json.skip {
             return Flow::Go;
         }
@@ -404,7 +405,7 @@ impl CallMapper<'_> {
         if let Some(mut t) = self.json.text.take() {
             let buf = std::mem::take(&mut t.buf);
             emit_text(self.out, self.reasoning, &buf, t.start);
-            self.json.drop_upto = Some(at + 1);
+            self.json.drop_upto = Some(at.after(1));
             return Flow::Go;
         }
         // Arguments.
@@ -482,7 +483,7 @@ impl CallMapper<'_> {
                 Role::ListCall => {
                     let r = self.calls.dispatch(self.session, self.out, at, self.src);
                     if r.is_ok() {
-                        self.json.drop_upto = Some(at + 1);
+                        self.json.drop_upto = Some(at.after(1));
                     }
                     return self.check(r, at);
                 }
@@ -514,7 +515,7 @@ impl CallMapper<'_> {
     }
 
     /// A member key (outside a failed element).
-    fn key_met(&mut self, at: u64, depth: usize, key: &[u8], overflow: bool) -> Flow {
+    fn key_met(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Flow {
         let parent = self.json.roles.get(depth).copied().unwrap_or(Role::Ignore);
         if self.step.keys.keyed && matches!(parent, Role::Call | Role::ListCall) {
             return self.keyed_name(at, key, overflow);
@@ -544,7 +545,7 @@ impl CallMapper<'_> {
 impl CallMapper<'_> {
     /// The key of a `{NAME: ARGUMENTS}` call object: the tool name; its
     /// value is the arguments.
-    fn keyed_name(&mut self, at: u64, key: &[u8], overflow: bool) -> Flow {
+    fn keyed_name(&mut self, at: Offset, key: &[u8], overflow: bool) -> Flow {
         if self.calls.call.as_ref().is_some_and(|c| c.name.is_some()) {
             return self.stop(Stop::not_a_call(Reason::TwoNames), at);
         }
@@ -578,7 +579,7 @@ impl CallMapper<'_> {
 
 /// Emits decoded envelope text; each invalid UTF-8 sequence becomes U+FFFD
 /// after an `invalid_utf8` diagnostic at the string's offset.
-fn emit_text(out: &mut dyn Sink, reasoning: bool, bytes: &[u8], at: u64) {
+fn emit_text(out: &mut dyn Sink, reasoning: bool, bytes: &[u8], at: Offset) {
     let text = |out: &mut dyn Sink, t: &str| {
         if !t.is_empty() {
             out.event(if reasoning {
@@ -597,7 +598,7 @@ fn emit_text(out: &mut dyn Sink, reasoning: bool, bytes: &[u8], at: u64) {
             let hex: Vec<String> = piece.invalid().iter().map(|b| format!("{b:02x}")).collect();
             let d = Diagnostic {
                 kind: DiagnosticKind::InvalidUtf8,
-                offset: at,
+                offset: at.get(),
                 message: format!(
                     "bytes {} in the text envelope are not UTF-8; they became U+FFFD",
                     hex.join(" ")

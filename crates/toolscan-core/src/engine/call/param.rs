@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::engine::call::args::Args;
+use crate::offset::Offset;
 use crate::read::escape::push_json_str;
 use crate::read::xml::coerce::Declared;
 
@@ -40,7 +41,7 @@ pub(crate) struct Param {
     /// of the pending buffer, which holds the block's bytes anyway: while
     /// the value's bytes come as they stand there, nothing is copied, so a
     /// long value costs its bytes once, not twice.
-    pub(super) span: Option<(u64, u64)>,
+    pub(super) span: Option<(Offset, Offset)>,
     /// Objects and arrays open inside the arguments object, innermost
     /// last (nested `<arg>` objects, `<item>` lists).
     pub(super) frames: Vec<Frame>,

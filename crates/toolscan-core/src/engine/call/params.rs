@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::engine::call::calls::{Args, BlockCalls, HeldBytes, Seg, Session};
 use crate::engine::call::param::{declared_by_attribute, Frame, NULL};
 use crate::event::{Diagnostic, DiagnosticKind};
+use crate::offset::Offset;
 use crate::read::escape::push_json_str_content;
 use crate::read::reason::{Reason, Stop};
 use crate::read::value::ValueOut;
@@ -44,7 +45,7 @@ impl BlockCalls {
         &mut self,
         session: &mut Session,
         out: &mut dyn Sink,
-        at: u64,
+        at: Offset,
         null: bool,
         src: HeldBytes<'_>,
     ) -> Result<(), Stop> {
@@ -68,7 +69,7 @@ impl BlockCalls {
                 if tools.has_param(tool, &p.key) == Some(false) {
                     notes.push(Diagnostic {
                         kind: DiagnosticKind::UnknownParameter,
-                        offset: at,
+                        offset: at.get(),
                         message: format!(
                             "`{}` is not a parameter of `{tool}`; its value is kept as written",
                             p.key
@@ -96,14 +97,14 @@ impl BlockCalls {
 
     /// The value ended: closes the string, or converts what was collected
     /// (the value's bytes are still in the pending buffer, `src`).
-    pub(crate) fn value_end(&mut self, at: u64, src: HeldBytes<'_>) -> Result<(), Stop> {
+    pub(crate) fn value_end(&mut self, at: Offset, src: HeldBytes<'_>) -> Result<(), Stop> {
         let BlockCalls { call, notes, .. } = self;
         let c = call.get_or_insert_with(Default::default);
         let p = &mut c.param;
         let span = p.span.take();
         let is_null = p.null
             && match span {
-                Some((s, e)) => src.span(s, (e - s) as usize) == NULL,
+                Some((s, e)) => src.between(s, e) == NULL,
                 None => p.raw == NULL,
             };
         if is_null {
@@ -124,7 +125,7 @@ impl BlockCalls {
         }
         p.write_slot(&mut c.args, &mut c.args_state);
         let raw = match span {
-            Some((s, e)) => src.span(s, (e - s) as usize),
+            Some((s, e)) => src.between(s, e),
             None => &p.raw,
         };
         let Ok(raw) = std::str::from_utf8(raw) else {
@@ -133,7 +134,7 @@ impl BlockCalls {
         if coerce(raw, p.declared, &mut c.args) == Coerced::Mismatch {
             notes.push(Diagnostic {
                 kind: DiagnosticKind::TypeMismatch,
-                offset: at,
+                offset: at.get(),
                 message: format!(
                     "the value of `{}` is not of the type its schema declares; it is kept as written",
                     p.key
@@ -179,7 +180,7 @@ impl BlockCalls {
 }
 
 impl ValueOut for BlockCalls {
-    fn value_bytes(&mut self, bytes: &[u8], at: Option<u64>, src: HeldBytes<'_>) {
+    fn value_bytes(&mut self, bytes: &[u8], at: Option<Offset>, src: HeldBytes<'_>) {
         if bytes.is_empty() {
             return;
         }
@@ -206,7 +207,7 @@ impl ValueOut for BlockCalls {
             };
             // Bytes of the input as they stand: a span of it, escaped only
             // as the deltas are made.
-            let end = a + bytes.len() as u64;
+            let end = a.after(bytes.len());
             match c.segs.last_mut() {
                 Some(s) if s.at == c.args.len() && s.to == a => s.to = end,
                 _ => c.segs.push(Seg {
@@ -217,14 +218,14 @@ impl ValueOut for BlockCalls {
             }
             return;
         }
-        let end = at.map(|a| a + bytes.len() as u64);
+        let end = at.map(|a| a.after(bytes.len()));
         match (p.span, at) {
             // The first bytes, or the next ones of the span.
             (None, Some(a)) if p.raw.is_empty() => p.span = Some((a, a)),
             (Some((_, e)), Some(a)) if a == e => {}
             // Not contiguous: the value is copied from here on.
             (Some((s, e)), _) => {
-                p.raw.extend_from_slice(src.span(s, (e - s) as usize));
+                p.raw.extend_from_slice(src.between(s, e));
                 p.span = None;
             }
             (None, _) => {}
