@@ -28,19 +28,21 @@ impl Offset {
         self.0
     }
 
-    /// The offset `n` bytes on (`n` may be a limit: no overflow).
+    /// The offset `n` bytes on: a byte of the stream, or its end (`n` is a
+    /// count of bytes read, never a limit).
     #[inline]
     #[must_use]
     pub(crate) const fn after(self, n: usize) -> Offset {
         // (`usize` is never wider than 64 bits on the targets Rust has.)
-        Offset(self.0.saturating_add(n as u64))
+        Offset(self.0 + n as u64)
     }
 
-    /// The offset `n` bytes back (the stream's start at the latest).
+    /// The offset `n` bytes back, where the caller knows a byte it read
+    /// (a literal's start, what a reader holds): never before the stream.
     #[inline]
     #[must_use]
     pub(crate) const fn before(self, n: usize) -> Offset {
-        Offset(self.0.saturating_sub(n as u64))
+        Offset(self.0 - n as u64)
     }
 
     /// The number of bytes from `earlier` to here; 0 if `earlier` is not
@@ -49,6 +51,17 @@ impl Offset {
     pub(crate) fn since(self, earlier: Offset) -> usize {
         // (A distance past `usize::MAX` cannot be held anywhere: clamped.)
         usize::try_from(self.0.saturating_sub(earlier.0)).unwrap_or(usize::MAX)
+    }
+
+    /// The index of this offset in bytes that begin at offset `start` and
+    /// reach it (a chunk that holds it, the pending bytes up to `pos`):
+    /// exact, for the paths every byte takes; where the caller cannot know
+    /// that, [`index_in`](Self::index_in).
+    #[inline]
+    pub(crate) fn index_from(self, start: Offset) -> usize {
+        debug_assert!(start <= self, "{self:?} is before {start:?}");
+        // (Such an index is below the length of a buffer in memory.)
+        (self.0 - start.0) as usize
     }
 
     /// The index of this offset in `len` bytes that begin at offset
@@ -68,7 +81,7 @@ mod tests {
         let (a, b) = (Offset::new(10), Offset::new(14));
         assert_eq!(a.after(4), b);
         assert_eq!(b.before(4), a);
-        assert_eq!(a.before(11), Offset::new(0));
+        assert_eq!(b.index_from(a), 4);
         assert_eq!(b.since(a), 4);
         assert_eq!(a.since(b), 0);
         assert_eq!(b.index_in(a, 8), 4);

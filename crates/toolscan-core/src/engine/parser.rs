@@ -652,10 +652,12 @@ impl Parser {
             // is back in text: where that is, a block's reading window
             // decides, not the input. The bound of the whole hold is
             // checked at the byte after a call being read.)
-            let offset = p
-                .pos
-                .min(h.text_from.after(session.limits.max_holdback))
-                .get();
+            let offset = if p.pos.since(h.text_from) > session.limits.max_holdback {
+                h.text_from.after(session.limits.max_holdback)
+            } else {
+                p.pos
+            }
+            .get();
             let message = format!(
                 "a call inside a reasoning block that has not closed was held until \
                  the hold's limit (max_holdback {} bytes of reasoning after it, \
@@ -931,7 +933,7 @@ impl StreamState {
         let r = sc.feed(&ch.bytes[i..], p.pos, &mut Ignore);
         let (n, failed) = match r {
             Ok(n) => (n, false),
-            Err(e) => (e.at.since(p.pos), true),
+            Err(e) => (e.at.index_from(p.pos), true),
         };
         let to = p.pos.after(n);
         p.flush(ch, to, to, false, out);

@@ -12,7 +12,8 @@
 //! Every offset is absolute (an [`Offset`], from the start of the
 //! stream); the buffer holds `buf_start..pos`, and the chunk being fed
 //! begins at its `base`. An offset becomes an index into the buffer or a
-//! chunk only through [`Offset::index_in`] and [`Offset::since`]. What the parser and the block's readers do with it, and nothing
+//! chunk only through [`Offset`]'s operations (`index_from`, exact where
+//! the protocol guarantees the order; `index_in` and `since`, clamped). What the parser and the block's readers do with it, and nothing
 //! else:
 //!
 //! - **hold**: [`Pending::take_n`] (the `n` bytes a reader just read, from
@@ -125,7 +126,7 @@ impl<'a> Chunk<'a> {
     /// The index in the chunk of an offset inside it (or at its end).
     #[inline]
     fn index(&self, at: Offset) -> usize {
-        at.since(self.base)
+        at.index_from(self.base)
     }
 
     /// The bytes between two absolute offsets inside the chunk.
@@ -232,7 +233,7 @@ impl Default for Pending {
 impl Pending {
     /// Bytes of the current block (or hold-back).
     pub(crate) fn held(&self) -> usize {
-        self.pos.since(self.buf_start)
+        self.pos.index_from(self.buf_start)
     }
 
     /// Takes chunk bytes up to `to` into the buffer.
@@ -402,7 +403,7 @@ impl Pending {
                 self.take_n(ch, cont);
                 self.release_all(out);
             } else {
-                let n = upto.since(self.buf_start);
+                let n = upto.index_from(self.buf_start);
                 let at = self.buf_start;
                 let buf = std::mem::take(&mut self.buf);
                 self.emit_bytes(&buf[..n], at, out);
@@ -426,13 +427,13 @@ impl Pending {
     /// How many bytes before `upto` (at most 3) are the start of a
     /// character that the next bytes may finish.
     fn unfinished_tail(&self, ch: &Chunk<'_>, upto: Offset) -> usize {
-        let from = upto.before(3).max(self.buf_start);
+        let n = upto.since(self.buf_start).min(3);
+        let from = upto.before(n);
         let mut tail = [0u8; 3];
-        let n = upto.since(from).min(3);
         for (k, t) in tail[..n].iter_mut().enumerate() {
             let at = from.after(k);
             *t = if at < self.pos {
-                self.buf[at.since(self.buf_start)]
+                self.buf[at.index_from(self.buf_start)]
             } else {
                 ch.bytes[ch.index(at)]
             };

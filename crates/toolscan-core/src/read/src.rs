@@ -20,8 +20,8 @@ impl<'a> HeldBytes<'a> {
     #[inline]
     pub(crate) fn span(&self, at: Offset, len: usize) -> &'a [u8] {
         let from = at.index_in(self.start, self.buf.len());
-        let to = from.saturating_add(len).min(self.buf.len());
-        &self.buf[from..to]
+        let rest = &self.buf[from..];
+        &rest[..len.min(rest.len())]
     }
 
     /// The bytes from offset `from` to offset `to` (none if `to` is not

@@ -88,7 +88,7 @@ pub(super) fn read(
     let r = js.scanner.feed(bytes, base, &mut builder);
     let n = match r {
         Ok(n) => n,
-        Err(e) => e.at.since(base),
+        Err(e) => e.at.index_from(base),
     };
     env.pending.untake(bytes.len() - n);
     b.calls.sync(env.out, env.pending.src());
