@@ -82,6 +82,15 @@ fn push_escape(b: u8, e: u8, out: &mut Vec<u8>) {
     }
 }
 
+/// `raw` if [`push_json_str_content`] would append it unchanged (no byte
+/// of it needs an escape).
+#[inline]
+pub(crate) fn as_json_str_content(raw: &[u8]) -> Option<&[u8]> {
+    raw.iter()
+        .all(|&b| ESCAPE[usize::from(b)] == 0)
+        .then_some(raw)
+}
+
 /// How many bytes [`push_json_str_content`] appends for `raw`.
 pub(crate) fn json_str_content_len(raw: &[u8]) -> usize {
     raw.iter()

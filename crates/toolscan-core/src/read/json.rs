@@ -83,6 +83,18 @@ pub(crate) fn second_bytes(first: &[u8], lenient: bool) -> Option<[u64; 4]> {
 /// rather than searched with `memchr`.
 const SHORT_RUN: usize = 16;
 
+/// What [`JsonScanner::string_run`] did with its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StringRun {
+    /// Nothing: they are not a run of string content.
+    No,
+    /// Read, and passed on as they are, in one piece.
+    Verbatim,
+    /// Read, with escapes: what was passed on is not the bytes as they
+    /// are (a backslash waits for its escape's second byte).
+    Escapes,
+}
+
 /// Longest key the scanner keeps for [`Visitor::key`].
 pub(crate) const KEY_CAP: usize = 64;
 
@@ -280,40 +292,40 @@ impl JsonScanner {
 
     /// Reads `bytes` if they lie wholly inside the double-quoted string
     /// being read, made of plain characters and two-byte escapes (`\n`,
-    /// `\"`): the string goes on after them. The sink gets exactly what
-    /// [`feed`](Self::feed) would give it, in fewer calls. `false`: nothing
-    /// was read (another state, a `\u` escape, a control character, the
-    /// string's end), and `feed` is the way.
+    /// `\"`): the string goes on after them. `output` gets exactly what
+    /// [`feed`](Self::feed) would give the sink, in fewer calls.
+    /// [`StringRun::No`]: nothing was read (another state, a `\u` escape, a
+    /// control character, the string's end), and `feed` is the way.
     ///
     /// The direct path of a token-sized chunk inside a long argument: the
     /// check is one look at each byte, and what the scanner does with such
     /// bytes is only to pass them on.
-    pub(crate) fn string_run(&mut self, bytes: &[u8], mut output: impl FnMut(&[u8])) -> bool {
+    pub(crate) fn string_run(&mut self, bytes: &[u8], mut output: impl FnMut(&[u8])) -> StringRun {
         if self.st != St::Str || self.quote != b'"' || self.high {
-            return false;
+            return StringRun::No;
         }
         let escaped_before = match self.esc {
             Esc::None => false,
             Esc::Backslash => true,
-            Esc::Hex(_) => return false,
+            Esc::Hex(_) => return StringRun::No,
         };
         if !escaped_before && bytes.iter().all(|&b| b != b'"' && b != b'\\' && b >= 0x20) {
             // The common chunk: no escape at all.
             self.record_key(bytes);
             output(bytes);
-            return true;
+            return StringRun::Verbatim;
         }
         let mut escaped = escaped_before;
         for &b in bytes {
             if escaped {
                 if !matches!(b, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') {
-                    return false;
+                    return StringRun::No;
                 }
                 escaped = false;
             } else if b == b'\\' {
                 escaped = true;
             } else if b == b'"' || b < 0x20 {
-                return false;
+                return StringRun::No;
             }
         }
         // A backslash is given on with the byte after it, as `feed` does.
@@ -327,7 +339,7 @@ impl JsonScanner {
             output(&bytes[..end]);
         }
         self.esc = if escaped { Esc::Backslash } else { Esc::None };
-        true
+        StringRun::Escapes
     }
 
     fn string_bytes<S: Visitor>(&mut self, bytes: &[u8], sink: &mut S) {
@@ -894,7 +906,7 @@ mod tests {
             let mut rec = Rec::default();
             let (mut at, mut taken) = (Offset::START, 0);
             for c in input.as_bytes().chunks(chunk) {
-                if runs && s.string_run(c, |b| rec.out.extend_from_slice(b)) {
+                if runs && s.string_run(c, |b| rec.out.extend_from_slice(b)) != StringRun::No {
                     at = at.after(c.len());
                     taken += 1;
                     continue;
@@ -925,12 +937,13 @@ mod tests {
         // It declines what is not inside a double-quoted string.
         let mut s = JsonScanner::new(false, 8);
         let ignore = |_: &[u8]| {};
-        assert!(!s.string_run(b"abc", ignore));
+        assert_eq!(s.string_run(b"abc", ignore), StringRun::No);
         s.feed(b"[\"", Offset::START, &mut Rec::default()).unwrap();
-        assert!(!s.string_run(b"a\"", ignore));
-        assert!(!s.string_run(b"\\u", ignore));
-        assert!(s.string_run(b"a\\", ignore));
-        assert!(!s.string_run(b"x", ignore), "not an escape");
+        assert_eq!(s.string_run(b"a\"", ignore), StringRun::No);
+        assert_eq!(s.string_run(b"\\u", ignore), StringRun::No);
+        assert_eq!(s.string_run(b"ab", ignore), StringRun::Verbatim);
+        assert_eq!(s.string_run(b"a\\", ignore), StringRun::Escapes);
+        assert_eq!(s.string_run(b"x", ignore), StringRun::No, "not an escape");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::engine::call::json::{CallMapper, JsonMapping};
 use crate::engine::pending::Chunk;
 use crate::lang::format::JsonStep;
 use crate::lang::program::Op;
-use crate::read::json::JsonScanner;
+use crate::read::json::{JsonScanner, StringRun};
 use crate::read::reason::{Reason, Stop};
 
 /// The fewest bytes a JSON step takes from the chunk at once (see [`read`]).
@@ -27,9 +27,11 @@ pub(super) fn string_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> b
     // which reads nothing of the held bytes; then they are held.
     let (json, calls, out) = (&mut js.calls, &mut b.calls, &mut *env.out);
     let reasoning = env.pending.in_reasoning;
-    if !js.scanner.string_run(text.as_bytes(), |bytes| {
+    let before = calls.args_len();
+    let run = js.scanner.string_run(text.as_bytes(), |bytes| {
         json.output(calls, out, reasoning, bytes)
-    }) {
+    });
+    if run == StringRun::No {
         return false;
     }
     let held_from = env.pending.pos;
@@ -38,7 +40,13 @@ pub(super) fn string_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> b
     if let Some(d) = js.calls.drop_upto.take() {
         env.pending.drop_upto(d);
     }
-    b.calls.sync(env.out, env.pending.src());
+    match before {
+        // The arguments grew by `text` as it is: it may be the delta.
+        Some(before) if run == StringRun::Verbatim => {
+            b.calls.sync_text(env.out, env.pending.src(), before, text)
+        }
+        _ => b.calls.sync(env.out, env.pending.src()),
+    }
     true
 }
 

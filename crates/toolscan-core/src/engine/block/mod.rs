@@ -328,6 +328,10 @@ mod tests {
                 "k=some value < with a lone angle, é 東京 & more</v>",
             ),
             (value(), "k=value with a closer cut </"),
+            (
+                value(),
+                "k=a \"quoted\" word,\ta tab, a \\ and\nnew lines\n</v>",
+            ),
         ];
         for (steps, input) in cases {
             for size in 1..=6 {

@@ -183,6 +183,29 @@ impl Call {
             seg: 0,
             raw: Offset::START,
         });
+        // The common delta of a long string value: nothing waits, the
+        // cursor is in the last segment, which nothing follows yet, and its
+        // new raw bytes are whole characters that need no escape — they are
+        // the delta as they stand in the held bytes, not copied.
+        if let Some(s) = self.segs.last() {
+            if text.is_empty()
+                && cur.seg + 1 == self.segs.len()
+                && cur.lit == s.at
+                && self.args.len() == s.at
+            {
+                let raw = src.between(cur.raw.max(s.from), s.to);
+                if let Some(delta) = crate::read::escape::as_json_str_content(raw)
+                    .and_then(crate::scan::utf8::as_text)
+                {
+                    cur.raw = s.to;
+                    if !delta.is_empty() {
+                        out.event(EventRef::ToolCallArgs { index, delta });
+                        self.emitted += delta.len();
+                    }
+                    return;
+                }
+            }
+        }
         while let Some(s) = self.segs.get(cur.seg) {
             if cur.lit < s.at {
                 text.extend_from_slice(self.args.get(cur.lit..s.at).unwrap_or_default());
@@ -432,6 +455,49 @@ impl BlockCalls {
         }
         c.emitted += delta.len();
         out.event(EventRef::ToolCallArgs { index, delta });
+    }
+
+    /// How long the current call's arguments text is so far (as
+    /// [`sync`](Self::sync) sends it), if it has a plain one (no string
+    /// segments).
+    pub(crate) fn args_len(&self) -> Option<usize> {
+        let c = self.call.as_ref()?;
+        if !c.segs.is_empty() {
+            return None;
+        }
+        Some(match c.span {
+            Some((_, len)) => len,
+            None => c.args.len(),
+        })
+    }
+
+    /// [`sync`](Self::sync) after `run`, text, was passed on to the
+    /// arguments as it is, when they were `before` bytes long: if they grew
+    /// by exactly `run` and every byte before it went out, `run` is the
+    /// delta — no second look at bytes known to be text. (Otherwise, as
+    /// `sync`.)
+    pub(crate) fn sync_text(
+        &mut self,
+        out: &mut dyn Sink,
+        src: HeldBytes<'_>,
+        before: usize,
+        run: &str,
+    ) {
+        if let Some(c) = self.call.as_mut() {
+            let now = match c.span {
+                Some((_, len)) => len,
+                None => c.args.len(),
+            };
+            let whole = c.segs.is_empty() && c.emitted == before && now == before + run.len();
+            if let (Some(&(index, _)), true) = (c.started.as_ref(), whole) {
+                c.emitted = now;
+                if !run.is_empty() {
+                    out.event(EventRef::ToolCallArgs { index, delta: run });
+                }
+                return;
+            }
+        }
+        self.sync(out, src);
     }
 
     /// The current call has a name and complete arguments (or none at all,
