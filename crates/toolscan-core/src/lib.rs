@@ -75,6 +75,7 @@ mod ids;
 mod lang;
 mod options;
 mod read;
+pub mod render;
 mod response;
 mod scan;
 pub mod sink;
@@ -92,9 +93,10 @@ pub use lang::format::Format;
 pub use lang::format_file::FormatFileError;
 pub use lang::grammar::{reasoning_markers, Grammar};
 pub use options::{Admit, CallsInReasoning, Limits, Options};
+pub use render::{Call, RenderError};
 pub use response::{coalesce, Response, ToolCall};
 pub use sink::Sink;
-pub use tools::Tools;
+pub use tools::{Tool, Tools};
 
 /// Parses a whole response at once: exactly what collecting the events of
 /// feeding it in any chunks gives (streaming equals one-shot).
