@@ -600,7 +600,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                             }
                         }
                     }
-                    if v.trim == crate::lang::format::Trim::Newline {
+                    if v.trim == crate::lang::format::Trim::Newline && write != Some("") {
                         out = format!("\n{out}\n");
                     }
                     match &v.close {
@@ -685,6 +685,13 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                 }
                 Step::Then(opts) => {
                     let more = st.ci < self.items.len() && st.call.is_none();
+                    // A written closer's leading whitespace goes before
+                    // any literal of this `then`.
+                    let closer = write.map(str::trim_start);
+                    let lead = match (write, closer) {
+                        (Some(w), Some(c)) => &w[..w.len() - c.len()],
+                        _ => "",
+                    };
                     // The literals (the written one first) and the block's
                     // end, in the order this point calls for.
                     let mut order: Vec<Option<usize>> = Vec::new();
@@ -693,7 +700,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                         order.push(None);
                     } else {
                         let w = opts.iter().position(|(l, _)| {
-                            Some(l.bytes.as_slice()) == write.map(str::as_bytes)
+                            Some(l.bytes.as_slice()) == closer.map(str::as_bytes)
                         });
                         if let Some(w) = w {
                             order.push(Some(w));
@@ -708,7 +715,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                             Some(i) => {
                                 let mut s = s;
                                 let (lit, to) = &opts[i];
-                                if !self.put(&mut s, lit_text(lit)?) {
+                                if !self.put(&mut s, lead) || !self.put(&mut s, lit_text(lit)?) {
                                     continue;
                                 }
                                 self.go(s, k, self.target(k, to.as_str())?)

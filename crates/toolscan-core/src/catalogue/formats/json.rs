@@ -1,7 +1,7 @@
 //! Formats that write a call as a JSON object (or list) between markers: Hermes and its relatives, Llama 3's JSON, `TOOL_REQUEST`, `[RUN_MODULE]`, bare JSON.
 
 use crate::catalogue::build::{
-    args_closed_by, capture, fence, fork, json, label, lit, opt, then, wrapped,
+    args_closed_by, capture, fence, fork, json, label, lit, opt, then, wrapped, wrapped_spaced,
 };
 use crate::lang::format::{
     CallKeys, Capture, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Trust,
@@ -104,7 +104,13 @@ pub(super) fn hermes() -> Format {
          <function=NAME>, <function name=\"NAME\">",
     );
     for (open, close, trust) in hermes_wrappers() {
-        f = f.opener(wrapped(open, close, &keys, trust));
+        // Rendered as the Qwen and Hermes templates write it:
+        // `<tool_call>\n{…}\n</tool_call>`, a newline between two.
+        f = f.opener(if open == "<tool_call>" {
+            wrapped_spaced(open, close, &keys, trust, ["\n", "\n", "\n"])
+        } else {
+            wrapped(open, close, &keys, trust)
+        });
     }
     f.opener(hermes_fence(&keys))
         .opener(function_eq())
