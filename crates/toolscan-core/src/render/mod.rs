@@ -120,7 +120,8 @@ impl Format {
     ///
     /// ```
     /// use toolscan_core::{render::Call, Registry};
-    /// let hermes = Registry::builtin().get("hermes").unwrap();
+    /// let registry = Registry::builtin();
+    /// let hermes = registry.get("hermes").unwrap();
     /// let call = Call::new("get_weather", &serde_json::json!({"city": "Paris"}));
     /// let out = hermes.render("Let me check.\n", &[call], None).unwrap();
     /// assert_eq!(
