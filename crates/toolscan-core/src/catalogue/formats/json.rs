@@ -2,6 +2,7 @@
 
 use crate::catalogue::build::{
     args_closed_by, capture, fence, fork, json, label, lit, opt, then, wrapped, wrapped_spaced,
+    writes,
 };
 use crate::lang::format::{
     CallKeys, Capture, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Trust,
@@ -140,6 +141,8 @@ pub(super) fn tool_arguments() -> Format {
                 Step::Ws,
                 Step::args(),
                 Step::Dispatch,
+                // The next call's `TOOL:` begins a line.
+                writes("\n"),
                 Step::End,
             ],
         )

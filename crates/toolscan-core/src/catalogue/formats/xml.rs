@@ -551,6 +551,7 @@ pub(super) fn xml_tool() -> Format {
 fn attributes(gt: &'static str) -> Vec<Step> {
     vec![
         label("attrs"),
+        writes(" "),
         Step::Ws,
         fork(&[(b">", gt), (b"", "attr")]),
         label("attr"),
@@ -611,8 +612,10 @@ pub(super) fn key_value() -> Format {
     const EOL: &[u8] = b"\r\n";
     let value = |close: Close| Step::Value(ValueStep::closed_by(close));
     let program = vec![
+        writes(" "),
         Step::Blank,
         Step::Capture(Capture::before(Field::Name, b" \t\r\n").or_end()),
+        writes(" "),
         Step::Blank,
         Step::Fork(vec![
             (ByteSet::Bytes(EOL.to_vec()), Label::from("eol")),
@@ -623,6 +626,7 @@ pub(super) fn key_value() -> Format {
         lit("for"),
         // After `for`, and after each value: the next key, or the end.
         label("next"),
+        writes(" "),
         Step::Blank,
         Step::Fork(vec![
             (ByteSet::Bytes(EOL.to_vec()), Label::from("eol")),
@@ -631,6 +635,7 @@ pub(super) fn key_value() -> Format {
         ]),
         label("key"),
         Step::Capture(Capture::before(Field::Key, b" \t\r\n")),
+        writes(" "),
         Step::Blank,
         Step::Fork(vec![
             (ByteSet::Bytes(b"\"".to_vec()), Label::from("quoted")),
@@ -648,6 +653,7 @@ pub(super) fn key_value() -> Format {
         value(Close::Space),
         Step::goto("next"),
         label("eol"),
+        writes(""),
         opt("\r"),
         Step::LitOrEof(Lit::new("\n")),
         Step::Dispatch,
