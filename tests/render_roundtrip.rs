@@ -193,3 +193,28 @@ fn every_format_reads_back_what_it_renders_under_every_chunking() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn the_rendering_page_example_writes_what_it_shows() {
+    let registry = Registry::builtin();
+    let qwen = registry.get("qwen3-coder").expect("built-in");
+    let call = Call::new("get_weather", &json!({"city": "Zürich"}));
+    assert_eq!(
+        qwen.render("", &[call], None).expect("renders"),
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nZürich\n</parameter>\n</function>\n</tool_call>"
+    );
+}
+
+#[test]
+fn a_call_without_an_arguments_object_or_name_is_named_in_the_error() {
+    let hermes = Registry::builtin().get("hermes").expect("built-in").clone();
+    let list = Call::new("f", &json!([1]));
+    assert_eq!(
+        hermes.render("", &[Call::new("g", &json!({})), list], None),
+        Err(RenderError::ArgumentsNotObject(1))
+    );
+    assert_eq!(
+        hermes.render("", &[Call::new("", &json!({}))], None),
+        Err(RenderError::EmptyName(0))
+    );
+}
