@@ -20,7 +20,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let call = |name: &str, args: Value| Call::new(name, &args);
+    let call = |name: &str, args: Value| Call::from_value(name, &args).expect("an object");
     vec![
         Case {
             name: "one call",
@@ -198,7 +198,7 @@ fn every_format_reads_back_what_it_renders_under_every_chunking() {
 fn the_rendering_page_example_writes_what_it_shows() {
     let registry = Registry::builtin();
     let qwen = registry.get("qwen3-coder").expect("built-in");
-    let call = Call::new("get_weather", &json!({"city": "Zürich"}));
+    let call = Call::from_value("get_weather", &json!({"city": "Zürich"})).expect("an object");
     assert_eq!(
         qwen.render("", &[call], None).expect("renders"),
         "<tool_call>\n<function=get_weather>\n<parameter=city>\nZürich\n</parameter>\n</function>\n</tool_call>"
@@ -206,15 +206,13 @@ fn the_rendering_page_example_writes_what_it_shows() {
 }
 
 #[test]
-fn a_call_without_an_arguments_object_or_name_is_named_in_the_error() {
+fn a_call_needs_an_arguments_object_and_a_name() {
+    assert!(Call::from_value("f", &json!([1])).is_none());
     let hermes = Registry::builtin().get("hermes").expect("built-in").clone();
-    let list = Call::new("f", &json!([1]));
+    let ok = Call::from_value("g", &json!({})).expect("an object");
+    let unnamed = Call::from_value("", &json!({})).expect("an object");
     assert_eq!(
-        hermes.render("", &[Call::new("g", &json!({})), list], None),
-        Err(RenderError::ArgumentsNotObject(1))
-    );
-    assert_eq!(
-        hermes.render("", &[Call::new("", &json!({}))], None),
-        Err(RenderError::EmptyName(0))
+        hermes.render("", &[ok, unnamed], None),
+        Err(RenderError::EmptyName(1))
     );
 }

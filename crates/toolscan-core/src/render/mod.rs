@@ -41,12 +41,21 @@ pub struct Call {
 
 impl Call {
     /// A call of `name` with `arguments` and no id.
-    pub fn new(name: impl Into<String>, arguments: &Value) -> Call {
+    pub fn new(name: impl Into<String>, arguments: Arguments) -> Call {
         Call {
             name: name.into(),
-            arguments: Arguments::new(arguments.to_string()).unwrap_or_else(|_| Arguments::empty()),
+            arguments,
             id: None,
         }
+    }
+
+    /// A call of `name` with the arguments `arguments`, which must be a
+    /// JSON object (`None` otherwise).
+    pub fn from_value(name: impl Into<String>, arguments: &Value) -> Option<Call> {
+        if !arguments.is_object() {
+            return None;
+        }
+        Some(Call::new(name, Arguments::new(arguments.to_string()).ok()?))
     }
 
     /// The same call with an id.
@@ -70,8 +79,6 @@ impl From<&ToolCall> for Call {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RenderError {
-    /// The arguments of this call (by index) are not a JSON object.
-    ArgumentsNotObject(usize),
     /// This call's name is empty.
     EmptyName(usize),
     /// No way of writing these calls in this format reads back as them:
@@ -87,9 +94,6 @@ pub enum RenderError {
 impl fmt::Display for RenderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RenderError::ArgumentsNotObject(i) => {
-                write!(f, "the arguments of call #{i} are not a JSON object")
-            }
             RenderError::EmptyName(i) => write!(f, "call #{i} has an empty name"),
             RenderError::Unwritable => f.write_str(
                 "the format cannot write this response so that it reads back the same \
@@ -122,7 +126,7 @@ impl Format {
     /// use toolscan_core::{render::Call, Registry};
     /// let registry = Registry::builtin();
     /// let hermes = registry.get("hermes").unwrap();
-    /// let call = Call::new("get_weather", &serde_json::json!({"city": "Paris"}));
+    /// let call = Call::from_value("get_weather", &serde_json::json!({"city": "Paris"})).unwrap();
     /// let out = hermes.render("Let me check.\n", &[call], None).unwrap();
     /// assert_eq!(
     ///     out,
@@ -142,7 +146,8 @@ impl Format {
             }
             match Node::parse(c.arguments.as_str()) {
                 Some(Node::Obj(m)) => args.push(m),
-                _ => return Err(RenderError::ArgumentsNotObject(i)),
+                // (`Arguments` always holds an object.)
+                _ => return Err(RenderError::Unwritable),
             }
         }
         let items: Vec<Item<'_>> = calls
