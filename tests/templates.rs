@@ -1717,3 +1717,178 @@ fn templates_render_turns_the_parser_recovers() {
         failures.join("\n\n")
     );
 }
+
+// ---------------------------------------------------------------------------
+// Rendering against the templates, byte for byte.
+
+/// Templates whose every checked turn `Format::render` reproduces byte for
+/// byte (from the turn's text and the conversation's calls): they must
+/// keep matching.
+const RENDERS_BYTE_FOR_BYTE: &[&str] = &[
+    "Apertus-8B-Instruct.jinja",
+    "Bielik-11B-v3.0-Instruct.jinja",
+    "GigaChat3-10B-A1.8B.jinja",
+    "Kimi-K2-Instruct.jinja",
+    "MiMo-VL.jinja",
+    "MiniMax-M1.jinja",
+    "MiniMax-M2.jinja",
+    "Mistral-Small-3.2-24B-Instruct-2506.jinja",
+    "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja",
+    "Qwen-QwQ-32B.jinja",
+    "Qwen-Qwen2.5-7B-Instruct.jinja",
+    "Qwen-Qwen3-0.6B.jinja",
+    "deepseek-ai-DeepSeek-V3.2.jinja",
+    "ibm-granite-granite-4.0.jinja",
+    "ibm-granite-granite-4.1.jinja",
+    "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+    "moonshotai-Kimi-K2.jinja",
+    "tool_chat_template_functiongemma.jinja",
+    "tool_chat_template_granite.jinja",
+    "tool_chat_template_hermes.jinja",
+    "tool_chat_template_hunyuan_a13b.jinja",
+    "tool_chat_template_xlam_llama.jinja",
+    "tool_chat_template_xlam_qwen.jinja",
+];
+
+/// Renders each checked turn's calls with `Format::render` — after the
+/// text the parser reads from the turn, with the tools of the
+/// conversation — and compares with the template's bytes. Prints, per
+/// template and per format, how many turns match byte for byte, and the
+/// first difference of each template that does not always match.
+#[test]
+fn rendering_reproduces_the_templates_turns() {
+    let dir = Path::new(TEMPLATES_DIR);
+    let Ok(sources_md) = std::fs::read_to_string(dir.join("SOURCES.md")) else {
+        eprintln!(
+            "templates: {} not found (no ../shared beside the repository): rendering not compared",
+            dir.display()
+        );
+        return;
+    };
+    let reg = Registry::builtin();
+    let mut env = environment();
+    let mut rows = sources(&sources_md);
+    for (file, format) in EXTRA_TEMPLATES {
+        if !rows.iter().any(|(f, _)| f == file) {
+            rows.push((file.to_string(), format.to_string()));
+        }
+    }
+    // (template, format) -> (matched, compared, first difference)
+    let mut tally: BTreeMap<(String, String), (usize, usize, Option<String>)> = BTreeMap::new();
+    for (file, format) in rows {
+        if !IN_SCOPE.contains(&format.as_str()) {
+            continue;
+        }
+        let Some(f) = reg.get(&format) else { continue };
+        let Ok(source) = std::fs::read_to_string(dir.join(&file)) else {
+            continue;
+        };
+        let tokens = special_tokens(&source);
+        if env.add_template_owned(file.clone(), source).is_err() {
+            continue;
+        }
+        for conv in Conv::all() {
+            let tools_text = conv.set.tools();
+            let rendered = (|| -> Result<(String, String, String), Error> {
+                Ok((
+                    render(&env, &file, tokens, tools_text, conv.prompt(), true)?,
+                    render(&env, &file, tokens, tools_text, conv.prompt(), false)?,
+                    render(&env, &file, tokens, tools_text, conv.messages(), false)?,
+                ))
+            })();
+            let Ok((p, p0, full)) = rendered else {
+                continue;
+            };
+            let Ok(turn) = cut_turn(&format, &p, &p0, &full) else {
+                continue;
+            };
+            // A template handed arguments as a JSON string writes that
+            // string (`"arguments": "{\"city\": …}"`), which no model
+            // writes for an object: those turns are not compared.
+            if conv.args_string
+                || skip_reason(&conv, &turn).is_some()
+                || lossy_render(&file, &conv).is_some()
+                || KNOWN_GAPS
+                    .iter()
+                    .any(|(f, c, _)| *f == file && conv.id().contains(c))
+            {
+                continue;
+            }
+            let Ok(read) = parse(&format, &turn, tools_text, false) else {
+                continue;
+            };
+            let tools = Tools::from_json_str(tools_text).expect("tools");
+            let calls: Vec<toolscan::Call> = conv
+                .calls()
+                .iter()
+                .map(|(id, name, args)| toolscan::Call {
+                    name: name.to_string(),
+                    arguments: toolscan::Arguments::new(args.to_string()).expect("JSON"),
+                    id: Some(id.to_string()),
+                })
+                .collect();
+            // The text as read back holds what the format writes between
+            // two blocks: try it with as much of its trailing whitespace
+            // taken off as makes the rendering match.
+            let text = read.text.as_str();
+            let trailing = text.len() - text.trim_end().len();
+            let mut first = None;
+            let mut matched = false;
+            for cut in 0..=trailing {
+                let t = &text[..text.len() - cut];
+                match f.render(t, &calls, Some(&tools)) {
+                    Ok(out) if out == turn.text => {
+                        matched = true;
+                        break;
+                    }
+                    Ok(out) => {
+                        first.get_or_insert(format!(
+                            "rendered {out:?}\n        template {:?}",
+                            turn.text
+                        ));
+                    }
+                    Err(e) => {
+                        first.get_or_insert(format!(
+                            "refused: {e}\n        template {:?}",
+                            turn.text
+                        ));
+                    }
+                }
+            }
+            let entry = tally.entry((file.clone(), format.clone())).or_default();
+            entry.1 += 1;
+            if matched {
+                entry.0 += 1;
+            } else if entry.2.is_none() {
+                entry.2 = first.map(|d| format!("[{}] {d}", conv.id()));
+            }
+        }
+    }
+    let mut per_format: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut failures = Vec::new();
+    eprintln!("rendering compared with the templates' turns (byte for byte):");
+    for ((file, format), (matched, compared, diff)) in &tally {
+        let e = per_format.entry(format).or_default();
+        e.0 += matched;
+        e.1 += compared;
+        eprintln!("  {file} [{format}]: {matched}/{compared}");
+        if let Some(d) = diff {
+            eprintln!("      first difference {d}");
+        }
+        if RENDERS_BYTE_FOR_BYTE.contains(&file.as_str()) && matched != compared {
+            failures.push(format!(
+                "{file}: {matched}/{compared} match; {}",
+                diff.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    eprintln!("per format:");
+    for (format, (matched, compared)) in &per_format {
+        eprintln!("  {format}: {matched}/{compared}");
+    }
+    assert!(
+        failures.is_empty(),
+        "renders that no longer match:\n{}",
+        failures.join("\n")
+    );
+}

@@ -31,6 +31,10 @@ pub enum Command {
     /// List the built-in formats (and a described one, with
     /// `--format-file`) with their opening markers.
     Formats(FormatsArgs),
+    /// Write a response (the object `parse --output final` prints: `text`,
+    /// `tool_calls`) as the model writes it in a format: the inverse of
+    /// `parse`.
+    Render(RenderArgs),
     /// Replay a bundled recorded stream at token pace, rewritten as the
     /// proxy rewrites it, and print what the client receives with
     /// timestamps: each tool starts before the stream ends.
@@ -355,6 +359,31 @@ pub struct FormatsArgs {
     /// docs/format-files.md).
     #[arg(long, value_name = "NAME", conflicts_with = "json")]
     pub describe: Option<String>,
+}
+
+/// Options of `toolscan render`.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The format to write (`toolscan formats` lists them; not `auto`).
+    #[arg(long, value_name = "NAME")]
+    pub format: String,
+
+    /// A format described in this JSON file (see docs/format-files.md),
+    /// which `--format` may then name.
+    #[arg(long, value_name = "FORMAT.json")]
+    pub format_file: Option<PathBuf>,
+
+    /// The request's `tools` array (JSON): types parameter values where
+    /// the format writes them raw, as `parse --tools` reads them.
+    #[arg(long, value_name = "TOOLS.json")]
+    pub tools: Option<PathBuf>,
+
+    /// The response: a JSON object with `text` (a string) and `tool_calls`
+    /// (each with `name`, `arguments` — an object or a JSON string — and
+    /// optionally `id`), as `parse --output final` writes it; `-` or none
+    /// for stdin.
+    #[arg(value_name = "FILE")]
+    pub input: Option<PathBuf>,
 }
 
 /// What `toolscan parse` writes.

@@ -18,6 +18,9 @@ pub enum Failure {
     Usage(String),
     /// Writing stdout failed.
     Output(io::Error),
+    /// The input was read but cannot be done (a response the format cannot
+    /// render): exit 1.
+    Failed(String),
 }
 
 impl Failure {
@@ -30,6 +33,10 @@ impl Failure {
             }
             Failure::Output(e) => {
                 error(&format!("cannot write output: {e}"));
+                ExitCode::from(1)
+            }
+            Failure::Failed(message) => {
+                error(&message);
                 ExitCode::from(1)
             }
         }

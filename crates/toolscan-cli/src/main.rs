@@ -5,6 +5,8 @@
 //! - `toolscan sse` rewrites an OpenAI `chat.completions` SSE stream so that
 //!   text tool calls become `delta.tool_calls` ([`sse`]);
 //! - `toolscan formats` lists the known formats ([`formats`]);
+//! - `toolscan render` writes a response in a format, the inverse of
+//!   `parse --output final` ([`render`]);
 //! - `toolscan proxy` serves an OpenAI-compatible proxy ([`proxy`]);
 //! - `toolscan demo` replays a bundled stream at token pace and shows each
 //!   tool starting before the stream ends ([`demo`]).
@@ -22,6 +24,7 @@ mod formats;
 mod logging;
 mod parse;
 mod proxy;
+mod render;
 mod setup;
 mod sse;
 
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Proxy(args) => proxy::run(args),
         Command::Formats(args) => formats::run(args),
+        Command::Render(args) => render::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

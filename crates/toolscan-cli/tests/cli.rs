@@ -816,3 +816,45 @@ fn format_names_take_aliases_and_suggest_the_closest() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("\"name\":\"f\""), "{}", stdout(&out));
 }
+
+#[test]
+fn render_gives_back_the_bundled_example_that_parse_read() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/data/mistral-v11.txt"
+    );
+    let input = std::fs::read(path).expect("bundled example");
+    let parsed = run(
+        &[
+            "parse",
+            "--format",
+            "mistral-v11",
+            "--output",
+            "final",
+            path,
+        ],
+        b"",
+    );
+    assert!(parsed.status.success(), "{}", stderr(&parsed));
+    let rendered = run(&["render", "--format", "mistral-v11", "-"], &parsed.stdout);
+    assert!(rendered.status.success(), "{}", stderr(&rendered));
+    assert_eq!(stdout(&rendered), String::from_utf8(input).expect("UTF-8"));
+}
+
+#[test]
+fn render_refuses_what_the_format_cannot_write_with_a_message() {
+    // Raw parameter values: `</parameter>` inside one would end it.
+    let response =
+        br#"{"text": "", "tool_calls": [{"name": "f", "arguments": {"a": "x</parameter>y"}}]}"#;
+    let out = run(&["render", "--format", "qwen3-coder"], response);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot render in `qwen3-coder`"),
+        "{}",
+        stderr(&out)
+    );
+    let bad = run(&["render", "--format", "hermes"], b"[1]");
+    assert_usage_error(&bad, "not an object");
+    let unknown = run(&["render", "--format", "nope"], b"{}");
+    assert_usage_error(&unknown, "unknown format");
+}

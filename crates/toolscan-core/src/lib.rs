@@ -76,6 +76,7 @@ mod lang;
 mod offset;
 mod options;
 mod read;
+pub mod render;
 mod response;
 mod scan;
 pub mod sink;
@@ -93,9 +94,10 @@ pub use lang::format::Format;
 pub use lang::format_file::FormatFileError;
 pub use lang::grammar::{reasoning_markers, Grammar};
 pub use options::{Admit, CallsInReasoning, Limits, Options};
+pub use render::{Call, RenderError};
 pub use response::{coalesce, Response, ToolCall};
 pub use sink::Sink;
-pub use tools::Tools;
+pub use tools::{Tool, Tools};
 
 /// Parses a whole response at once: exactly what collecting the events of
 /// feeding it in any chunks gives (streaming equals one-shot).

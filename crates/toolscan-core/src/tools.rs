@@ -1,5 +1,6 @@
-//! The request's `tools` array (OpenAI style): tool names and their JSON
-//! Schemas.
+//! The request's `tools` array (OpenAI style): each tool's name,
+//! description and JSON Schema parameters — read once, and used by the
+//! parser (to type parameter values) and the renderer alike.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -7,6 +8,18 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::Error;
+
+/// One tool definition of an OpenAI `tools` array.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tool {
+    /// The tool's name.
+    pub name: String,
+    /// What it does (empty when the definition has none).
+    pub description: String,
+    /// The JSON Schema of its parameters (`Null` when the definition has
+    /// none).
+    pub parameters: Value,
+}
 
 /// The tools a request offered, by name, with their parameter schemas.
 ///
@@ -21,7 +34,9 @@ use crate::error::Error;
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tools {
-    by_name: Arc<BTreeMap<String, Value>>,
+    by_name: Arc<BTreeMap<String, Tool>>,
+    /// The names in the array's order.
+    order: Arc<Vec<String>>,
 }
 
 impl Tools {
@@ -33,16 +48,28 @@ impl Tools {
             return Err(Error::Tools("expected a JSON array of tools".into()));
         };
         let mut by_name = BTreeMap::new();
+        let mut order = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let f = item.get("function").unwrap_or(item);
             let Some(name) = f.get("name").and_then(Value::as_str) else {
                 return Err(Error::Tools(format!("tool #{i} has no string \"name\"")));
             };
-            let params = f.get("parameters").cloned().unwrap_or(Value::Null);
-            by_name.insert(name.to_owned(), params);
+            let tool = Tool {
+                name: name.to_owned(),
+                description: f
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                parameters: f.get("parameters").cloned().unwrap_or(Value::Null),
+            };
+            if by_name.insert(name.to_owned(), tool).is_none() {
+                order.push(name.to_owned());
+            }
         }
         Ok(Tools {
             by_name: Arc::new(by_name),
+            order: Arc::new(order),
         })
     }
 
@@ -59,7 +86,18 @@ impl Tools {
 
     /// The JSON Schema of a tool's parameters, if it was offered.
     pub fn schema(&self, name: &str) -> Option<&Value> {
+        self.by_name.get(name).map(|t| &t.parameters)
+    }
+
+    /// A tool's definition, if it was offered.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
         self.by_name.get(name)
+    }
+
+    /// The definitions, in the order of the array (a name given twice:
+    /// its last definition, at its first place).
+    pub fn iter(&self) -> impl Iterator<Item = &Tool> {
+        self.order.iter().filter_map(|n| self.by_name.get(n))
     }
 
     /// The JSON Schema of one parameter of a tool: the member `param` of
@@ -90,7 +128,11 @@ impl Tools {
 
     /// The `properties` object of a tool's parameters schema, if it has one.
     fn properties(&self, tool: &str) -> Option<&serde_json::Map<String, Value>> {
-        self.by_name.get(tool)?.get("properties")?.as_object()
+        self.by_name
+            .get(tool)?
+            .parameters
+            .get("properties")?
+            .as_object()
     }
 
     /// Tool names, sorted.
@@ -112,6 +154,20 @@ impl Tools {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn definitions_keep_description_and_order() {
+        let t = Tools::from_json_str(
+            r#"[{"type": "function", "function": {"name": "b", "description": "Bee."}},
+                {"name": "a", "parameters": {"type": "object"}}]"#,
+        )
+        .unwrap();
+        let names: Vec<&str> = t.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["b", "a"]);
+        assert_eq!(t.get("b").unwrap().description, "Bee.");
+        assert_eq!(t.get("a").unwrap().parameters["type"], "object");
+        assert_eq!(t.get("b").unwrap().parameters, Value::Null);
+    }
 
     #[test]
     fn bare_form_and_errors() {

@@ -5,8 +5,24 @@
 //! the catalogue.
 
 use crate::lang::format::{
-    ByteSet, CallKeys, Capture, Field, JsonStep, Label, Lit, Opener, Shape, Step, Trust,
+    ByteSet, CallKeys, Capture, Field, Hint, JsonStep, Label, Lit, Opener, Shape, Step, Style,
+    Trust,
 };
+
+/// A rendering hint: the next step writes `s` (see [`Hint::write`]).
+pub(crate) fn writes(s: &str) -> Step {
+    Step::Render(Hint::write(s))
+}
+
+/// A rendering hint: the next choice tries `label` first.
+pub(crate) fn prefer(label: &'static str) -> Step {
+    Step::Render(Hint::prefer(label))
+}
+
+/// A rendering hint: how the next value step spells values.
+pub(crate) fn styled(style: Style) -> Step {
+    Step::Render(Hint::style(style))
+}
 
 pub(crate) fn lit(s: &str) -> Step {
     Step::Lit(Lit::new(s))
@@ -75,6 +91,25 @@ pub(crate) fn then(opts: &[(&str, &'static str)]) -> Step {
 
 /// `OPEN` json-call `CLOSE`.
 pub(crate) fn wrapped(open: &str, close: Lit, keys: &CallKeys, trust: Trust) -> Opener {
+    wrapped_spaced(open, close, keys, trust, ["", "", ""])
+}
+
+/// `OPEN` json-call `CLOSE`, rendered with `ws[0]` after `OPEN`, `ws[1]`
+/// before `CLOSE` and `ws[2]` between two such blocks.
+pub(crate) fn wrapped_spaced(
+    open: &str,
+    close: Lit,
+    keys: &CallKeys,
+    trust: Trust,
+    ws: [&str; 3],
+) -> Opener {
+    let hint = |s: &str, step: Step| {
+        if s.is_empty() {
+            vec![step]
+        } else {
+            vec![writes(s), step]
+        }
+    };
     Opener {
         marker: Lit {
             bytes: open.as_bytes().to_vec(),
@@ -84,14 +119,14 @@ pub(crate) fn wrapped(open: &str, close: Lit, keys: &CallKeys, trust: Trust) -> 
         stream_start: false,
         trust,
         replay: false,
-        program: vec![
-            Step::Ws,
-            json(Shape::Call, keys.clone(), false),
-            Step::Ws,
-            Step::Lit(close),
-            Step::Dispatch,
-            Step::End,
-        ],
+        program: [
+            hint(ws[0], Step::Ws),
+            vec![json(Shape::Call, keys.clone(), false)],
+            hint(ws[1], Step::Ws),
+            vec![Step::Lit(close), Step::Dispatch],
+            hint(ws[2], Step::End),
+        ]
+        .concat(),
     }
 }
 

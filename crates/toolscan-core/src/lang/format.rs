@@ -11,8 +11,8 @@
 //! here for the catalogue and the engine.
 
 pub(crate) use crate::lang::payload::{
-    ByteSet, CallKeys, Capture, Close, Container, ElementEnd, Field, JsonStep, Label, Lit, PyArgs,
-    PyStep, PyStrings, Shape, Trim, ValueStep,
+    ByteSet, CallKeys, Capture, Close, Container, ElementEnd, Field, Hint, JsonStep, Label, Lit,
+    PyArgs, PyStep, PyStrings, Shape, Style, Trim, TypeWords, ValueStep,
 };
 pub(crate) use crate::lang::step::Step;
 

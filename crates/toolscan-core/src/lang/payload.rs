@@ -1238,3 +1238,187 @@ impl Payload for PyStep {
         Ok(())
     }
 }
+
+// ---- Rendering hints -------------------------------------------------------
+
+/// How a type attribute ([`Field::Type`]) is written when rendering.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) enum TypeWords {
+    /// A JSON type name: `string`, `number`, `integer`, `boolean`, `null`,
+    /// `object`, `array`.
+    #[default]
+    Names,
+    /// `true` for a string, `false` for any other value (DeepSeek's
+    /// `string="…"`).
+    Bool,
+}
+
+/// How values are spelled when rendering: JSON's separators, indentation
+/// and escapes, and Python's quotes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Style {
+    /// Between two items of an array or members of an object (`", "`).
+    pub item_sep: String,
+    /// Between a key and its value (`": "`).
+    pub key_sep: String,
+    /// Indentation per level; items then go on lines of their own (as
+    /// Python's `json.dumps(indent=…)`).
+    pub indent: Option<u8>,
+    /// Characters outside ASCII written as `\uXXXX`.
+    pub ascii: bool,
+    /// Object members written sorted by key.
+    pub sort_keys: bool,
+    /// The quote of Python strings (`'` or `"`).
+    pub quote: char,
+    /// How a type attribute is written.
+    pub types: TypeWords,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            item_sep: ", ".into(),
+            key_sep: ": ".into(),
+            indent: None,
+            ascii: false,
+            sort_keys: false,
+            quote: '\'',
+            types: TypeWords::Names,
+        }
+    }
+}
+
+/// A rendering hint (`{"render": {…}}`): what the renderer writes at the
+/// next step where the program allows several spellings. It reads nothing
+/// and compiles to nothing; a parser never sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Hint {
+    /// What the next step writes: the whitespace of a `ws` or `blank`, the
+    /// info word of a `word`, a fixed word for a `capture` (a discarded
+    /// word, or a name a later capture replaces), the literal a `then`
+    /// writes after the last call (none: the block just ends), `""` for an
+    /// `opt_lit` left out, and for an `end` what separates the block from
+    /// the next one.
+    pub write: Option<String>,
+    /// The branch of the next `fork`, `one_of`, `then` or `capture` tried
+    /// first.
+    pub prefer: Option<Label>,
+    /// How the next `json`, `py` or `value` step spells values, and the
+    /// next type `capture` its type.
+    pub style: Style,
+}
+
+impl Hint {
+    /// A hint that the next step writes `s`.
+    pub(crate) fn write(s: &str) -> Hint {
+        Hint {
+            write: Some(s.into()),
+            ..Hint::default()
+        }
+    }
+
+    /// A hint that the next choice tries `label` first.
+    pub(crate) fn prefer(label: &'static str) -> Hint {
+        Hint {
+            prefer: Some(Label::from(label)),
+            ..Hint::default()
+        }
+    }
+
+    /// A hint of the spelling of values.
+    pub(crate) fn style(style: Style) -> Hint {
+        Hint {
+            style,
+            ..Hint::default()
+        }
+    }
+}
+
+/// `{"render": {"write": TEXT, "prefer": LABEL, "item_sep": ", ",
+/// "key_sep": ": ", "indent": N, "ascii": BOOL, "sort_keys": BOOL,
+/// "quote": "'" | "\"", "types": "names" | "bool"}}`.
+impl Payload for Hint {
+    fn read(o: &Obj<'_>, kind: &str) -> Result<Hint, FormatFileError> {
+        let Some(h) = o.obj(kind)? else {
+            return Err(o.err(kind, "must be an object of rendering hints"));
+        };
+        h.only(&[
+            "write",
+            "prefer",
+            "item_sep",
+            "key_sep",
+            "indent",
+            "ascii",
+            "sort_keys",
+            "quote",
+            "types",
+        ])?;
+        let d = Style::default();
+        let indent = match h.get("indent") {
+            None => None,
+            Some(v) => match v.as_u64().and_then(|n| u8::try_from(n).ok()) {
+                Some(n) => Some(n),
+                None => return Err(h.err("indent", "must be a number of spaces up to 255")),
+            },
+        };
+        let quote = match h.choice("quote", &["'", "\""])? {
+            Some("\"") => '"',
+            _ => '\'',
+        };
+        let types = match h.choice("types", &["names", "bool"])? {
+            Some("bool") => TypeWords::Bool,
+            _ => TypeWords::Names,
+        };
+        Ok(Hint {
+            write: h.str("write")?.map(str::to_owned),
+            prefer: h.lit("prefer")?.map(|l| Label::from(l.to_owned())),
+            style: Style {
+                item_sep: h.str("item_sep")?.map_or(d.item_sep, str::to_owned),
+                key_sep: h.str("key_sep")?.map_or(d.key_sep, str::to_owned),
+                indent,
+                ascii: h.flag("ascii")?,
+                sort_keys: h.flag("sort_keys")?,
+                quote,
+                types,
+            },
+        })
+    }
+    fn write(
+        &self,
+        kind: &str,
+        m: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<(), FormatFileError> {
+        let d = Style::default();
+        let s = &self.style;
+        let mut h = Map::new();
+        if let Some(w) = &self.write {
+            h.insert("write".into(), w.clone().into());
+        }
+        if let Some(p) = &self.prefer {
+            h.insert("prefer".into(), p.as_str().into());
+        }
+        if s.item_sep != d.item_sep {
+            h.insert("item_sep".into(), s.item_sep.clone().into());
+        }
+        if s.key_sep != d.key_sep {
+            h.insert("key_sep".into(), s.key_sep.clone().into());
+        }
+        if let Some(n) = s.indent {
+            h.insert("indent".into(), n.into());
+        }
+        for (key, on) in [("ascii", s.ascii), ("sort_keys", s.sort_keys)] {
+            if on {
+                h.insert(key.into(), true.into());
+            }
+        }
+        if s.quote != d.quote {
+            h.insert("quote".into(), s.quote.to_string().into());
+        }
+        if s.types == TypeWords::Bool {
+            h.insert("types".into(), "bool".into());
+        }
+        m.insert(kind.into(), Value::Object(h));
+        Ok(())
+    }
+}

@@ -34,8 +34,8 @@ use crate::error::FormatFileError;
 use crate::lang::format_file::fields::{Obj, Payload};
 use crate::lang::op::{CaptureOp, CloseOp, ThenOp, ThenOpt, ValueOp};
 use crate::lang::payload::{
-    ByteSet, CallKeys, Capture, Close, Container, ElementEnd, Field, JsonStep, Label, Lit, PyStep,
-    PyStrings, Shape, ValueStep,
+    ByteSet, CallKeys, Capture, Close, Container, ElementEnd, Field, Hint, JsonStep, Label, Lit,
+    PyStep, PyStrings, Shape, ValueStep,
 };
 
 /// The table's shape: `words` are steps written as a bare string (they
@@ -157,6 +157,10 @@ steps! {
     objects {
         /// Names the place of the next step (reads nothing).
         Label(Label) = "label", |_, _| None;
+        /// A rendering hint for the next step (reads nothing, compiles to
+        /// nothing): which whitespace, branch or spelling the renderer
+        /// writes where the program allows several (see [`Hint`]).
+        Render(Hint) = "render", |_, _| None;
         /// Jump.
         Goto(Label) = "goto", |l, cx| Some(Op::Goto(cx.target(l)?));
         /// A required literal.
@@ -444,6 +448,7 @@ impl<'a> Cx<'a> {
                         return Err(format!("label `{}` is defined twice", l.as_str()));
                     }
                 }
+                Step::Render(_) => {}
                 _ => ops += 1,
             }
         }
@@ -626,6 +631,7 @@ mod tests {
             json!("frame"),
             json!("end"),
             json!({"label": "a"}),
+            json!({"render": {"write": "\n", "prefer": "a", "item_sep": ",", "key_sep": ":", "indent": 4, "ascii": true, "sort_keys": true, "quote": "\"", "types": "bool"}}),
             json!({"goto": "a"}),
             json!({"lit": "<a>"}),
             json!({"opt_lit": {"text": "<a>", "case_insensitive": true}}),

@@ -4,9 +4,11 @@
 //! headers or recipient lines (Harmony, Functionary v3.2, Kimi K2) — data
 //! over the same machinery as every other format.
 
-use crate::catalogue::build::{capture, fence, fork, json, label, lit, opt, then, wrapped};
+use crate::catalogue::build::{
+    capture, fence, fork, json, label, lit, opt, styled, then, wrapped_spaced, writes,
+};
 use crate::lang::format::{
-    ByteSet, CallKeys, Capture, Field, Format, Label, Lit, Opener, Shape, Step, Trim, Trust,
+    ByteSet, CallKeys, Capture, Field, Format, Label, Lit, Opener, Shape, Step, Style, Trim, Trust,
     ValueStep,
 };
 
@@ -34,6 +36,11 @@ pub(crate) fn granite() -> Format {
             Step::Ws,
             fork(&[(b"[", "list")]),
             label("list"),
+            // vLLM's Granite template writes `json.dumps(indent=4)`.
+            styled(Style {
+                indent: Some(4),
+                ..Style::default()
+            }),
             json(Shape::CallList, name_args(), false),
             Step::Dispatch,
             Step::End,
@@ -91,11 +98,12 @@ pub(crate) fn internlm() -> Format {
         "InternLM2, InternLM2.5, Intern-S1",
         "<|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
     )
-    .opener(wrapped(
+    .opener(wrapped_spaced(
         "<|action_start|><|plugin|>",
         Lit::new("<|action_end|>"),
         &CallKeys::new(&["name"], &["parameters", "arguments"]),
         Trust::Definite,
+        ["\n", "", ""],
     ))
 }
 
@@ -119,6 +127,7 @@ pub(crate) fn minimax_m1() -> Format {
     .opener(Opener::definite(
         "<tool_calls>",
         vec![
+            writes("\n"),
             Step::Ws,
             // A line that fails does not end the block: it is text, and
             // reading goes on at the next line.
@@ -130,6 +139,7 @@ pub(crate) fn minimax_m1() -> Format {
             json(Shape::Call, name_args(), false),
             Step::Dispatch,
             label("line"),
+            writes("\n"),
             Step::Ws,
             Step::Fork(vec![
                 (ByteSet::Bytes(b"{".to_vec()), Label::from("call")),
@@ -247,6 +257,7 @@ pub(crate) fn gigachat3() -> Format {
     const HEADER: &str = "function call<|role_sep|>";
     let call = || {
         vec![
+            writes("\n"),
             Step::Ws,
             json(Shape::Call, name_args(), false),
             Step::Dispatch,
@@ -255,7 +266,7 @@ pub(crate) fn gigachat3() -> Format {
             Step::End,
         ]
     };
-    let mut after_sep = vec![Step::Ws, lit(HEADER)];
+    let mut after_sep = vec![writes("\n\n"), Step::Ws, lit(HEADER)];
     after_sep.extend(call());
     Format::new(
         "gigachat3",
@@ -435,6 +446,7 @@ pub(crate) fn kimi_k2() -> Format {
         lit(CALL_END),
         Step::Dispatch,
         label("next"),
+        writes(SECTION_END),
         then(&[(CALL_BEGIN, "call"), (SECTION_END, "end")]),
         label("end"),
         Step::End,

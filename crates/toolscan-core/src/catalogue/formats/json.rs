@@ -1,7 +1,8 @@
 //! Formats that write a call as a JSON object (or list) between markers: Hermes and its relatives, Llama 3's JSON, `TOOL_REQUEST`, `[RUN_MODULE]`, bare JSON.
 
 use crate::catalogue::build::{
-    args_closed_by, capture, fence, fork, json, label, lit, opt, then, wrapped,
+    args_closed_by, capture, fence, fork, json, label, lit, opt, then, wrapped, wrapped_spaced,
+    writes,
 };
 use crate::lang::format::{
     CallKeys, Capture, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Trust,
@@ -104,7 +105,13 @@ pub(super) fn hermes() -> Format {
          <function=NAME>, <function name=\"NAME\">",
     );
     for (open, close, trust) in hermes_wrappers() {
-        f = f.opener(wrapped(open, close, &keys, trust));
+        // Rendered as the Qwen and Hermes templates write it:
+        // `<tool_call>\n{…}\n</tool_call>`, a newline between two.
+        f = f.opener(if open == "<tool_call>" {
+            wrapped_spaced(open, close, &keys, trust, ["\n", "\n", "\n"])
+        } else {
+            wrapped(open, close, &keys, trust)
+        });
     }
     f.opener(hermes_fence(&keys))
         .opener(function_eq())
@@ -134,6 +141,8 @@ pub(super) fn tool_arguments() -> Format {
                 Step::Ws,
                 Step::args(),
                 Step::Dispatch,
+                // The next call's `TOOL:` begins a line.
+                writes("\n"),
                 Step::End,
             ],
         )

@@ -1,8 +1,9 @@
 //! Formats whose arguments are parameters in XML-like tags: Qwen3-Coder, Seed-OSS, GLM, MiniMax-M2, Claude-style XML, DeepSeek V3.2, Kimi K3, Step 3, `<tool>`/`<use>` tags, key–value lines, Autobyteus XML.
 
-use crate::catalogue::build::{capture, fork, label, lit, opt, then};
+use crate::catalogue::build::{capture, fork, label, lit, opt, prefer, styled, then, writes};
 use crate::lang::format::{
-    ByteSet, Capture, Close, Container, Field, Format, Label, Lit, Opener, Step, Trim, ValueStep,
+    ByteSet, Capture, Close, Container, Field, Format, Label, Lit, Opener, Step, Style, Trim,
+    TypeWords, ValueStep,
 };
 
 /// How a parameter-style body writes one parameter.
@@ -26,6 +27,10 @@ struct Params {
     entities: bool,
     /// The text `null` is JSON null whatever the declared type.
     null: bool,
+    /// Rendering: the whitespace written before each parameter and before
+    /// the call's closer, and the hint of each value.
+    ws: &'static str,
+    value_hint: Option<Step>,
 }
 
 impl Params {
@@ -40,7 +45,19 @@ impl Params {
             trim: Trim::None,
             entities: false,
             null: false,
+            ws: "",
+            value_hint: None,
         }
+    }
+
+    fn ws(mut self, ws: &'static str) -> Params {
+        self.ws = ws;
+        self
+    }
+
+    fn value_hint(mut self, hint: Step) -> Params {
+        self.value_hint = Some(hint);
+        self
     }
 
     fn between(mut self, steps: Vec<Step>) -> Params {
@@ -102,14 +119,18 @@ impl Params {
         if let Some(outer) = self.outer_close {
             next.push((Lit::new(outer), Label::from("call-done")));
         }
-        let mut v = vec![
-            label("params"),
+        let mut v = vec![label("params")];
+        if !self.ws.is_empty() {
+            v.push(writes(self.ws));
+        }
+        v.extend([
             Step::Ws,
             Step::OneOf(next),
             label("param"),
             Step::key_until(self.key_end),
-        ];
+        ]);
         v.extend(self.between.iter().cloned());
+        v.extend(self.value_hint.clone());
         v.extend([self.value(), Step::goto("params"), label("params-done")]);
         v
     }
@@ -148,23 +169,34 @@ fn quoted_name(after: &'static str) -> Vec<Step> {
 /// `<function=NAME>` `<parameter=KEY>` value `</parameter>` … `</function>`.
 /// Strings are written verbatim, so the text `null` is the only way to
 /// write null: it is null whatever the schema says.
-fn qwen_xml(open: &str, close: &'static str) -> Opener {
-    let params = Params::new("<parameter=", ">", "</parameter>")
+///
+/// Rendered as the templates write it: each tag on a line of its own, a
+/// newline between two calls; `padded`: a value between newlines
+/// (Qwen3-Coder), else not (Seed-OSS).
+fn qwen_xml(open: &str, close: &'static str, padded: bool) -> Opener {
+    let mut params = Params::new("<parameter=", ">", "</parameter>")
         .call_close("</function>")
         .outer_close(close)
         .trim(Trim::Newline)
-        .null();
+        .null()
+        .ws("\n");
+    if !padded {
+        params = params.value_hint(writes(""));
+    }
     let mut program = vec![
+        writes("\n"),
         Step::Ws,
         lit("<function="),
         capture(Field::Name, &[(">", None)]),
     ];
     program.extend(params.steps());
     program.extend([
+        writes("\n"),
         Step::Ws,
         lit(close),
         label("call-done"),
         Step::Dispatch,
+        writes("\n"),
         Step::End,
     ]);
     Opener::definite(open, program)
@@ -196,7 +228,7 @@ pub(super) fn qwen3_coder() -> Format {
         "<tool_call><function=NAME><parameter=KEY>\\nvalue\\n</parameter>…</function></tool_call>; \
          values are raw text typed by the tools schema; also without <tool_call>",
     )
-    .opener(qwen_xml("<tool_call>", "</tool_call>"))
+    .opener(qwen_xml("<tool_call>", "</tool_call>", true))
     .opener(qwen_bare())
 }
 
@@ -206,15 +238,23 @@ pub(super) fn seed_oss() -> Format {
         "ByteDance Seed-OSS",
         "<seed:tool_call><function=NAME><parameter=KEY>value</parameter>…</function></seed:tool_call>",
     )
-    .opener(qwen_xml("<seed:tool_call>", "</seed:tool_call>"))
+    .opener(qwen_xml("<seed:tool_call>", "</seed:tool_call>", false))
 }
 
 /// GLM-4.5 and later: `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>…</tool_call>`,
 /// with or without newlines between the tags.
-pub(super) fn glm(name: &str, models: &str, description: &str) -> Format {
+///
+/// `ws` is what the template writes between the tags (GLM-4.5/4.6 a
+/// newline, GLM-4.7 nothing), and between two calls.
+pub(super) fn glm(name: &str, models: &str, description: &str, ws: &'static str) -> Format {
+    let mut between = vec![Step::Ws, lit("<arg_value>")];
+    if !ws.is_empty() {
+        between.insert(0, writes(ws));
+    }
     let params = Params::new("<arg_key>", "</arg_key>", "</arg_value>")
-        .between(vec![Step::Ws, lit("<arg_value>")])
-        .call_close("</tool_call>");
+        .between(between)
+        .call_close("</tool_call>")
+        .ws(ws);
     let mut program = vec![capture(
         Field::Name,
         &[
@@ -223,7 +263,7 @@ pub(super) fn glm(name: &str, models: &str, description: &str) -> Format {
         ],
     )];
     program.extend(params.steps());
-    program.extend([Step::Dispatch, Step::End]);
+    program.extend([Step::Dispatch, writes(ws), Step::End]);
     Format::new(name, models, description).opener(Opener::definite("<tool_call>", program))
 }
 
@@ -231,8 +271,13 @@ pub(super) fn glm(name: &str, models: &str, description: &str) -> Format {
 /// `wrapper_close`. A call that fails does not end the group: its bytes
 /// are text, and reading goes on at the next invoke (or the end of the
 /// failed one, or the group's end).
+///
+/// Rendered with each tag on a line of its own (MiniMax-M2's and DeepSeek
+/// V3.2's templates).
 fn invokes(params: &Params, invoke: &'static str, wrapper_close: &str) -> Vec<Step> {
+    let closer = format!("\n{wrapper_close}");
     let mut program = vec![
+        writes("\n"),
         Step::Ws,
         lit(invoke),
         Step::Recover(vec![
@@ -248,6 +293,7 @@ fn invokes(params: &Params, invoke: &'static str, wrapper_close: &str) -> Vec<St
     program.extend([
         Step::Dispatch,
         label("next"),
+        writes(&closer),
         then(&[(invoke, "name"), (wrapper_close, "end")]),
         label("end"),
         Step::End,
@@ -256,7 +302,9 @@ fn invokes(params: &Params, invoke: &'static str, wrapper_close: &str) -> Vec<St
 }
 
 pub(super) fn minimax_m2() -> Format {
-    let params = Params::new("<parameter name=\"", "\">", "</parameter>").call_close("</invoke>");
+    let params = Params::new("<parameter name=\"", "\">", "</parameter>")
+        .call_close("</invoke>")
+        .ws("\n");
     Format::new(
         "minimax-m2",
         "MiniMax-M2",
@@ -293,9 +341,19 @@ pub(super) fn claude_xml() -> Format {
 
 pub(super) fn deepseek_v32() -> Format {
     const INVOKE: &str = "<｜DSML｜invoke name=";
+    let mut between = type_attribute(" string=\"", ">");
+    // `string="true"` for a string, `"false"` for any other value.
+    between.insert(
+        3,
+        styled(Style {
+            types: TypeWords::Bool,
+            ..Style::default()
+        }),
+    );
     let params = Params::new("<｜DSML｜parameter name=\"", "\"", "</｜DSML｜parameter>")
-        .between(type_attribute(" string=\"", ">"))
-        .call_close("</｜DSML｜invoke>");
+        .between(between)
+        .call_close("</｜DSML｜invoke>")
+        .ws("\n");
     let mut f = Format::new(
         "deepseek-v3.2",
         "DeepSeek V3.2, V4 (DSML)",
@@ -341,6 +399,7 @@ pub(super) fn kimi_k3() -> Format {
         lit("<|sep|>"),
         // Arguments given to the template as a string are one JSON block.
         Step::Ws,
+        prefer("param"),
         Step::OneOf(vec![
             (Lit::new(JSON), Label::from("json")),
             (Lit::new("<|open|>argument key=\""), Label::from("param")),
@@ -351,6 +410,7 @@ pub(super) fn kimi_k3() -> Format {
     program.extend([
         Step::Dispatch,
         label("next"),
+        writes(TOOLS_CLOSE),
         then(&[(CALL, "name"), (TOOLS_CLOSE, "end")]),
         label("end"),
         Step::End,
@@ -491,6 +551,7 @@ pub(super) fn xml_tool() -> Format {
 fn attributes(gt: &'static str) -> Vec<Step> {
     vec![
         label("attrs"),
+        writes(" "),
         Step::Ws,
         fork(&[(b">", gt), (b"", "attr")]),
         label("attr"),
@@ -551,8 +612,10 @@ pub(super) fn key_value() -> Format {
     const EOL: &[u8] = b"\r\n";
     let value = |close: Close| Step::Value(ValueStep::closed_by(close));
     let program = vec![
+        writes(" "),
         Step::Blank,
         Step::Capture(Capture::before(Field::Name, b" \t\r\n").or_end()),
+        writes(" "),
         Step::Blank,
         Step::Fork(vec![
             (ByteSet::Bytes(EOL.to_vec()), Label::from("eol")),
@@ -563,6 +626,7 @@ pub(super) fn key_value() -> Format {
         lit("for"),
         // After `for`, and after each value: the next key, or the end.
         label("next"),
+        writes(" "),
         Step::Blank,
         Step::Fork(vec![
             (ByteSet::Bytes(EOL.to_vec()), Label::from("eol")),
@@ -571,6 +635,7 @@ pub(super) fn key_value() -> Format {
         ]),
         label("key"),
         Step::Capture(Capture::before(Field::Key, b" \t\r\n")),
+        writes(" "),
         Step::Blank,
         Step::Fork(vec![
             (ByteSet::Bytes(b"\"".to_vec()), Label::from("quoted")),
@@ -588,6 +653,7 @@ pub(super) fn key_value() -> Format {
         value(Close::Space),
         Step::goto("next"),
         label("eol"),
+        writes(""),
         opt("\r"),
         Step::LitOrEof(Lit::new("\n")),
         Step::Dispatch,

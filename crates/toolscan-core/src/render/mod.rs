@@ -1,0 +1,203 @@
+//! Rendering: a response — text and calls — written in a format, as the
+//! model itself would write it. There is no printer per format: the
+//! format's own programs, the steps that parse it, are run as writers
+//! (`walk.rs`), and values are spelled by `value.rs`. Where a program
+//! allows several spellings (optional whitespace, an optional literal, a
+//! branch), a rendering hint in the program (`{"render": …}`, a step that
+//! reads nothing) says which one the model's chat template writes.
+//!
+//! Every rendering is read back by the format's parser before it is
+//! returned: bytes that would parse as anything but the response given
+//! are never returned; the search tries the program's other paths, and
+//! when none reads back, the result is a [`RenderError`].
+
+mod value;
+mod walk;
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::event::Arguments;
+use crate::lang::format::Format;
+use crate::lang::grammar::Grammar;
+use crate::options::Options;
+use crate::response::ToolCall;
+use crate::tools::Tools;
+use value::Node;
+use walk::{Item, Outcome, Walk};
+
+/// A call to render: the tool's name, its arguments (a JSON object) and,
+/// optionally, its id (written where the format carries ids).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// The tool's name.
+    pub name: String,
+    /// The arguments object, as JSON text (its key order is kept).
+    pub arguments: Arguments,
+    /// The call's id, if it has one.
+    pub id: Option<String>,
+}
+
+impl Call {
+    /// A call of `name` with `arguments` and no id.
+    pub fn new(name: impl Into<String>, arguments: Arguments) -> Call {
+        Call {
+            name: name.into(),
+            arguments,
+            id: None,
+        }
+    }
+
+    /// A call of `name` with the arguments `arguments`, which must be a
+    /// JSON object (`None` otherwise).
+    pub fn from_value(name: impl Into<String>, arguments: &Value) -> Option<Call> {
+        if !arguments.is_object() {
+            return None;
+        }
+        Some(Call::new(name, Arguments::new(arguments.to_string()).ok()?))
+    }
+
+    /// The same call with an id.
+    pub fn with_id(mut self, id: impl Into<String>) -> Call {
+        self.id = Some(id.into());
+        self
+    }
+}
+
+impl From<&ToolCall> for Call {
+    fn from(c: &ToolCall) -> Call {
+        Call {
+            name: c.name.clone(),
+            arguments: c.arguments.clone(),
+            id: Some(c.id.clone()),
+        }
+    }
+}
+
+/// Why a response cannot be rendered in a format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RenderError {
+    /// This call's name is empty.
+    EmptyName(usize),
+    /// No way of writing these calls in this format reads back as them:
+    /// the format cannot hold them (a value holding the format's closing
+    /// markup where nothing escapes it, several calls where a format has
+    /// one, a name or key its markup cannot hold, text that would be read
+    /// as markup).
+    Unwritable,
+    /// The search for a way of writing them ran out of steps.
+    TooComplex,
+}
+
+impl fmt::Display for RenderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RenderError::EmptyName(i) => write!(f, "call #{i} has an empty name"),
+            RenderError::Unwritable => f.write_str(
+                "the format cannot write this response so that it reads back the same \
+                 (a value, name or text it cannot hold, or more calls than it writes)",
+            ),
+            RenderError::TooComplex => {
+                f.write_str("the search for a way of writing this response ran out of steps")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RenderError {}
+
+/// How many candidate renderings are read back before giving up.
+const MAX_CHECKS: usize = 64;
+
+impl Format {
+    /// Renders a response — `text`, then `calls` — as this format writes
+    /// it, derived from the format's programs. `tools` types parameter
+    /// values where the format writes them raw (as the parser reads them).
+    ///
+    /// The bytes returned parse back, with this format and `tools`, to
+    /// `text` followed by what the format writes between two blocks of
+    /// calls (which reads as text), and to `calls` (arguments as JSON
+    /// values; ids where the format carries them). Text is written first
+    /// and as is.
+    ///
+    /// ```
+    /// use toolscan_core::{render::Call, Registry};
+    /// let registry = Registry::builtin();
+    /// let hermes = registry.get("hermes").unwrap();
+    /// let call = Call::from_value("get_weather", &serde_json::json!({"city": "Paris"})).unwrap();
+    /// let out = hermes.render("Let me check.\n", &[call], None).unwrap();
+    /// assert_eq!(
+    ///     out,
+    ///     "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"
+    /// );
+    /// ```
+    pub fn render(
+        &self,
+        text: &str,
+        calls: &[Call],
+        tools: Option<&Tools>,
+    ) -> Result<String, RenderError> {
+        let mut args = Vec::with_capacity(calls.len());
+        for (i, c) in calls.iter().enumerate() {
+            if c.name.is_empty() {
+                return Err(RenderError::EmptyName(i));
+            }
+            match Node::parse(c.arguments.as_str()) {
+                Some(Node::Obj(m)) => args.push(m),
+                // (`Arguments` always holds an object.)
+                _ => return Err(RenderError::Unwritable),
+            }
+        }
+        let items: Vec<Item<'_>> = calls
+            .iter()
+            .zip(&args)
+            .map(|(c, a)| Item {
+                name: &c.name,
+                args: a,
+                id: c.id.as_deref(),
+            })
+            .collect();
+        let grammar = Grammar::new(self.name(), &[self])
+            .map_err(|_| RenderError::Unwritable)?
+            .shared();
+        let mut options = Options::default();
+        if let Some(t) = tools {
+            options = options.with_tools(t.clone());
+        }
+        let want: Vec<_> = calls.iter().map(|c| c.arguments.parse().ok()).collect();
+        let mut checks = 0;
+        let mut exhausted = false;
+        let mut walk = Walk::new(self, &items, tools, |st| {
+            checks += 1;
+            if checks > MAX_CHECKS {
+                exhausted = true;
+                return false;
+            }
+            let r = crate::parse(grammar.clone(), options.clone(), st.out.as_bytes());
+            let text_back = format!("{text}{}", st.between);
+            r.text == text_back
+                && r.reasoning.as_deref().unwrap_or("").is_empty()
+                && r.diagnostics.is_empty()
+                && r.tool_calls.len() == calls.len()
+                && r.tool_calls
+                    .iter()
+                    .zip(calls)
+                    .enumerate()
+                    .all(|(i, (got, c))| {
+                        got.name == c.name
+                            && got.arguments.parse().ok() == want[i]
+                            && (!st.id_written[i] || Some(&got.id) == c.id.as_ref())
+                    })
+        });
+        let found = walk.run(text);
+        drop(walk);
+        match found {
+            Ok(st) => Ok(st.out),
+            Err(Outcome::Budget) => Err(RenderError::TooComplex),
+            Err(Outcome::NoPath) if exhausted => Err(RenderError::TooComplex),
+            Err(Outcome::NoPath) => Err(RenderError::Unwritable),
+        }
+    }
+}
