@@ -539,8 +539,21 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                         }
                         call.args = Args::Whole;
                         (key.as_str(), value)
+                    } else if let Some(kv) = call.value.take() {
+                        kv
                     } else {
-                        call.value.take()?
+                        // A list's next item (`<item>…</item>`): no key
+                        // was written for it.
+                        let Args::Params(frames) = &mut call.args else {
+                            return None;
+                        };
+                        let top = frames.last_mut()?;
+                        let Items::Arr(items) = top.items else {
+                            return None;
+                        };
+                        let value = items.get(top.next)?;
+                        top.next += 1;
+                        ("", value)
                     };
                     let container = matches!(value, Node::Obj(m) if !m.is_empty())
                         || matches!(value, Node::Arr(a) if !a.is_empty());
@@ -574,12 +587,14 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                         return None;
                     }
                     let mut out = String::new();
+                    let mut guarded_value = false;
                     match value {
                         Node::Str(s) => {
                             if v.null && s == "null" {
                                 return None;
                             }
                             let guarded = v.guard.as_ref().filter(|_| s.contains('<'));
+                            guarded_value = guarded.is_some();
                             let s = if v.entities && guarded.is_none() {
                                 xml_escape(s)
                             } else {
@@ -604,7 +619,17 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                         out = format!("\n{out}\n");
                     }
                     match &v.close {
-                        Close::Lit(l) => out.push_str(lit_text(l)?),
+                        Close::Lit(l) => {
+                            // A value that holds its own closer unguarded
+                            // ends there when read back: no need to write
+                            // the rest of the call to know it (an
+                            // attribute's other quote is tried instead).
+                            let closer = lit_text(l)?;
+                            if !closer.is_empty() && !guarded_value && out.contains(closer) {
+                                return None;
+                            }
+                            out.push_str(closer)
+                        }
                         Close::KeyTag => {
                             out.push_str("</");
                             out.push_str(key);
