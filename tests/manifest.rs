@@ -116,7 +116,7 @@ fn check_format(format: &Format, tools: &Tools, options: &Options) -> Vec<String
         Notation::Parameters => [
             "- stops (list of objects, required)",
             "  - each item: object",
-            "- unit (string, required) One of: \"celsius\", \"fahrenheit\".",
+            "- unit (string, required): one of \"celsius\", \"fahrenheit\".",
         ],
         Notation::Python => [
             "def plan_trip(traveller: dict, stops: list[dict]",
@@ -127,11 +127,16 @@ fn check_format(format: &Format, tools: &Tools, options: &Options) -> Vec<String
     };
     for s in style {
         if !m.text.contains(s) {
-            problems.push(format!("{name} ({:?}): no {s:?} in\n{}", m.notation, m.text));
+            problems.push(format!(
+                "{name} ({:?}): no {s:?} in\n{}",
+                m.notation, m.text
+            ));
         }
     }
     for (tool, ex) in tools.iter().zip(&m.examples) {
-        if !m.text.contains(&format!("## {}", tool.name)) && !m.text.contains(&format!("def {}(", tool.name)) {
+        if !m.text.contains(&format!("## {}", tool.name))
+            && !m.text.contains(&format!("def {}(", tool.name))
+        {
             problems.push(format!("{name}: {} not described", tool.name));
         }
         if !m.text.contains(ex.as_str()) {
@@ -193,12 +198,20 @@ fn a_format_loaded_from_a_file_has_a_manifest() {
         mine.register(format.clone()).expect("registers");
         let tools = tools();
         let m = format.manifest(&tools).expect("a manifest");
-        let builtin = reg.get(base).expect("built-in").manifest(&tools).expect("a manifest");
+        let builtin = reg
+            .get(base)
+            .expect("built-in")
+            .manifest(&tools)
+            .expect("a manifest");
         assert_eq!(m.notation, builtin.notation, "{base}");
         assert_eq!(m.examples, builtin.examples, "{base}");
         let g = mine.grammar(&own).expect("grammar");
         for (tool, ex) in tools.iter().zip(&m.examples) {
-            let r = toolscan::parse(g.clone(), Options::default().with_tools(tools.clone()), ex.as_bytes());
+            let r = toolscan::parse(
+                g.clone(),
+                Options::default().with_tools(tools.clone()),
+                ex.as_bytes(),
+            );
             assert_eq!(r.tool_calls.len(), 1, "{own}: {ex:?}");
             assert_eq!(r.tool_calls[0].name, tool.name);
         }
@@ -230,5 +243,8 @@ fn the_tools_placeholder_takes_the_manifest() {
         prompt,
         format!("You are a travel agent.\n\n{}\n\nAnswer in French.", m.text)
     );
-    assert_eq!(m.fill("You are a travel agent."), format!("You are a travel agent.\n\n{}", m.text));
+    assert_eq!(
+        m.fill("You are a travel agent."),
+        format!("You are a travel agent.\n\n{}", m.text)
+    );
 }

@@ -35,6 +35,10 @@ pub enum Command {
     /// `tool_calls`) as the model writes it in a format: the inverse of
     /// `parse`.
     Render(RenderArgs),
+    /// Write the manifest of a list of tools in a format: a system-prompt
+    /// section that describes each tool, says how to call them and shows
+    /// one example call per tool, written as the format writes it.
+    Manifest(ManifestArgs),
     /// Replay a bundled recorded stream at token pace, rewritten as the
     /// proxy rewrites it, and print what the client receives with
     /// timestamps: each tool starts before the stream ends.
@@ -384,6 +388,43 @@ pub struct RenderArgs {
     /// for stdin.
     #[arg(value_name = "FILE")]
     pub input: Option<PathBuf>,
+}
+
+/// Options of `toolscan manifest`.
+#[derive(Debug, Args)]
+pub struct ManifestArgs {
+    /// The format the model writes (`toolscan formats` lists them; not
+    /// `auto`).
+    #[arg(long, value_name = "NAME")]
+    pub format: String,
+
+    /// A format described in this JSON file (see docs/format-files.md),
+    /// which `--format` may then name.
+    #[arg(long, value_name = "FORMAT.json")]
+    pub format_file: Option<PathBuf>,
+
+    /// The request's `tools` array (JSON, OpenAI style).
+    #[arg(long, value_name = "TOOLS.json")]
+    pub tools: PathBuf,
+
+    /// A prompt to place the manifest in: at each `{{tools}}`, or after
+    /// it when it has none.
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
+
+    /// `text`: the manifest (or the filled template); `json`: an object
+    /// `{"text": …, "examples": [one example call per tool]}`.
+    #[arg(long, value_enum, default_value_t = ManifestOutput::Text)]
+    pub output: ManifestOutput,
+}
+
+/// What `toolscan manifest` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ManifestOutput {
+    /// The manifest's text, or the template with it in place.
+    Text,
+    /// A JSON object: `text` and `examples`.
+    Json,
 }
 
 /// What `toolscan parse` writes.

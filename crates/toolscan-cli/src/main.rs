@@ -7,6 +7,8 @@
 //! - `toolscan formats` lists the known formats ([`formats`]);
 //! - `toolscan render` writes a response in a format, the inverse of
 //!   `parse --output final` ([`render`]);
+//! - `toolscan manifest` writes the system-prompt section that tells a
+//!   model its tools in a format ([`manifest`]);
 //! - `toolscan proxy` serves an OpenAI-compatible proxy ([`proxy`]);
 //! - `toolscan demo` replays a bundled stream at token pace and shows each
 //!   tool starting before the stream ends ([`demo`]).
@@ -22,6 +24,7 @@ mod demo;
 mod failure;
 mod formats;
 mod logging;
+mod manifest;
 mod parse;
 mod proxy;
 mod render;
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Proxy(args) => proxy::run(args),
         Command::Formats(args) => formats::run(args),
         Command::Render(args) => render::run(args),
+        Command::Manifest(args) => manifest::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -858,3 +858,116 @@ fn render_refuses_what_the_format_cannot_write_with_a_message() {
     let unknown = run(&["render", "--format", "nope"], b"{}");
     assert_usage_error(&unknown, "unknown format");
 }
+
+const MANIFEST_TOOLS: &str = r#"[
+  {"type": "function", "function": {"name": "get_weather", "description": "Current weather in a city.",
+   "parameters": {"type": "object", "required": ["city"], "properties": {
+     "city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}}}},
+  {"type": "function", "function": {"name": "add_stops",
+   "parameters": {"type": "object", "required": ["stops"], "properties": {
+     "stops": {"type": "array", "items": {"type": "object", "required": ["city"],
+       "properties": {"city": {"type": "string"}}}}}}}}
+]"#;
+
+#[test]
+fn manifest_json_gives_the_text_and_one_example_per_tool_that_parse_reads_back() {
+    let tools = temp_file("manifest-json", "tools.json", MANIFEST_TOOLS.as_bytes());
+    let tools = tools.to_str().expect("UTF-8 path");
+    for format in ["hermes", "qwen3-coder", "pythonic"] {
+        let out = run(
+            &[
+                "manifest", "--format", format, "--tools", tools, "--output", "json",
+            ],
+            b"",
+        );
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+        let v: Value = serde_json::from_str(&stdout(&out)).expect("one JSON object");
+        let text = v["text"].as_str().expect("text");
+        let examples = v["examples"].as_array().expect("examples");
+        assert_eq!(examples.len(), 2, "{format}");
+        for (example, name) in examples.iter().zip(["get_weather", "add_stops"]) {
+            let example = example.as_str().expect("raw example text");
+            assert!(
+                text.contains(example),
+                "{format}: {example:?} not in the text"
+            );
+            let parsed = run(
+                &[
+                    "parse", "--format", format, "--tools", tools, "--output", "final",
+                ],
+                example.as_bytes(),
+            );
+            let r: Value = serde_json::from_slice(&parsed.stdout).expect("final object");
+            assert_eq!(r["tool_calls"][0]["name"], name, "{format}: {example:?}");
+            assert_eq!(r["tool_calls"].as_array().map(Vec::len), Some(1));
+        }
+    }
+}
+
+#[test]
+fn manifest_fills_a_template_at_its_tools_placeholder() {
+    let tools = temp_file("manifest-template", "tools.json", MANIFEST_TOOLS.as_bytes());
+    let template = temp_file(
+        "manifest-template",
+        "prompt.txt",
+        b"You plan trips.\n\n{{tools}}\n\nAnswer briefly.\n",
+    );
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "manifest",
+            "--format",
+            "hermes",
+            "--tools",
+            tools.to_str().expect("UTF-8 path"),
+        ];
+        a.extend_from_slice(extra);
+        run(&a, b"")
+    };
+    let plain = args(&[]);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let manifest = stdout(&plain);
+    assert!(manifest.starts_with("# Tools\n"), "{manifest}");
+    let filled = args(&["--template", template.to_str().expect("UTF-8 path")]);
+    assert!(filled.status.success(), "{}", stderr(&filled));
+    assert_eq!(
+        stdout(&filled),
+        format!("You plan trips.\n\n{manifest}\n\nAnswer briefly.\n")
+    );
+}
+
+#[test]
+fn manifest_usage_errors() {
+    let tools = temp_file("manifest-errors", "tools.json", MANIFEST_TOOLS.as_bytes());
+    let tools = tools.to_str().expect("UTF-8 path");
+    assert_usage_error(
+        &run(&["manifest", "--format", "nope", "--tools", tools], b""),
+        "unknown format",
+    );
+    let bad = temp_file("manifest-errors", "bad.json", b"{\"name\": \"f\"}");
+    assert_usage_error(
+        &run(
+            &[
+                "manifest",
+                "--format",
+                "hermes",
+                "--tools",
+                bad.to_str().expect("UTF-8 path"),
+            ],
+            b"",
+        ),
+        "not a tools array",
+    );
+    let empty = temp_file("manifest-errors", "empty.json", b"[]");
+    let out = run(
+        &[
+            "manifest",
+            "--format",
+            "hermes",
+            "--tools",
+            empty.to_str().expect("UTF-8 path"),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no tools"), "{}", stderr(&out));
+}

@@ -42,7 +42,7 @@ pub(crate) fn preamble(notation: Notation, nesting: Nesting) -> String {
         }
         Notation::Parameters => {
             let mut s = "Each tool's parameters are listed with their types; a call writes each \
-                         parameter as its own element, its value as plain text (no quotes)."
+                         parameter by its name, its value as plain text, as the examples show."
                 .to_owned();
             match nesting.lists_as_json {
                 Some(true) => s.push_str(
@@ -93,7 +93,7 @@ fn json(out: &mut String, tool: &Tool) {
         out.push_str("Parameters: none.\n");
         return;
     }
-    let schema = serde_json::to_string_pretty(&tool.parameters).unwrap_or_default();
+    let schema = serde_json::to_string(&tool.parameters).unwrap_or_default();
     let _ = writeln!(out, "Parameters (JSON Schema):\n{schema}");
 }
 
@@ -128,11 +128,17 @@ fn param_list(
             "optional"
         };
         let _ = write!(out, "{indent}- {key} ({}, {need})", kind(schema));
-        if let Some(d) = description(schema) {
-            let _ = write!(out, ": {d}");
-        }
-        if let Some(e) = enum_values(schema) {
-            let _ = write!(out, " One of: {e}.");
+        match (description(schema), enum_values(schema)) {
+            (Some(d), Some(e)) => {
+                let _ = write!(out, ": {d} One of: {e}.");
+            }
+            (Some(d), None) => {
+                let _ = write!(out, ": {d}");
+            }
+            (None, Some(e)) => {
+                let _ = write!(out, ": one of {e}.");
+            }
+            (None, None) => {}
         }
         out.push('\n');
         nested(out, schema, depth + 1, nesting);
@@ -159,10 +165,10 @@ fn nested(out: &mut String, schema: &Value, depth: usize, nesting: Nesting) {
             let indent = "  ".repeat(depth);
             let mut line = format!("{indent}- each item: {}", kind(items));
             if let Some(d) = description(items) {
-                let _ = write!(line, ": {d}");
+                let _ = write!(line, ", {d}");
             }
             if let Some(e) = enum_values(items) {
-                let _ = write!(line, " One of: {e}.");
+                let _ = write!(line, ", one of {e}");
             }
             let _ = writeln!(out, "{line}");
             if main_type(items) == Some("object") {
@@ -243,21 +249,25 @@ fn python(out: &mut String, tool: &Tool) {
     if !tool.description.trim().is_empty() {
         doc.push(tool.description.trim().to_owned());
     }
-    let documented: Vec<_> = req.iter().chain(&opt).collect();
+    let documented: Vec<_> = req
+        .iter()
+        .chain(&opt)
+        .filter(|(_, s)| description(s).is_some() || py_members(s).is_some())
+        .collect();
     if !documented.is_empty() {
         if !doc.is_empty() {
             doc.push(String::new());
         }
         doc.push("Args:".to_owned());
         for (k, s) in documented {
-            let mut line = format!("    {k}:");
-            if let Some(d) = description(s) {
-                let _ = write!(line, " {d}");
+            let said: Vec<String> = description(s)
+                .map(str::to_owned)
+                .into_iter()
+                .chain(py_members(s))
+                .collect();
+            if !said.is_empty() {
+                doc.push(format!("    {k}: {}", said.join(" ")));
             }
-            if let Some(m) = py_members(s) {
-                let _ = write!(line, " {m}");
-            }
-            doc.push(line);
         }
     }
     if doc.is_empty() {
@@ -267,7 +277,10 @@ fn python(out: &mut String, tool: &Tool) {
     out.push_str("    \"\"\"");
     for (i, line) in doc.iter().enumerate() {
         if i > 0 {
-            out.push_str("\n    ");
+            out.push('\n');
+            if !line.is_empty() {
+                out.push_str("    ");
+            }
         }
         out.push_str(line);
     }

@@ -28,11 +28,7 @@ pub(crate) fn main_type(schema: &Value) -> Option<&str> {
         Some(Value::Array(ts)) => {
             let mut names = ts.iter().filter_map(Value::as_str);
             let all: Vec<&str> = names.by_ref().collect();
-            return all
-                .iter()
-                .find(|t| **t != "null")
-                .or(all.first())
-                .copied();
+            return all.iter().find(|t| **t != "null").or(all.first()).copied();
         }
         _ => {}
     }
@@ -140,7 +136,10 @@ fn array(schema: &Value, key: &str, depth: usize) -> Value {
         .unwrap_or(1)
         .clamp(1, 3);
     let item = schema.get("items").cloned().unwrap_or(Value::Null);
-    let singular = key.strip_suffix('s').filter(|s| !s.is_empty()).unwrap_or(key);
+    let singular = key
+        .strip_suffix('s')
+        .filter(|s| !s.is_empty())
+        .unwrap_or(key);
     Value::Array(
         (0..n)
             .map(|i| {
@@ -156,8 +155,10 @@ fn array(schema: &Value, key: &str, depth: usize) -> Value {
 
 /// An integer inside the bounds: 1 unless they rule it out.
 fn integer(schema: &Value) -> Value {
-    let min = bound(schema, "minimum").or_else(|| bound(schema, "exclusiveMinimum").map(|m| m + 1.0));
-    let max = bound(schema, "maximum").or_else(|| bound(schema, "exclusiveMaximum").map(|m| m - 1.0));
+    let min =
+        bound(schema, "minimum").or_else(|| bound(schema, "exclusiveMinimum").map(|m| m + 1.0));
+    let max =
+        bound(schema, "maximum").or_else(|| bound(schema, "exclusiveMaximum").map(|m| m - 1.0));
     let mut v = 1.0_f64;
     if let Some(m) = min {
         v = v.max(m.ceil());
@@ -209,10 +210,7 @@ fn string(schema: &Value, key: &str) -> Value {
             }
         }
     };
-    let min = schema
-        .get("minLength")
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
+    let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0);
     let max = schema.get("maxLength").and_then(Value::as_u64);
     let mut s = s;
     while (s.chars().count() as u64) < min.min(256) {

@@ -191,12 +191,11 @@ impl Format {
     /// of each and looks for their JSON text.
     fn nesting(&self) -> Nesting {
         let Ok(tools) = Tools::from_json(&json!([{"name": "probe", "parameters": {
-            "type": "object",
-            "properties": {
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "point": {"type": "object", "properties": {"px": {"type": "string"}}}
-            }}}]))
-        else {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "point": {"type": "object", "properties": {"px": {"type": "string"}}}
+        }}}])) else {
             return Nesting::default();
         };
         let probe = |args: Value, as_json: &[&str]| {
@@ -244,7 +243,10 @@ mod tests {
 
     #[test]
     fn no_tools_no_manifest() {
-        let hermes = Registry::builtin().get("hermes").cloned().expect("built-in");
+        let hermes = Registry::builtin()
+            .get("hermes")
+            .cloned()
+            .expect("built-in");
         assert_eq!(
             hermes.manifest(&Tools::default()),
             Err(ManifestError::NoTools)
