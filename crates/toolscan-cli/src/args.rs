@@ -85,7 +85,7 @@ pub struct ProxyArgs {
     /// this build does not know (or writes otherwise); or → an object of
     /// settings for that model: `format`, `reasoning`,
     /// `starts_in_reasoning`, `calls_in_reasoning` ("text"/"call"),
-    /// `parse_always`.
+    /// `parse_always`, `emulate_tools`.
     #[arg(long, value_name = "FILE", env = "TOOLSCAN_MODEL_MAP")]
     pub model_map: Option<PathBuf>,
 
@@ -95,6 +95,15 @@ pub struct ProxyArgs {
     /// content as written; `"tool_choice": "none"` always wins.
     #[arg(long, env = "TOOLSCAN_PARSE_ALWAYS")]
     pub parse_always: bool,
+
+    /// Tool calling for models served without it: a request's `tools`
+    /// become the format's manifest in the system message (at its
+    /// `{{tools}}`, else after it), the history's calls and results become
+    /// text, `tools`/`tool_choice` are not sent upstream; the answer's
+    /// calls come back as `tool_calls`. Format `auto` is taken as
+    /// `hermes` here.
+    #[arg(long, env = "TOOLSCAN_EMULATE_TOOLS")]
+    pub emulate_tools: bool,
 
     /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
     #[arg(long, env = "TOOLSCAN_REASONING")]

@@ -16,6 +16,11 @@
 //!   content as written (unless [`ProxyConfig::parse_always`]);
 //!   `"parallel_tool_calls": false` lets one call through, a named
 //!   `tool_choice` only that function's calls.
+//! - Tool calling for models served without it
+//!   ([`ProxyConfig::emulate_tools`], per model in the model map): a
+//!   request's `tools` become the format's manifest in the system message,
+//!   the history's calls and results become text, and the answer is read
+//!   back into `tool_calls` as above.
 //! - One access line per request (target `toolscan_proxy::access`: status,
 //!   upstream status, bytes, latency, calls, diagnostics); counters for
 //!   Prometheus with [`Metrics`].
@@ -77,6 +82,7 @@ use toolscan_sse::{RewriteError, Tally};
 use tracing::{field, info, info_span, warn, Instrument, Span};
 
 mod config_error;
+mod emulate;
 mod line_guard;
 mod metrics;
 pub mod replay;
@@ -135,6 +141,20 @@ pub struct ProxyConfig {
     /// [`reasoning`](ProxyConfig::reasoning)). `"tool_choice": "none"`
     /// wins over this.
     pub parse_always: bool,
+    /// Tool calling for models served without it: for a request with
+    /// `tools` (or a history holding calls or their results), `tools`,
+    /// `tool_choice` and `parallel_tool_calls` are removed from what goes
+    /// upstream; the format's manifest of the tools
+    /// ([`Format::manifest`](toolscan_core::Format::manifest)) goes into
+    /// the first system message (at its `{{tools}}`, else after its
+    /// text), or into a new one; the history's assistant `tool_calls` are
+    /// written into their content as the model writes them
+    /// ([`Format::render`](toolscan_core::Format::render)), and each run
+    /// of `tool` messages becomes one `user` message of
+    /// `<tool_result name="NAME" id="ID">\nCONTENT\n</tool_result>`
+    /// blocks. The answer is read for calls as usual. A request whose
+    /// format is `auto` is written and read as `hermes`.
+    pub emulate_tools: bool,
     /// The parser's limits.
     pub limits: Limits,
     /// Where the proxy counts requests, calls, diagnostics, upstream
@@ -180,6 +200,7 @@ impl ProxyConfig {
             calls_in_reasoning: CallsInReasoning::default(),
             starts_in_reasoning: false,
             parse_always: false,
+            emulate_tools: false,
             limits: Limits::default(),
             metrics: None,
             max_request_bytes: 32 << 20,
@@ -238,6 +259,14 @@ impl ProxyConfig {
         self
     }
 
+    /// Emulates tool calling for every model (see
+    /// [`ProxyConfig::emulate_tools`]; a model map may turn it on or off
+    /// per model).
+    pub fn with_emulate_tools(mut self, on: bool) -> ProxyConfig {
+        self.emulate_tools = on;
+        self
+    }
+
     /// Sets [`ProxyConfig::upstream_idle_timeout`].
     pub fn with_upstream_idle_timeout(mut self, t: Duration) -> ProxyConfig {
         self.upstream_idle_timeout = t;
@@ -277,7 +306,7 @@ impl ProxyConfig {
     /// Reads a model map, as the command line's `--model-map FILE` holds:
     /// an object of model id → format name, or → an object of settings
     /// (`format`, `reasoning`, `starts_in_reasoning`, `calls_in_reasoning`,
-    /// `parse_always`) that override the proxy's own for that model.
+    /// `parse_always`, `emulate_tools`) that override the proxy's own for that model.
     pub fn parse_routes(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
         route::parse(text)
     }
@@ -469,6 +498,7 @@ struct Proxy {
     calls_in_reasoning: CallsInReasoning,
     starts_in_reasoning: bool,
     parse_always: bool,
+    emulate_tools: bool,
     limits: Limits,
     metrics: Metrics,
     max_request_bytes: usize,
@@ -544,6 +574,7 @@ impl Proxy {
             calls_in_reasoning: config.calls_in_reasoning,
             starts_in_reasoning: config.starts_in_reasoning,
             parse_always: config.parse_always,
+            emulate_tools: config.emulate_tools,
             limits: config.limits,
             metrics: config.metrics.clone().unwrap_or_default(),
             max_request_bytes: config.max_request_bytes,
@@ -570,6 +601,15 @@ impl Proxy {
             }
         }
         ("auto".to_owned(), Arc::clone(&self.auto))
+    }
+
+    /// Whether a request to `model` is emulated (see
+    /// [`ProxyConfig::emulate_tools`]).
+    fn emulates(&self, model: Option<&str>) -> bool {
+        model
+            .and_then(|m| self.routes.get(m))
+            .and_then(|r| r.emulate_tools)
+            .unwrap_or(self.emulate_tools)
     }
 
     /// How a request's completion is read, from what the request asks
@@ -885,14 +925,48 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
     let field = |name: &str| request_json.as_ref().and_then(|r| r.get(name));
     let wants_stream = field("stream").and_then(Value::as_bool).unwrap_or(false);
     let model = field("model").and_then(Value::as_str);
-    let (format, grammar) = proxy.grammar_for(model);
+    let (mut format, mut grammar) = proxy.grammar_for(model);
+    // Tool calling for a model served without it: the request rewritten,
+    // in a format that can be written (`auto` cannot).
+    let mut bytes = bytes;
+    let mut rewritten = false;
+    if let Some(request) = request_json
+        .as_ref()
+        .filter(|r| proxy.emulates(model) && emulate::wanted(r))
+    {
+        if format == "auto" {
+            if let Ok(g) = proxy.registry.grammar("hermes") {
+                (format, grammar) = ("hermes".to_owned(), g);
+            }
+        }
+        let Some(f) = proxy.registry.get(&format) else {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                &format!("tool calling cannot be emulated in `{format}`"),
+                "invalid_request_error",
+            );
+        };
+        match emulate::rewrite(request, f) {
+            Ok(body) => {
+                bytes = Bytes::from(body.to_string());
+                rewritten = true;
+            }
+            Err(e) => {
+                return error_response(
+                    StatusCode::BAD_REQUEST,
+                    &format!("tool calling cannot be emulated in `{format}`: {e}"),
+                    "invalid_request_error",
+                )
+            }
+        }
+    }
     let span = Span::current();
     span.record("format", format.as_str());
     span.record("stream", wants_stream);
 
     let Some(options) = proxy.options_for(request_json.as_ref()) else {
         span.record("parse", "off");
-        return pass_through(proxy, &parts, bytes).await;
+        return pass_through(proxy, &parts, bytes, !rewritten).await;
     };
     span.record(
         "parse",
@@ -966,11 +1040,23 @@ async fn untouched(upstream: reqwest::RequestBuilder) -> Response {
 
 /// A chat completion that is not read (no `tools`, `tool_choice: none`,
 /// no reasoning separation): forwarded, its answer passed on as it comes.
-async fn pass_through(proxy: &Proxy, parts: &axum::http::request::Parts, body: Bytes) -> Response {
+///
+/// `untouched`: the body is the client's own (else its length is
+/// reqwest's to set).
+async fn pass_through(
+    proxy: &Proxy,
+    parts: &axum::http::request::Parts,
+    body: Bytes,
+    untouched_body: bool,
+) -> Response {
+    let mut headers = request_headers(&parts.headers, true);
+    if !untouched_body {
+        headers.remove(header::CONTENT_LENGTH);
+    }
     let upstream = proxy
         .client
         .post(proxy.target(&parts.uri))
-        .headers(request_headers(&parts.headers, true))
+        .headers(headers)
         .body(body);
     untouched(upstream).await
 }

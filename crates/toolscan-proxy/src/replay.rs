@@ -18,6 +18,9 @@
 //! - `/echo`, `/echo-headers` (any method): what the request was — method,
 //!   path and query, headers, body — as JSON.
 //! - `GET /stats`: how the streams played went ([`StatsSnapshot`]).
+//! - `GET /requests`: the bodies of the last chat requests received (up
+//!   to [`KEPT_REQUESTS`]), oldest first, as a JSON array: what a proxy
+//!   in front of it sent ([`Replay::received`]).
 //!
 //! ```
 //! use toolscan_proxy::replay::Replay;
@@ -33,7 +36,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::{Body, Bytes};
@@ -58,6 +61,33 @@ pub fn now_micros() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64)
+}
+
+/// How many chat request bodies `GET /requests` keeps (the last ones).
+pub const KEPT_REQUESTS: usize = 64;
+
+/// The chat request bodies a replay server received (the last
+/// [`KEPT_REQUESTS`]).
+#[derive(Clone, Debug, Default)]
+pub struct Received(Arc<Mutex<std::collections::VecDeque<Value>>>);
+
+impl Received {
+    /// The bodies, oldest first.
+    pub fn bodies(&self) -> Vec<Value> {
+        self.0
+            .lock()
+            .map(|q| q.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn push(&self, body: Value) {
+        if let Ok(mut q) = self.0.lock() {
+            if q.len() == KEPT_REQUESTS {
+                q.pop_front();
+            }
+            q.push_back(body);
+        }
+    }
 }
 
 /// One recorded SSE event, `\n\n` included.
@@ -116,6 +146,7 @@ pub struct Replay {
     die_after: usize,
     stamp: bool,
     stats: ReplayStats,
+    received: Received,
 }
 
 impl Default for Replay {
@@ -136,6 +167,7 @@ impl Replay {
             die_after: 5,
             stamp: false,
             stats: ReplayStats::default(),
+            received: Received::default(),
         }
     }
 
@@ -214,6 +246,12 @@ impl Replay {
         self.stats.clone()
     }
 
+    /// A handle on the chat request bodies received (the `/requests`
+    /// route).
+    pub fn received(&self) -> Received {
+        self.received.clone()
+    }
+
     /// The server's routes.
     pub fn router(self) -> Router {
         Router::new()
@@ -222,6 +260,7 @@ impl Replay {
             .route("/echo", any(echo))
             .route("/echo-headers", any(echo))
             .route("/stats", get(stats))
+            .route("/requests", get(requests))
             .with_state(Arc::new(self))
     }
 
@@ -355,6 +394,7 @@ async fn chat(State(replay): State<Arc<Replay>>, body: Bytes) -> Response {
             )
         }
     };
+    replay.received.push(request.clone());
     let model = request.get("model").and_then(Value::as_str).unwrap_or("");
     let stream = request
         .get("stream")
@@ -484,6 +524,10 @@ async fn echo(request: Request) -> Response {
             "body": body,
         }),
     )
+}
+
+async fn requests(State(replay): State<Arc<Replay>>) -> Response {
+    json_response(StatusCode::OK, &Value::Array(replay.received.bodies()))
 }
 
 async fn stats(State(replay): State<Arc<Replay>>) -> Response {

@@ -1253,3 +1253,124 @@ async fn the_stream_reads_as_openai_clients_expect() {
         .expect("usage");
     assert!(usage > finish_at);
 }
+
+// ------------------------------------------------------ emulated tools
+
+impl Upstream {
+    /// The chat request bodies the upstream received, oldest first.
+    async fn requests(&self) -> Vec<Value> {
+        let v = client()
+            .get(format!("{}/requests", self.url))
+            .send()
+            .await
+            .unwrap()
+            .json_value()
+            .await
+            .unwrap();
+        v.as_array().cloned().unwrap_or_default()
+    }
+}
+
+/// A conversation with a call and its result in its history.
+fn emulated_request(stream: bool, system: Option<&str>) -> Value {
+    let mut messages = Vec::new();
+    if let Some(s) = system {
+        messages.push(json!({"role": "system", "content": s}));
+    }
+    messages.extend([
+        json!({"role": "user", "content": "Weather in Paris?"}),
+        json!({"role": "assistant", "content": "Checking.", "tool_calls": [
+            {"id": "call_7", "type": "function",
+             "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]}),
+        json!({"role": "tool", "tool_call_id": "call_7", "content": "18 °C, sunny"}),
+        json!({"role": "user", "content": "And in Zürich and 東京 tomorrow?"}),
+    ]);
+    json!({
+        "model": "Qwen/Qwen3-8B",
+        "stream": stream,
+        "messages": messages,
+        "tools": tools(),
+        "tool_choice": "auto",
+        "parallel_tool_calls": true,
+    })
+}
+
+/// `--emulate-tools`, end to end: what the upstream received holds no
+/// `tools`, the format's manifest in the system message (at `{{tools}}`,
+/// or in a system message of its own), the history's call written as the
+/// model writes it and its result as text; what the client gets back is
+/// `tool_calls`, streamed or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emulated_tools_go_upstream_as_text_and_come_back_as_tool_calls() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let proxy = Proxy::start(ProxyConfig::new(upstream.url.clone()).with_emulate_tools(true)).await;
+    let hermes = toolscan_core::Registry::builtin()
+        .get("hermes")
+        .cloned()
+        .unwrap();
+    let manifest = hermes
+        .manifest(&toolscan_core::Tools::from_json(&tools()).unwrap())
+        .unwrap()
+        .text;
+    for stream in [true, false] {
+        for system in [
+            Some("You are terse.\n\n{{tools}}\n\nUse metric units."),
+            None,
+        ] {
+            let request = emulated_request(stream, system);
+            let (content, _, calls, finish) = answer(&proxy, &request).await;
+            assert_eq!(
+                cities(&calls),
+                [json!("Zürich"), json!("東京")],
+                "{content}"
+            );
+            assert!(calls.iter().all(|(name, _)| name == "get_weather"));
+            assert!(!content.contains("<tool_call>"), "{content}");
+            assert_eq!(finish.last().map(String::as_str), Some("tool_calls"));
+
+            let sent = upstream.requests().await.pop().expect("a request upstream");
+            for key in ["tools", "tool_choice", "parallel_tool_calls"] {
+                assert!(sent.get(key).is_none(), "{key} went upstream: {sent}");
+            }
+            assert_eq!(sent["stream"], json!(stream));
+            let want_system = match system {
+                Some(_) => format!("You are terse.\n\n{manifest}\n\nUse metric units."),
+                None => manifest.clone(),
+            };
+            assert_eq!(
+                sent["messages"],
+                json!([
+                    {"role": "system", "content": want_system},
+                    {"role": "user", "content": "Weather in Paris?"},
+                    {"role": "assistant", "content": "Checking.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"},
+                    {"role": "user", "content": "<tool_result name=\"get_weather\" id=\"call_7\">\n18 °C, sunny\n</tool_result>"},
+                    {"role": "user", "content": "And in Zürich and 東京 tomorrow?"}
+                ])
+            );
+        }
+    }
+}
+
+/// The model map turns emulation on for one model: another model's
+/// request goes upstream as the client sent it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emulation_per_model_leaves_other_models_untouched() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let routes = ProxyConfig::parse_routes(
+        r#"{"Qwen/Qwen3-8B": {"format": "hermes", "emulate_tools": true}}"#,
+    )
+    .unwrap();
+    let proxy = Proxy::start(ProxyConfig::new(upstream.url.clone()).with_routes(routes)).await;
+    let mut other = emulated_request(false, None);
+    other["model"] = json!("another-model");
+    let (_, _, calls, _) = answer(&proxy, &other).await;
+    assert_eq!(cities(&calls), [json!("Zürich"), json!("東京")]);
+    let sent = upstream.requests().await.pop().unwrap();
+    assert_eq!(sent, other, "forwarded as sent");
+
+    let (_, _, calls, _) = answer(&proxy, &emulated_request(false, None)).await;
+    assert_eq!(calls.len(), 2);
+    let sent = upstream.requests().await.pop().unwrap();
+    assert!(sent.get("tools").is_none());
+    assert_eq!(sent["messages"][0]["role"], "system");
+}
