@@ -248,3 +248,38 @@ fn the_tools_placeholder_takes_the_manifest() {
         format!("You are a travel agent.\n\n{}", m.text)
     );
 }
+
+/// The README shows, for one tool, the part of three formats' manifests
+/// that describes it: each must be what the manifest holds.
+#[test]
+fn the_readme_shows_real_manifests() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    let tools = Tools::from_json(&json!([{"type": "function", "function": {
+        "name": "get_weather", "description": "Current weather in a city.",
+        "parameters": {"type": "object", "required": ["city"], "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}}}}]))
+    .expect("tools");
+    let reg = Registry::builtin();
+    for format in ["hermes", "qwen3-coder", "pythonic"] {
+        let m = reg
+            .get(format)
+            .expect("built-in")
+            .manifest(&tools)
+            .expect("a manifest");
+        let shown = readme
+            .split(&format!(
+                "$ toolscan manifest --format {format} --tools tools.json\n"
+            ))
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .unwrap_or_else(|| panic!("README shows no manifest of {format}"));
+        let shown = shown.trim_end_matches("\n```");
+        assert!(
+            m.text.contains(&format!("{shown}\n")),
+            "README's manifest of {format} is out of date; it is now:\n{}",
+            m.text
+        );
+    }
+}

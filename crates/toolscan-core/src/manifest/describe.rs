@@ -270,9 +270,16 @@ fn python(out: &mut String, tool: &Tool) {
             }
         }
     }
-    if doc.is_empty() {
-        out.push_str("    ...\n");
-        return;
+    match doc.as_slice() {
+        [] => {
+            out.push_str("    ...\n");
+            return;
+        }
+        [one] => {
+            let _ = writeln!(out, "    \"\"\"{one}\"\"\"");
+            return;
+        }
+        _ => {}
     }
     out.push_str("    \"\"\"");
     for (i, line) in doc.iter().enumerate() {
