@@ -93,7 +93,7 @@ pub use ids::IdMint;
 pub use lang::format::Format;
 pub use lang::format_file::FormatFileError;
 pub use lang::grammar::{reasoning_markers, Grammar};
-pub use options::{Admit, CallsInReasoning, Limits, Options};
+pub use options::{Admit, CallsInReasoning, Check, Limits, Options};
 pub use render::{Call, RenderError};
 pub use response::{coalesce, Response, ToolCall};
 pub use sink::Sink;
