@@ -35,6 +35,9 @@ pub struct Route {
     pub calls_in_reasoning: Option<CallsInReasoning>,
     /// Read calls even without `tools` in the request.
     pub parse_always: Option<bool>,
+    /// Calls that do not fit the request's `tools` are content (see
+    /// [`ProxyConfig::invalid_calls_as_text`](crate::ProxyConfig::invalid_calls_as_text)).
+    pub invalid_calls_as_text: Option<bool>,
 }
 
 impl Route {
@@ -49,7 +52,7 @@ impl Route {
 
 /// Reads a model map: an object of model id → format name, or → an object
 /// of `format`, `reasoning`, `starts_in_reasoning`, `calls_in_reasoning`
-/// (`"text"` or `"call"`) and `parse_always`.
+/// (`"text"` or `"call"`), `parse_always` and `invalid_calls_as_text`.
 pub(crate) fn parse(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
     let bad = |why: String| ConfigError::ModelMap(why);
     let value: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
@@ -80,6 +83,7 @@ pub(crate) fn parse(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
                             "reasoning" => r.reasoning = Some(flag(&v)?),
                             "starts_in_reasoning" => r.starts_in_reasoning = Some(flag(&v)?),
                             "parse_always" => r.parse_always = Some(flag(&v)?),
+                            "invalid_calls_as_text" => r.invalid_calls_as_text = Some(flag(&v)?),
                             "calls_in_reasoning" => {
                                 r.calls_in_reasoning = Some(match v.as_str() {
                                     Some("text") => CallsInReasoning::Text,
