@@ -16,6 +16,7 @@ use crate::lang::format::{
     TypeWords,
 };
 use crate::render::value::{json, py_args, xml_escape, Node};
+use crate::scan::marker::is_word;
 use crate::tools::Tools;
 
 /// A call to write: its name, its arguments (an object's members) and the
@@ -193,6 +194,22 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                 continue;
             }
             let mut s = st.clone();
+            // A marker that counts only at a line start, or only at a word
+            // start (one that begins with a word byte), is parted from the
+            // text before it by a newline or a space, which reads back as
+            // text.
+            if !o.stream_start {
+                let last = s.out.as_bytes().last().copied();
+                let sep = match (last, o.marker.bytes.first()) {
+                    (Some(l), _) if o.line_start && l != b'\n' => "\n",
+                    (Some(l), Some(&m)) if is_word(l) && is_word(m) => " ",
+                    _ => "",
+                };
+                if !self.put(&mut s, sep) {
+                    continue;
+                }
+                s.between.push_str(sep);
+            }
             s.block_calls = 0;
             s.seen.clear();
             s.block_start = s.out.len();
@@ -539,8 +556,21 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                         }
                         call.args = Args::Whole;
                         (key.as_str(), value)
+                    } else if let Some(kv) = call.value.take() {
+                        kv
                     } else {
-                        call.value.take()?
+                        // A list's item has no key: the next item of the
+                        // list being written (`<item>` in `<arg>`).
+                        let Args::Params(frames) = &mut call.args else {
+                            return None;
+                        };
+                        let top = frames.last_mut()?;
+                        let Items::Arr(items) = top.items else {
+                            return None;
+                        };
+                        let item = items.get(top.next)?;
+                        top.next += 1;
+                        ("", item)
                     };
                     let container = matches!(value, Node::Obj(m) if !m.is_empty())
                         || matches!(value, Node::Arr(a) if !a.is_empty());
