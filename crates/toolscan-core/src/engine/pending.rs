@@ -253,6 +253,20 @@ impl Pending {
         }
     }
 
+    /// Holds `text`, the whole of a chunk that is read at once (the direct
+    /// path of a chunk inside a string or value): [`take_n`](Self::take_n)
+    /// of all of it, without a [`Chunk`] around it.
+    #[inline]
+    pub(crate) fn take_text(&mut self, text: &str) {
+        if self.raw.is_some() {
+            let ch = Chunk::from_str(text, self.pos);
+            return self.take_n(&ch, text.len());
+        }
+        self.buf.reserve(text.len());
+        self.buf.extend_from_slice(text.as_bytes());
+        self.pos = self.pos.after(text.len());
+    }
+
     /// The input up to `to` leaves the chunk: copies what `raw` lacks.
     #[inline]
     fn record(&mut self, ch: &Chunk<'_>, to: Offset) {

@@ -5,7 +5,6 @@
 use super::fail::{release, report};
 use super::reader::{Block, BlockCtx, Flow, Input, JsonState, Outcome, StepState};
 use crate::engine::call::json::{CallMapper, JsonMapping};
-use crate::engine::pending::Chunk;
 use crate::lang::format::JsonStep;
 use crate::lang::program::Op;
 use crate::read::json::{JsonScanner, StringRun};
@@ -34,9 +33,7 @@ pub(super) fn string_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> b
     if run == StringRun::No {
         return false;
     }
-    let held_from = env.pending.pos;
-    env.pending
-        .take_n(&Chunk::from_str(text, held_from), text.len());
+    env.pending.take_text(text);
     if let Some(d) = js.calls.drop_upto.take() {
         env.pending.drop_upto(d);
     }

@@ -4,7 +4,6 @@
 
 use super::reader::{Block, BlockCtx, Flow, Input, Outcome, StepState};
 use crate::engine::call::calls::BlockCalls;
-use crate::engine::pending::Chunk;
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::lang::program::ValueOp;
 use crate::offset::Offset;
@@ -85,9 +84,7 @@ pub(super) fn plain_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bo
     if !vr.is_plain_run(text.as_bytes()) {
         return false;
     }
-    let held_from = env.pending.pos;
-    env.pending
-        .take_n(&Chunk::from_str(text, held_from), text.len());
+    env.pending.take_text(text);
     let pos = env.pending.pos;
     vr.hand(env.pending.src(), pos, false, &mut b.calls);
     b.calls.sync(env.out, env.pending.src());
