@@ -176,17 +176,6 @@ fn strings_in<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
     }
 }
 
-fn any_value(r: &Resp, f: &dyn Fn(&Value) -> bool) -> bool {
-    fn walk(v: &Value, f: &dyn Fn(&Value) -> bool) -> bool {
-        f(v) || match v {
-            Value::Array(items) => items.iter().any(|i| walk(i, f)),
-            Value::Object(m) => m.values().any(|i| walk(i, f)),
-            _ => false,
-        }
-    }
-    r.calls.iter().any(|(_, a)| a.values().any(|v| walk(v, f)))
-}
-
 /// The formats whose values are raw text between tags, with nothing that
 /// escapes the closing tag inside a value.
 const RAW_VALUES: &[&str] = &[
@@ -222,21 +211,34 @@ fn refusal_reason(format: &Format, r: &Resp) -> Vec<&'static str> {
     {
         why.push("values are raw text: markup inside one ends it or reads as markup");
     }
-    if name == "autobyteus-xml"
+    if matches!(name, "autobyteus-xml" | "step3")
         && strings
             .iter()
             .any(|s| s.trim() != *s || s.contains("__START_CONTENT__"))
     {
         why.push("values are trimmed: a string with whitespace at either end cannot be written");
     }
+    if name == "seed-oss"
+        && strings
+            .iter()
+            .any(|s| s.starts_with('\n') || s.ends_with('\n'))
+    {
+        why.push(
+            "a value is written between newlines, one of which is trimmed: a string that \
+             begins or ends with a newline cannot be written",
+        );
+    }
+    if name == "use-tag" && r.calls.len() > 1 && strings.iter().any(|s| s.len() > 500) {
+        why.push(
+            "finding: the search runs out of steps for several calls with a long string \
+             (`use_tag_long_string_in_an_object_renders`, ignored)",
+        );
+    }
     if name == "key-value" && r.calls.len() > 1 {
         why.push(
             "finding: the search runs out of read-backs for several calls of several \
              values (`key_value_calls_of_several_values_render`, ignored)",
         );
-    }
-    if name == "autobyteus-xml" && any_value(r, &|v| v.is_null()) {
-        why.push("a null value: the format writes values as text and has no spelling of null");
     }
     // A value as an attribute holds it: a string as it is, anything else
     // as its JSON text.
@@ -407,6 +409,53 @@ fn key_value_calls_of_several_values_render() {
     let reg = Registry::builtin();
     let kv = reg.get("key-value").expect("built-in");
     assert!(kv.render("", &calls, Some(&tools)).is_ok());
+}
+
+/// Found by the property: `use-tag` refuses (`TooComplex`) three calls
+/// when one holds a long string (600 bytes, in an object value): the
+/// search over the attribute quotes of every value runs out of steps.
+/// Unfixed.
+#[test]
+#[ignore = "finding: use-tag's render search runs out of steps (see the comment)"]
+fn use_tag_long_string_in_an_object_renders() {
+    // The value proptest shrank to (600 bytes).
+    let long = " aaa   aaa a a      aaa aaa a aa   a   a a aa a  a aa a   aa aa aa   aaaaaaa a a   aaaaa a aa  aaaa   a a a     aa a  a a a   a aaaa      aa   a   aa  a    a  aaa aaaaaa a a   a aaaaaa aaa a  aaa   a  a aa a     aa aaaa aa   a   aaa aa  a  aa a    a a  aaaaa a  aa aaa aaaaaaa aaaa  a aaaa a  aa  a  a    a  aaaaa aaaa    aa aa a aaa aa a     aaa   a aaa a  aaaa aaa aaaaaa     aaaaa  a c gvteo   o  wtevm xix  tjh ml  dv bs f nu yag dpjw   j y  qikb   czmyze  p u  xhst   ssrv paa  w    fvn fgau fc    o    t  a   h f t ul  hqv  u q   fcht gsz r pciswz d  d tg y zrb ryw s b f  rmaxf t  zugmf quns  ";
+    let r = Resp {
+        text: String::new(),
+        calls: vec![
+            (
+                "a".into(),
+                json!({"a": {"a": long}})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+            (
+                "t1".into(),
+                json!({"g8_a3_": [], "u_28_z6di": {}})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+            (
+                "m".into(),
+                json!({"a5": {"w5md_0e0": "é\"{eé8t ém日h/\"r1\t日o"},
+                   "gt4k59": {"ms1l2k7__": 1978332013}, "sp": []})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            ),
+        ],
+    };
+    let tools = tools_of(&r);
+    let calls: Vec<Call> = r
+        .calls
+        .iter()
+        .map(|(n, a)| Call::from_value(n.as_str(), &Value::Object(a.clone())).expect("object"))
+        .collect();
+    let reg = Registry::builtin();
+    let f = reg.get("use-tag").expect("built-in");
+    assert!(f.render("", &calls, Some(&tools)).is_ok());
 }
 
 #[test]

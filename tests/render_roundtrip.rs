@@ -106,11 +106,6 @@ const REFUSED: &[(&str, &str, &str)] = &[
         "values are raw text: `</parameter>` inside one ends it",
     ),
     (
-        "autobyteus-xml",
-        "nested values",
-        "a null value: the format writes values as text and has no spelling of null",
-    ),
-    (
         "use-tag",
         "unicode and escapes",
         "attribute values are raw between quotes: a value holding both quotes cannot be written",
