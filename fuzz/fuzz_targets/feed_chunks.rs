@@ -70,7 +70,7 @@ fn check(data: &[u8]) {
 /// Each conformance case (under its format, `auto` for formats this build
 /// lacks; with the tools list when it has tools) whole, in small chunks,
 /// with reasoning separation and with small limits; and the example
-/// outputs under `auto`.
+/// outputs under `auto`; and responses rendered in every format.
 fn seeds(repo: &seed::Repo) -> seed::Seeds {
     let mut s = seed::Seeds {
         words: seed::format_words(false),
@@ -98,6 +98,15 @@ fn seeds(repo: &seed::Repo) -> seed::Seeds {
     }
     for (_, text) in repo.files("examples/data", ".txt") {
         add(formats::index_of("auto"), 0, 4, &text);
+    }
+    // Calls of every format as its renderer writes them, whole and in
+    // small chunks.
+    for f in toolscan_core::Registry::builtin().formats() {
+        let k = formats::index_of(f.name());
+        for input in seed::rendered(f) {
+            add(k, flag::TOOLS, 0, &input);
+            add(k, flag::TOOLS, 2 | 1 << 3, &input);
+        }
     }
     s
 }

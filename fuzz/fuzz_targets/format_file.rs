@@ -144,10 +144,12 @@ fn seeds(repo: &seed::Repo) -> seed::Seeds {
         ..Default::default()
     };
     let mut descriptions: Vec<(String, serde_json::Value)> = Vec::new();
+    let mut rendered: std::collections::HashMap<String, Vec<Vec<u8>>> = Default::default();
     for f in Registry::builtin().formats() {
         if let Some(v) = f.to_json().ok().and_then(|j| serde_json::from_str(&j).ok()) {
             descriptions.push((f.name().to_string(), v));
         }
+        rendered.insert(f.name().to_string(), seed::rendered(f));
     }
     for (file, bytes) in repo.files("examples/formats", ".json") {
         if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) {
@@ -169,14 +171,24 @@ fn seeds(repo: &seed::Repo) -> seed::Seeds {
             .map(|c| c.input.as_str())
             .take(3)
             .collect();
-        for (j, input) in inputs.iter().copied().chain([""]).enumerate() {
+        // Its conformance cases, and what its renderer writes.
+        let own: Vec<&[u8]> = rendered.get(&of).map_or(Vec::new(), |r| {
+            r.iter().map(Vec::as_slice).take(2).collect()
+        });
+        for (j, input) in inputs
+            .iter()
+            .map(|i| i.as_bytes())
+            .chain(own)
+            .chain([&b""[..]])
+            .enumerate()
+        {
             let flags = ROUND_TRIP
                 | if (k + j) % 5 == 0 { AUTO } else { 0 }
                 | if j == 1 { flag::REASONING } else { 0 };
             let mut d = vec![flags, if j == 0 { 0 } else { 2 }];
             d.extend_from_slice(text.as_bytes());
             d.push(0xFF);
-            d.extend_from_slice(input.as_bytes());
+            d.extend_from_slice(input);
             s.inputs.push(d);
         }
     }

@@ -40,7 +40,11 @@ pub mod flag {
 }
 
 /// Limits small enough that a fuzz input reaches each of them.
-pub const SMALL_LIMITS: Limits = Limits::new().with_max_call_bytes(200).with_max_depth(4).with_max_holdback(48).with_max_name_bytes(12);
+pub const SMALL_LIMITS: Limits = Limits::new()
+    .with_max_call_bytes(200)
+    .with_max_depth(4)
+    .with_max_holdback(48)
+    .with_max_name_bytes(12);
 
 /// The tools the [`flag::TOOLS`] bit gives the parser: the names the
 /// conformance cases call, with schemas of every JSON type (so that

@@ -153,3 +153,57 @@ pub fn format_words(keys: bool) -> BTreeSet<Vec<u8>> {
     words.retain(|w| !w.is_empty() && w.len() <= 64);
     words
 }
+
+/// Valid inputs of a format, written by its renderer
+/// (`Format::render`): a few responses — text and calls of the tools of
+/// [`crate::tools`] (strings with escapes, unicode and markup, numbers,
+/// nested values, empty arguments, two calls) — each as the format writes
+/// it. A response the format cannot hold is left out.
+pub fn rendered(format: &toolscan_core::Format) -> Vec<Vec<u8>> {
+    use serde_json::json;
+    use toolscan_core::render::Call;
+    let call = |name: &str, args: Value| Call::from_value(name, &args);
+    let responses: Vec<(&str, Vec<Option<Call>>)> = vec![
+        (
+            "Let me check.\n",
+            vec![call(
+                "get_weather",
+                json!({"city": "Zürich", "unit": "c", "days": 3}),
+            )],
+        ),
+        (
+            "",
+            vec![call(
+                "python",
+                json!({"code": "print(\"a\\tb\" + 'c')\n# </tool_call> ``` ]"}),
+            )],
+        ),
+        (
+            "",
+            vec![call(
+                "search",
+                json!({"query": "日本 😀", "max": 10, "filters": {"tags": ["a", "b"], "max": 2}}),
+            )],
+        ),
+        (
+            "Both.\n",
+            vec![
+                call(
+                    "calculate",
+                    json!({"expression": "2*3", "precise": true, "scale": 0.5, "extra": null}),
+                ),
+                call("get_time", json!({})),
+            ],
+        ),
+    ];
+    responses
+        .into_iter()
+        .filter_map(|(text, calls)| {
+            let calls: Option<Vec<Call>> = calls.into_iter().collect();
+            format
+                .render(text, &calls?, Some(crate::tools()))
+                .ok()
+                .map(String::into_bytes)
+        })
+        .collect()
+}

@@ -85,7 +85,8 @@ pub struct ProxyArgs {
     /// this build does not know (or writes otherwise); or → an object of
     /// settings for that model: `format`, `reasoning`,
     /// `starts_in_reasoning`, `calls_in_reasoning` ("text"/"call"),
-    /// `parse_always`, `emulate_tools`.
+    /// `parse_always`, `emulate_tools`,
+    /// `invalid_calls_as_text`.
     #[arg(long, value_name = "FILE", env = "TOOLSCAN_MODEL_MAP")]
     pub model_map: Option<PathBuf>,
 
@@ -104,6 +105,13 @@ pub struct ProxyArgs {
     /// `hermes` here.
     #[arg(long, env = "TOOLSCAN_EMULATE_TOOLS")]
     pub emulate_tools: bool,
+
+    /// Send a call that does not fit the request's `tools` (a tool not in
+    /// them, a required parameter missing, a value of the wrong type or
+    /// outside its `enum`) as content, its markup as written, instead of a
+    /// `tool_calls` entry. Streamed calls then go out whole, once checked.
+    #[arg(long, env = "TOOLSCAN_INVALID_CALLS_AS_TEXT")]
+    pub invalid_calls_as_text: bool,
 
     /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
     #[arg(long, env = "TOOLSCAN_REASONING")]

@@ -515,7 +515,9 @@ pub enum DiagnosticKind {
     Truncated,
     /// A configured limit (call size, nesting depth, hold-back) was hit.
     Limit,
-    /// The call names a tool that is not in the `tools` list.
+    /// The call names a tool that is not in the `tools` list (reported
+    /// before its `tool_call_start`; with the schema check on, just before
+    /// its `tool_call_end`, with the check's other diagnostics).
     UnknownTool,
     /// Bytes that are not UTF-8: they became U+FFFD in the text.
     InvalidUtf8,
@@ -532,12 +534,24 @@ pub enum DiagnosticKind {
     /// call after the allowed number, or of another tool than the one
     /// allowed); its bytes came back as text.
     NotAllowed,
+    /// Schema check ([`Options::check_calls`](crate::Options::check_calls)):
+    /// a parameter the tool's schema (or a nested object's) lists in
+    /// `required` is absent.
+    MissingParameter,
+    /// Schema check: an argument's JSON type is none of those its schema
+    /// declares (`type`, a list of types, `anyOf`/`oneOf`; `integer` is a
+    /// number without a fractional part), at any depth (nested objects'
+    /// `properties`, arrays' `items`).
+    WrongType,
+    /// Schema check: an argument is not one of its schema's `enum` values
+    /// (or not its `const`).
+    NotInEnum,
 }
 
 impl DiagnosticKind {
     /// Every kind, in declaration order (counters index them by their
     /// place here).
-    pub const ALL: [DiagnosticKind; 9] = [
+    pub const ALL: [DiagnosticKind; 12] = [
         DiagnosticKind::Malformed,
         DiagnosticKind::Truncated,
         DiagnosticKind::Limit,
@@ -547,6 +561,9 @@ impl DiagnosticKind {
         DiagnosticKind::TypeMismatch,
         DiagnosticKind::Unclosed,
         DiagnosticKind::NotAllowed,
+        DiagnosticKind::MissingParameter,
+        DiagnosticKind::WrongType,
+        DiagnosticKind::NotInEnum,
     ];
 
     /// The snake_case name used in JSON output.
@@ -561,7 +578,24 @@ impl DiagnosticKind {
             DiagnosticKind::TypeMismatch => "type_mismatch",
             DiagnosticKind::Unclosed => "unclosed",
             DiagnosticKind::NotAllowed => "not_allowed",
+            DiagnosticKind::MissingParameter => "missing_parameter",
+            DiagnosticKind::WrongType => "wrong_type",
+            DiagnosticKind::NotInEnum => "not_in_enum",
         }
+    }
+
+    /// Whether this kind says a completed call does not fit the tools it
+    /// was given: [`UnknownTool`](DiagnosticKind::UnknownTool) and the
+    /// kinds of the schema check
+    /// ([`Options::check_calls`](crate::Options::check_calls)).
+    pub fn is_schema(self) -> bool {
+        matches!(
+            self,
+            DiagnosticKind::UnknownTool
+                | DiagnosticKind::MissingParameter
+                | DiagnosticKind::WrongType
+                | DiagnosticKind::NotInEnum
+        )
     }
 }
 

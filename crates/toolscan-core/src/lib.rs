@@ -95,7 +95,7 @@ pub use lang::format::Format;
 pub use lang::format_file::FormatFileError;
 pub use lang::grammar::{reasoning_markers, Grammar};
 pub use manifest::{Manifest, ManifestError, Notation};
-pub use options::{Admit, CallsInReasoning, Limits, Options};
+pub use options::{Admit, CallsInReasoning, Check, Limits, Options};
 pub use render::{Call, RenderError};
 pub use response::{coalesce, Response, ToolCall};
 pub use sink::Sink;

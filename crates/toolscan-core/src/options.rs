@@ -171,6 +171,78 @@ pub struct Options {
     /// Which calls are let through (OpenAI's `parallel_tool_calls: false`
     /// and a named `tool_choice`); by default every one.
     pub admit: Admit,
+    /// Whether a completed call is checked against
+    /// [`tools`](Options::tools)' schemas, and what a call that fails the
+    /// check becomes (see [`Check`]); off by default.
+    pub check_calls: Check,
+}
+
+/// The schema check of completed calls: whether it runs, and what becomes
+/// of a call that fails it.
+///
+/// When a call completes — in the feed that delivers its last byte, as
+/// ever — its name and arguments are checked against the request's
+/// [`Tools`]: a tool not in the list
+/// ([`unknown_tool`](crate::DiagnosticKind::UnknownTool)), a `required`
+/// parameter absent ([`missing_parameter`](crate::DiagnosticKind::MissingParameter)),
+/// a value of a type its schema does not declare
+/// ([`wrong_type`](crate::DiagnosticKind::WrongType)), a value outside its
+/// `enum` ([`not_in_enum`](crate::DiagnosticKind::NotInEnum)) — in nested
+/// objects' `properties` and arrays' `items` too. Each problem is a
+/// diagnostic of its kind (at most 16 a call), sent right before the call's
+/// `tool_call_end` (so between its `tool_call_start` and its end: a
+/// diagnostic there is about that call). [`Response`](crate::Response)
+/// also files them under the call, in
+/// [`ToolCall::diagnostics`](crate::ToolCall::diagnostics). Without a
+/// tools list there is nothing to check against, and nothing is checked;
+/// a tool whose parameters have no schema has only its name checked.
+///
+/// ```
+/// use toolscan_core::{parse, Check, DiagnosticKind, Options, Registry, Tools};
+///
+/// let tools = Tools::from_json_str(r#"[{"name": "get_weather", "parameters": {
+///     "type": "object", "required": ["city"],
+///     "properties": {"city": {"type": "string"},
+///                    "unit": {"enum": ["celsius", "fahrenheit"]}}}}]"#).unwrap();
+/// let g = Registry::builtin().grammar("hermes").unwrap();
+/// let input = r#"<tool_call>{"name": "get_weather", "arguments": {"unit": "kelvin"}}</tool_call>"#;
+///
+/// // Report: the call is delivered, its problems filed under it.
+/// let o = Options::new().with_tools(tools.clone()).with_check_calls(Check::Report);
+/// let r = parse(g.clone(), o, input.as_bytes());
+/// let kinds: Vec<_> = r.tool_calls[0].diagnostics.iter().map(|d| d.kind).collect();
+/// assert_eq!(kinds, [DiagnosticKind::MissingParameter, DiagnosticKind::NotInEnum]);
+///
+/// // Reject: the call is no call; its markup is text.
+/// let o = Options::new().with_tools(tools).with_check_calls(Check::Reject);
+/// let r = parse(g, o, input.as_bytes());
+/// assert!(r.tool_calls.is_empty());
+/// assert_eq!(r.text, input);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Check {
+    /// No check (unknown tools are still reported, before the call's
+    /// `tool_call_start`, whenever a tools list is given).
+    #[default]
+    Off,
+    /// Check; a call that fails is still delivered, its diagnostics right
+    /// before its `tool_call_end`: the caller decides.
+    Report,
+    /// Check; a call that fails is no call: after its diagnostics, a
+    /// [`not_allowed`](crate::DiagnosticKind::NotAllowed) one says so and
+    /// its bytes come back as text (in a group of calls, the next call is
+    /// read). Its `tool_call_start` and argument deltas may have been sent
+    /// already, as for any call that fails late; a caller that must never
+    /// show them holds a call's events until its end.
+    Reject,
+}
+
+impl Check {
+    /// Whether calls are checked at all.
+    pub fn is_on(self) -> bool {
+        self != Check::Off
+    }
 }
 
 /// Which calls a parser lets through: a call that is not let through is
@@ -258,6 +330,12 @@ impl Options {
     /// other call markup is text (see [`Admit`]).
     pub fn with_only_tool(mut self, name: impl Into<String>) -> Self {
         self.admit.only = Some(name.into());
+        self
+    }
+
+    /// Checks completed calls against the tools' schemas (see [`Check`]).
+    pub fn with_check_calls(mut self, check: Check) -> Self {
+        self.check_calls = check;
         self
     }
 

@@ -15,6 +15,13 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments object.
     pub arguments: Arguments,
+    /// The diagnostics about this call sent between its `tool_call_start`
+    /// and its `tool_call_end`: those of the schema check
+    /// ([`Options::check_calls`](crate::Options::check_calls)). They are
+    /// in [`Response::diagnostics`] too. Serialised only when there are
+    /// some.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// A whole response: what collecting every event of a stream gives.
@@ -36,6 +43,10 @@ pub struct Response {
     pub diagnostics: Vec<Diagnostic>,
     /// From the `done` event (`stop` if there was none).
     pub finish_reason: FinishReason,
+    /// While a call is open (after its `tool_call_start`): how many
+    /// diagnostics there were before it.
+    #[serde(skip)]
+    open_call: Option<usize>,
 }
 
 impl Default for Response {
@@ -46,6 +57,7 @@ impl Default for Response {
             tool_calls: Vec::new(),
             diagnostics: Vec::new(),
             finish_reason: FinishReason::Stop,
+            open_call: None,
         }
     }
 }
@@ -77,14 +89,19 @@ impl Sink for Response {
                 name,
                 arguments,
                 ..
-            } => self.tool_calls.push(ToolCall {
-                id: id.into(),
-                name: name.into(),
-                arguments: Arguments::from_validated(arguments.into()),
-            }),
+            } => {
+                let from = self.open_call.take().unwrap_or(self.diagnostics.len());
+                self.tool_calls.push(ToolCall {
+                    id: id.into(),
+                    name: name.into(),
+                    arguments: Arguments::from_validated(arguments.into()),
+                    diagnostics: self.diagnostics.get(from..).unwrap_or_default().to_vec(),
+                })
+            }
+            EventRef::ToolCallStart { .. } => self.open_call = Some(self.diagnostics.len()),
             EventRef::Diagnostic(d) => self.diagnostics.push(d.clone()),
             EventRef::Done { finish_reason } => self.finish_reason = finish_reason,
-            EventRef::ToolCallStart { .. } | EventRef::ToolCallArgs { .. } => {}
+            EventRef::ToolCallArgs { .. } => {}
         }
     }
 }

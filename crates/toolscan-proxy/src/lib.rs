@@ -76,7 +76,7 @@ use futures_util::{Stream, StreamExt};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{json, Value};
 use toolscan_core::{
-    format_for_model, CallsInReasoning, Grammar, IdMint, Limits, Options, Registry, Tools,
+    format_for_model, CallsInReasoning, Check, Grammar, IdMint, Limits, Options, Registry, Tools,
 };
 use toolscan_sse::{RewriteError, Tally};
 use tracing::{field, info, info_span, warn, Instrument, Span};
@@ -155,6 +155,15 @@ pub struct ProxyConfig {
     /// blocks. The answer is read for calls as usual. A request whose
     /// format is `auto` is written and read as `hermes`.
     pub emulate_tools: bool,
+    /// A call that does not fit the request's `tools` — a tool not in
+    /// them, a `required` parameter missing, a value of the wrong type or
+    /// outside its `enum` (the schema check,
+    /// [`Check`](toolscan_core::Check)) — goes to the client as content,
+    /// its markup as the model wrote it, not as a `tool_calls` entry (the
+    /// check's diagnostics are counted and logged). Streamed, a call's
+    /// `tool_calls` entry then goes out once the call is complete and
+    /// checked, not piece by piece. Off: every call that parses is a call.
+    pub invalid_calls_as_text: bool,
     /// The parser's limits.
     pub limits: Limits,
     /// Where the proxy counts requests, calls, diagnostics, upstream
@@ -201,6 +210,7 @@ impl ProxyConfig {
             starts_in_reasoning: false,
             parse_always: false,
             emulate_tools: false,
+            invalid_calls_as_text: false,
             limits: Limits::default(),
             metrics: None,
             max_request_bytes: 32 << 20,
@@ -267,6 +277,13 @@ impl ProxyConfig {
         self
     }
 
+    /// Sends calls that do not fit the request's `tools` as content (see
+    /// [`ProxyConfig::invalid_calls_as_text`]).
+    pub fn with_invalid_calls_as_text(mut self, on: bool) -> ProxyConfig {
+        self.invalid_calls_as_text = on;
+        self
+    }
+
     /// Sets [`ProxyConfig::upstream_idle_timeout`].
     pub fn with_upstream_idle_timeout(mut self, t: Duration) -> ProxyConfig {
         self.upstream_idle_timeout = t;
@@ -306,7 +323,8 @@ impl ProxyConfig {
     /// Reads a model map, as the command line's `--model-map FILE` holds:
     /// an object of model id → format name, or → an object of settings
     /// (`format`, `reasoning`, `starts_in_reasoning`, `calls_in_reasoning`,
-    /// `parse_always`, `emulate_tools`) that override the proxy's own for that model.
+    /// `parse_always`, `emulate_tools`, `invalid_calls_as_text`) that
+    /// override the proxy's own for that model.
     pub fn parse_routes(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
         route::parse(text)
     }
@@ -499,6 +517,7 @@ struct Proxy {
     starts_in_reasoning: bool,
     parse_always: bool,
     emulate_tools: bool,
+    invalid_calls_as_text: bool,
     limits: Limits,
     metrics: Metrics,
     max_request_bytes: usize,
@@ -575,6 +594,7 @@ impl Proxy {
             starts_in_reasoning: config.starts_in_reasoning,
             parse_always: config.parse_always,
             emulate_tools: config.emulate_tools,
+            invalid_calls_as_text: config.invalid_calls_as_text,
             limits: config.limits,
             metrics: config.metrics.clone().unwrap_or_default(),
             max_request_bytes: config.max_request_bytes,
@@ -653,6 +673,9 @@ impl Proxy {
                 Ok(tools) => options = options.with_tools(tools),
                 Err(e) => warn!(error = %e, "the request's tools are ignored"),
             }
+        }
+        if setting(|r| r.invalid_calls_as_text, self.invalid_calls_as_text) {
+            options = options.with_check_calls(Check::Reject);
         }
         if field("parallel_tool_calls").and_then(Value::as_bool) == Some(false) {
             options = options.with_max_calls(1);

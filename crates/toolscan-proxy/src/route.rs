@@ -38,6 +38,9 @@ pub struct Route {
     /// Emulate tool calling (see
     /// [`ProxyConfig::emulate_tools`](crate::ProxyConfig::emulate_tools)).
     pub emulate_tools: Option<bool>,
+    /// Calls that do not fit the request's `tools` are content (see
+    /// [`ProxyConfig::invalid_calls_as_text`](crate::ProxyConfig::invalid_calls_as_text)).
+    pub invalid_calls_as_text: Option<bool>,
 }
 
 impl Route {
@@ -52,7 +55,8 @@ impl Route {
 
 /// Reads a model map: an object of model id → format name, or → an object
 /// of `format`, `reasoning`, `starts_in_reasoning`, `calls_in_reasoning`
-/// (`"text"` or `"call"`), `parse_always` and `emulate_tools`.
+/// (`"text"` or `"call"`), `parse_always`, `emulate_tools` and
+/// `invalid_calls_as_text`.
 pub(crate) fn parse(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
     let bad = |why: String| ConfigError::ModelMap(why);
     let value: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
@@ -84,6 +88,7 @@ pub(crate) fn parse(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
                             "starts_in_reasoning" => r.starts_in_reasoning = Some(flag(&v)?),
                             "parse_always" => r.parse_always = Some(flag(&v)?),
                             "emulate_tools" => r.emulate_tools = Some(flag(&v)?),
+                            "invalid_calls_as_text" => r.invalid_calls_as_text = Some(flag(&v)?),
                             "calls_in_reasoning" => {
                                 r.calls_in_reasoning = Some(match v.as_str() {
                                     Some("text") => CallsInReasoning::Text,

@@ -1180,6 +1180,61 @@ async fn a_model_maps_settings_apply_to_their_model() {
     }
 }
 
+/// `--invalid-calls-as-text`: a call that does not fit the request's
+/// `tools` is content, its markup as the model wrote it; the calls that
+/// fit are `tool_calls`, numbered without a gap, streamed or whole. Off,
+/// the same calls are calls. Per model in a model map too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_calls_as_text_sends_calls_that_do_not_fit_the_tools_as_content() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    // The recording calls get_weather for Zürich and 東京: with only
+    // Zürich in the enum, the second call does not fit.
+    let only_zurich = |stream: bool| {
+        request_with(stream, |o| {
+            o.insert(
+                "tools".into(),
+                json!([{"type": "function", "function": {"name": "get_weather", "parameters": {
+                    "type": "object", "required": ["city"],
+                    "properties": {"city": {"type": "string", "enum": ["Zürich"]}}}}}]),
+            );
+        })
+    };
+    let on = ProxyConfig::new(upstream.url.clone()).with_invalid_calls_as_text(true);
+    let routes = ProxyConfig::parse_routes(
+        r#"{"Qwen/Qwen3-8B": {"format": "hermes", "invalid_calls_as_text": true}}"#,
+    )
+    .unwrap();
+    let routed = ProxyConfig::new(upstream.url.clone()).with_routes(routes);
+    for config in [on, routed] {
+        let proxy = Proxy::start(config).await;
+        for stream in [true, false] {
+            let (content, _, calls, finish) = answer(&proxy, &only_zurich(stream)).await;
+            assert_eq!(cities(&calls), [json!("Zürich")], "stream: {stream}");
+            assert_eq!(content.matches("<tool_call>").count(), 1, "{content}");
+            assert!(content.contains("東京"), "{content}");
+            assert_eq!(finish, ["tool_calls"]);
+            // Every call fits: both are calls.
+            let (content, _, calls, _) = answer(&proxy, &request_with(stream, |_| {})).await;
+            assert_eq!(cities(&calls), [json!("Zürich"), json!("東京")]);
+            assert!(!content.contains("<tool_call>"), "{content}");
+        }
+        // Streamed, the call that fits is entry 0, sent whole.
+        let body = post_chat(&proxy, &only_zurich(true))
+            .await
+            .text()
+            .await
+            .unwrap();
+        let s = streamed(&data_of(&body));
+        assert_eq!(s.calls.keys().copied().collect::<Vec<_>>(), [0]);
+    }
+    // Off: both calls are calls.
+    let proxy = Proxy::to(&upstream).await;
+    for stream in [true, false] {
+        let (_, _, calls, _) = answer(&proxy, &only_zurich(stream)).await;
+        assert_eq!(cities(&calls), [json!("Zürich"), json!("東京")]);
+    }
+}
+
 // ------------------------------------------------ what Python clients read
 
 /// The wire protocol as OpenAI's Python client (`openai`, and the

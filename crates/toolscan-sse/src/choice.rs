@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
-use toolscan_core::{EventRef, FinishReason, IdMint, Parser, Sink};
+use toolscan_core::{Check, EventRef, FinishReason, IdMint, Parser, Sink};
 
 use crate::config::Config;
 
@@ -47,8 +47,9 @@ pub(crate) fn finish_reason(upstream: &str, completed: usize) -> &str {
 /// renumbered; text calls are `0, 1, 2…` as the parser numbers them.
 #[derive(Debug, Default)]
 pub(crate) struct Indices {
-    /// Output index of each text call, by the parser's index.
-    text: Vec<u64>,
+    /// Output index of each text call, by the parser's index (a call that
+    /// is held and then rejected never gets one).
+    text: HashMap<usize, u64>,
     /// Output index of each native call, by its upstream index.
     native: HashMap<u64, u64>,
     /// Every output index handed out.
@@ -61,16 +62,12 @@ impl Indices {
     /// The output index of text call `index` (the parser's), allocating
     /// one at its start.
     fn text(&mut self, index: usize) -> u64 {
-        if let Some(&i) = self.text.get(index) {
+        if let Some(&i) = self.text.get(&index) {
             return i;
         }
-        // Calls start in index order; a gap would be a core bug, but is
-        // filled rather than trusted.
-        while self.text.len() <= index {
-            let i = self.take_next();
-            self.text.push(i);
-        }
-        self.text[index]
+        let i = self.take_next();
+        self.text.insert(index, i);
+        i
     }
 
     /// The output index of native call `index` (the upstream's).
@@ -110,6 +107,16 @@ pub(crate) struct Choice {
     pub(crate) finished: bool,
     /// Where calls and diagnostics are counted.
     tally: Option<std::sync::Arc<crate::tally::Tally>>,
+    /// `Some` when a call's entries wait for its end (the schema check
+    /// rejects calls: [`Check::Reject`]): the open call's, if any.
+    held: Option<Held>,
+}
+
+/// The entries of a call held until it ends: its parser index, id, name
+/// and arguments so far.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    call: Option<(usize, String, String, String)>,
 }
 
 impl Choice {
@@ -120,6 +127,7 @@ impl Choice {
             completed: 0,
             finished: false,
             tally: config.tally.clone(),
+            held: (config.options.check_calls == Check::Reject).then(Held::default),
         }
     }
 
@@ -130,6 +138,7 @@ impl Choice {
             indices: &mut self.indices,
             completed: &mut self.completed,
             tally: self.tally.as_deref(),
+            held: self.held.as_mut(),
         };
         self.parser.feed_str_with(content, &mut sink);
     }
@@ -143,6 +152,7 @@ impl Choice {
             indices: &mut self.indices,
             completed: &mut self.completed,
             tally: self.tally.as_deref(),
+            held: self.held.as_mut(),
         };
         if upstream_reason == Some("stop") {
             self.parser.finish_at_stop_with(&mut sink);
@@ -238,10 +248,43 @@ struct PieceSink<'a> {
     indices: &'a mut Indices,
     completed: &'a mut usize,
     tally: Option<&'a crate::tally::Tally>,
+    held: Option<&'a mut Held>,
 }
 
 impl Sink for PieceSink<'_> {
     fn event(&mut self, event: EventRef<'_>) {
+        if let Some(held) = self.held.as_deref_mut() {
+            // A call's entries wait for its end: its start and arguments
+            // are kept; at its end they go out as one entry; anything
+            // else but its schema diagnostics means it failed (its bytes
+            // come back as text), and they are dropped.
+            match event {
+                EventRef::ToolCallStart { index, id, name } => {
+                    held.call = Some((index, id.to_owned(), name.to_owned(), String::new()));
+                    return;
+                }
+                EventRef::ToolCallArgs { index, delta } => {
+                    if let Some((_, _, _, args)) = held.call.as_mut().filter(|c| c.0 == index) {
+                        args.push_str(delta);
+                        return;
+                    }
+                }
+                EventRef::ToolCallEnd { index, .. } => {
+                    if let Some((i, id, name, arguments)) = held.call.take() {
+                        if i == index {
+                            self.pieces.entries.push(Entry::Start {
+                                index: self.indices.text(i),
+                                id,
+                                name,
+                                arguments,
+                            });
+                        }
+                    }
+                }
+                EventRef::Diagnostic(d) if d.kind.is_schema() => {}
+                _ => held.call = None,
+            }
+        }
         let p = &mut *self.pieces;
         match event {
             EventRef::Text(t) => p.text.push_str(t),

@@ -83,7 +83,7 @@ use std::task::{Context, Poll};
 use futures_core::stream::{FusedStream, Stream};
 use futures_util::stream::FuturesUnordered;
 use pin_project_lite::pin_project;
-use toolscan_core::{Event, ToolCall};
+use toolscan_core::{Diagnostic, Event, ToolCall};
 
 /// Runs a handler for every tool call of a stream as soon as the call is
 /// complete; see [the module docs](self).
@@ -142,6 +142,7 @@ impl<F> Dispatcher<F> {
             next_seq: 0,
             events_done: false,
             failed: false,
+            open_call: None,
         }
     }
 }
@@ -254,6 +255,9 @@ pin_project! {
         events_done: bool,
         // The input stream failed: the error was yielded, nothing follows.
         failed: bool,
+        // The diagnostics since the open call's `tool_call_start` (its
+        // `ToolCall::diagnostics`), while a call is open.
+        open_call: Option<Vec<Diagnostic>>,
     }
 }
 
@@ -353,6 +357,15 @@ where
 
             match this.events.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(event))) => {
+                    match &event {
+                        Event::ToolCallStart { .. } => *this.open_call = Some(Vec::new()),
+                        Event::Diagnostic(d) => {
+                            if let Some(notes) = this.open_call.as_mut() {
+                                notes.push(d.clone());
+                            }
+                        }
+                        _ => {}
+                    }
                     if let Event::ToolCallEnd {
                         index,
                         id,
@@ -370,6 +383,7 @@ where
                                 id: id.clone(),
                                 name: name.clone(),
                                 arguments: arguments.clone(),
+                                diagnostics: this.open_call.take().unwrap_or_default(),
                             },
                         ));
                         // Start its handler now, before the event goes

@@ -41,10 +41,12 @@ struct Open {
 /// - `tool_call_start` indices are the ordinals 0, 1, 2, …; ids are unique;
 ///   ids and names are not empty;
 /// - calls do not interleave: after a call's start come only its argument
-///   deltas, then its `tool_call_end` (with the start's id and name) or a
-///   `malformed`, `limit` or `truncated` diagnostic that abandons it; no
-///   text, reasoning or other diagnostic inside a call, and no call left
-///   open at `done`;
+///   deltas and the diagnostics of the schema check
+///   ([`DiagnosticKind::is_schema`]), then its `tool_call_end` (with the
+///   start's id and name) or a `malformed`, `limit`, `truncated` or
+///   `not_allowed` (a call the schema check rejects) diagnostic that
+///   abandons it; no text, reasoning or other diagnostic inside a call,
+///   and no call left open at `done`;
 /// - the concatenated argument deltas of a call are exactly its
 ///   `arguments` text, which parses to a JSON object.
 pub fn check_events(events: &[Event]) -> Result<Tally, String> {
@@ -131,10 +133,12 @@ pub fn check_events(events: &[Event]) -> Result<Tally, String> {
                     match d.kind {
                         DiagnosticKind::Malformed
                         | DiagnosticKind::Limit
-                        | DiagnosticKind::Truncated => {
+                        | DiagnosticKind::Truncated
+                        | DiagnosticKind::NotAllowed => {
                             open = None;
                             tally.abandoned += 1;
                         }
+                        k if k.is_schema() => {}
                         _ => return Err(at(format!("inside call {}", o.index))),
                     }
                 }

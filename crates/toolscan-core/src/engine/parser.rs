@@ -182,6 +182,7 @@ impl Parser {
         let bare_room = bare_room(&options.limits, grammar.follow_len);
         let mut session = Session::new(IdSource::new(&options.ids), options.tools, options.limits);
         session.admit = options.admit;
+        session.check = options.check_calls;
         let stream = StreamState {
             bare_room,
             session,

@@ -9,27 +9,45 @@ use crate::lang::format::Lit;
 pub(crate) enum Reason {
     // The block's program.
     NoProgress,
-    ExpectedLit { found: u8 },
-    Unexpected { found: u8 },
-    TooLong { limit: usize, confirmed: bool },
+    ExpectedLit {
+        found: u8,
+    },
+    Unexpected {
+        found: u8,
+    },
+    TooLong {
+        limit: usize,
+        confirmed: bool,
+    },
     // Names and ids.
     EmptyName,
-    NameTooLong { limit: usize },
+    NameTooLong {
+        limit: usize,
+    },
     LongWord,
-    NameByte { found: u8 },
+    NameByte {
+        found: u8,
+    },
     NameSpace,
     NameNotUtf8,
     NameNotString,
     BadNameString,
     NotATool,
-    TooManyCalls { limit: usize },
+    TooManyCalls {
+        limit: usize,
+    },
     NotTheTool,
+    /// The call does not fit its tool's schema (`Check::Reject`); the
+    /// check's own diagnostics say how.
+    FailsSchema,
     TwoNames,
     NoName,
     BadNamedId,
     // Parameters' names.
     EmptyKey,
-    KeyByte { found: u8 },
+    KeyByte {
+        found: u8,
+    },
     KeySpace,
     // Arguments.
     TwoArgs,
@@ -45,24 +63,48 @@ pub(crate) enum Reason {
     UnexpectedKey,
     TextNotString,
     // JSON syntax.
-    ExpectedKey { found: u8 },
-    ExpectedColon { found: u8 },
-    ExpectedCommaOrClose { found: u8 },
-    ExpectedValue { found: u8 },
-    BadLiteral { found: u8 },
-    Unbalanced { found: u8 },
-    BadEscape { found: u8 },
-    BadHex { found: u8 },
+    ExpectedKey {
+        found: u8,
+    },
+    ExpectedColon {
+        found: u8,
+    },
+    ExpectedCommaOrClose {
+        found: u8,
+    },
+    ExpectedValue {
+        found: u8,
+    },
+    BadLiteral {
+        found: u8,
+    },
+    Unbalanced {
+        found: u8,
+    },
+    BadEscape {
+        found: u8,
+    },
+    BadHex {
+        found: u8,
+    },
     LoneSurrogate,
-    ControlChar { found: u8 },
-    BadNumber { found: u8 },
-    TooDeep { limit: usize },
+    ControlChar {
+        found: u8,
+    },
+    BadNumber {
+        found: u8,
+    },
+    TooDeep {
+        limit: usize,
+    },
     // Python-like notation.
     PositionalArg,
     NestedCall,
     NotALiteral,
     StringPrefix,
-    DictKey { found: u8 },
+    DictKey {
+        found: u8,
+    },
     Parenthesised,
 }
 
@@ -86,7 +128,10 @@ impl Reason {
 
     /// The options refused the call (see `Admit`).
     pub(crate) fn is_refusal(self) -> bool {
-        matches!(self, Reason::TooManyCalls { .. } | Reason::NotTheTool)
+        matches!(
+            self,
+            Reason::TooManyCalls { .. } | Reason::NotTheTool | Reason::FailsSchema
+        )
     }
 
     /// The words. `lit` is the literal the block expected, for
@@ -124,6 +169,7 @@ impl Reason {
             NotTheTool => "a call of another tool than the one allowed (`only`, the request's \
                            named `tool_choice`)"
                 .into(),
+            FailsSchema => "the call does not fit its tool's schema (`check_calls: reject`)".into(),
             TwoNames => "the call has two names".into(),
             NoName => "the call has no tool name".into(),
             BadNamedId => "the call id is not `NAMESPACE.NAME:INDEX`".into(),

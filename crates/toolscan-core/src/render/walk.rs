@@ -16,6 +16,7 @@ use crate::lang::format::{
     TypeWords,
 };
 use crate::render::value::{json, py_args, xml_escape, Node};
+use crate::scan::marker::is_word;
 use crate::tools::Tools;
 
 /// A call to write: its name, its arguments (an object's members) and the
@@ -193,6 +194,22 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                 continue;
             }
             let mut s = st.clone();
+            // A marker that counts only at a line start, or only at a word
+            // start (one that begins with a word byte), is parted from the
+            // text before it by a newline or a space, which reads back as
+            // text.
+            if !o.stream_start {
+                let last = s.out.as_bytes().last().copied();
+                let sep = match (last, o.marker.bytes.first()) {
+                    (Some(l), _) if o.line_start && l != b'\n' => "\n",
+                    (Some(l), Some(&m)) if is_word(l) && is_word(m) => " ",
+                    _ => "",
+                };
+                if !self.put(&mut s, sep) {
+                    continue;
+                }
+                s.between.push_str(sep);
+            }
             s.block_calls = 0;
             s.seen.clear();
             s.block_start = s.out.len();

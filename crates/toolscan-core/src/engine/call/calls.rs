@@ -9,7 +9,7 @@ use crate::engine::call::param::Param;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::ids::IdSource;
 use crate::offset::Offset;
-use crate::options::{Admit, Limits};
+use crate::options::{Admit, Check, Limits};
 use crate::read::escape::{json_str_content_len, push_json_str_content};
 use crate::read::reason::{Reason, Stop};
 pub(crate) use crate::read::src::HeldBytes;
@@ -35,6 +35,8 @@ pub(crate) struct Session {
     pub at_stop: bool,
     /// Which calls are let through.
     pub admit: Admit,
+    /// Whether completed calls are checked against the tools' schemas.
+    pub check: Check,
 }
 
 impl Session {
@@ -48,6 +50,7 @@ impl Session {
             limits,
             at_stop: false,
             admit: Admit::default(),
+            check: Check::Off,
         }
     }
 
@@ -414,7 +417,9 @@ impl BlockCalls {
                 }
             }
         };
-        if known == Some(false) {
+        // (With the schema check on, an unknown tool is the check's to
+        // report, with the call's other problems, before its end.)
+        if known == Some(false) && !session.check.is_on() {
             let d = Diagnostic {
                 kind: DiagnosticKind::UnknownTool,
                 offset: at.get(),
@@ -588,6 +593,22 @@ impl BlockCalls {
         let Ok(arguments) = std::str::from_utf8(args_text(span, &args, src)) else {
             return Err(Stop::fail(Reason::ArgsNotUtf8));
         };
+        if let Some(tools) = session.tools.as_ref().filter(|_| session.check.is_on()) {
+            let problems = crate::engine::call::check::check(tools, index, &name, arguments);
+            for p in &problems {
+                let d = Diagnostic::new(p.kind, at.get(), p.message.as_str());
+                out.event(EventRef::Diagnostic(&d));
+            }
+            if !problems.is_empty() && session.check == Check::Reject {
+                // Put back, so the failure reports it as abandoned.
+                self.call = Some(Call {
+                    name: Some(name),
+                    started: Some((index, id)),
+                    ..Call::default()
+                });
+                return Err(Stop::fail(Reason::FailsSchema));
+            }
+        }
         tracing::trace!(offset = at.get(), index, name = %name, "call complete");
         out.event(EventRef::ToolCallEnd {
             index,

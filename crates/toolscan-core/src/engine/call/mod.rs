@@ -9,12 +9,14 @@
 //! - [`params`]: the arguments object of parameter-style bodies, built as
 //!   the parameters arrive;
 //! - [`unescape`]: arguments given as a JSON string, decoded as they stream;
+//! - [`check`]: the schema check of a completed call (`Options::check_calls`);
 //!
 //! What a tool name, an id or a parameter's name may hold is the readers'
 //! (`read/word.rs`).
 
 pub(crate) mod args;
 pub(crate) mod calls;
+pub(crate) mod check;
 pub(crate) mod json;
 pub(crate) mod param;
 pub(crate) mod params;
