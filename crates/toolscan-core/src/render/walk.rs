@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 
 use crate::lang::format::{
-    ByteSet, Close, Container, Field, Format, Hint, Lit, Opener, PyArgs, Shape, Step, Style,
-    TypeWords,
+    ByteSet, Capture, Close, Container, Field, Format, Hint, JsonStep, Lit, Opener, PyArgs, Shape,
+    Step, Style, TypeWords, ValueStep,
 };
 use crate::render::value::{json, py_args, xml_escape, Node};
 use crate::scan::marker::is_word;
@@ -287,6 +287,445 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
         true
     }
 
+    /// Writes a captured word: the hint's text, or the call's name, id,
+    /// key or type (the delimiters and what follows are the caller's).
+    fn capture_word(
+        &self,
+        st: &mut State<'a>,
+        c: &Capture,
+        write: Option<&str>,
+        style: &Style,
+    ) -> Option<()> {
+        match (write, c.field) {
+            (Some(w), _) => {
+                if !self.put(st, w) {
+                    return None;
+                }
+            }
+            (None, Field::Name) => {
+                if !self.start_call(st) {
+                    return None;
+                }
+                let name = self.items[st.ci].name;
+                if !self.put(st, name) {
+                    return None;
+                }
+                st.call.as_mut()?.named = true;
+            }
+            (None, Field::NamedId) => {
+                if !self.start_call(st) {
+                    return None;
+                }
+                let item = &self.items[st.ci];
+                let own = item.id.filter(|id| named_id_holds(id, item.name));
+                let id = match own {
+                    Some(id) => id.to_owned(),
+                    None => format!("functions.{}:{}", item.name, st.ci),
+                };
+                if !self.put(st, &id) {
+                    return None;
+                }
+                st.id_written[st.ci] = own.is_some();
+                st.call.as_mut()?.named = true;
+            }
+            (None, Field::Id) => {
+                let id = self.items.get(st.ci)?.id?;
+                st.call.as_ref()?;
+                if id.is_empty() || !self.put(st, id) {
+                    return None;
+                }
+                st.id_written[st.ci] = true;
+            }
+            (None, Field::Key) => {
+                let ci = st.ci;
+                let call = st.call.as_mut()?;
+                if call.value.is_some() || !call.named {
+                    return None;
+                }
+                if let Args::Untouched = call.args {
+                    call.args = Args::Params(vec![Frame {
+                        items: Items::Obj(self.items[ci].args),
+                        next: 0,
+                        close: None,
+                    }]);
+                }
+                let Args::Params(frames) = &mut call.args else {
+                    return None;
+                };
+                let top = frames.last_mut()?;
+                let Items::Obj(m) = top.items else {
+                    return None;
+                };
+                let (key, value) = m.get(top.next)?;
+                top.next += 1;
+                call.value = Some((key.as_str(), value));
+                if !self.put(st, key) {
+                    return None;
+                }
+            }
+            (None, Field::Type) => {
+                let (_, v) = st.call.as_ref()?.value?;
+                let word = match (style.types, v) {
+                    (TypeWords::Bool, Node::Str(_)) => "true",
+                    (TypeWords::Bool, _) => "false",
+                    (TypeWords::Names, v) => v.type_name(),
+                };
+                if !self.put(st, word) {
+                    return None;
+                }
+            }
+            (None, Field::Discard) => return None,
+        }
+        Some(())
+    }
+
+    /// Writes a JSON step's value: the arguments, a call object, or the
+    /// list of the remaining calls.
+    fn json_value(&self, st: &mut State<'a>, j: &JsonStep, style: &Style) -> Option<()> {
+        let mut out = String::new();
+        match j.shape {
+            Shape::Args => {
+                let call = st.call.as_mut()?;
+                if !call.named || !matches!(call.args, Args::Untouched) {
+                    return None;
+                }
+                call.args = Args::Whole;
+                json(
+                    &Node::Obj(self.items[st.ci].args.to_vec()),
+                    style,
+                    0,
+                    &mut out,
+                );
+            }
+            Shape::Call => {
+                if st.call.is_some() || st.ci >= self.items.len() {
+                    return None;
+                }
+                let ci = st.ci;
+                let obj = self.call_object(st, ci, &j.keys)?;
+                json(&obj, style, 0, &mut out);
+                st.call = Some(Current {
+                    named: true,
+                    args: Args::Whole,
+                    value: None,
+                    nested: None,
+                    string_param: None,
+                });
+            }
+            Shape::CallList | Shape::Root => {
+                if st.call.is_some() || st.ci >= self.items.len() {
+                    return None;
+                }
+                let n = self.items.len();
+                let objs = (st.ci..n)
+                    .map(|i| self.call_object(st, i, &j.keys))
+                    .collect::<Option<Vec<_>>>()?;
+                let node = if j.shape == Shape::Root && objs.len() == 1 {
+                    objs.into_iter().next()?
+                } else {
+                    Node::Arr(objs)
+                };
+                json(&node, style, 0, &mut out);
+                st.block_calls += n - st.ci;
+                st.ci = n;
+            }
+        }
+        if !self.put(st, &out) {
+            return None;
+        }
+        Self::progress(st);
+        Some(())
+    }
+
+    /// The raw value a value step writes next: the sole string parameter,
+    /// the key just written's value, or a list's next item.
+    fn next_value(&self, st: &mut State<'a>) -> Option<(&'a str, &'a Node)> {
+        let ci = st.ci;
+        let call = st.call.as_mut()?;
+        let (key, value) = if let Some(sp) = call.string_param.take() {
+            let args = self.items[ci].args;
+            let [(key, value)] = args else {
+                return None;
+            };
+            if key != sp || !matches!(call.args, Args::Untouched) {
+                return None;
+            }
+            call.args = Args::Whole;
+            (key.as_str(), value)
+        } else if let Some(kv) = call.value.take() {
+            kv
+        } else {
+            // A list's next item (`<item>…</item>`): no key
+            // was written for it.
+            let Args::Params(frames) = &mut call.args else {
+                return None;
+            };
+            let top = frames.last_mut()?;
+            let Items::Arr(items) = top.items else {
+                return None;
+            };
+            let value = items.get(top.next)?;
+            top.next += 1;
+            ("", value)
+        };
+        Some((key, value))
+    }
+
+    /// Writes a raw value and its closer.
+    #[allow(clippy::too_many_arguments)]
+    fn write_value(
+        &self,
+        st: &mut State<'a>,
+        v: &ValueStep,
+        key: &str,
+        value: &Node,
+        write: Option<&str>,
+        style: &Style,
+    ) -> Option<()> {
+        let mut out = String::new();
+        let mut guarded_value = false;
+        match value {
+            Node::Str(s) => {
+                if v.null && s == "null" {
+                    return None;
+                }
+                let guarded = v.guard.as_ref().filter(|_| s.contains('<'));
+                guarded_value = guarded.is_some();
+                let s = if v.entities && guarded.is_none() {
+                    xml_escape(s)
+                } else {
+                    s.clone()
+                };
+                if let Some((open, close)) = guarded {
+                    out.push_str(lit_text(open)?);
+                    out.push_str(&s);
+                    out.push_str(lit_text(close)?);
+                } else {
+                    out.push_str(&s);
+                }
+            }
+            other => {
+                json(other, style, 0, &mut out);
+                if v.entities {
+                    out = xml_escape(&out);
+                }
+            }
+        }
+        if v.trim == crate::lang::format::Trim::Newline && write != Some("") {
+            out = format!("\n{out}\n");
+        }
+        match &v.close {
+            Close::Lit(l) => {
+                // A value that holds its own closer unguarded
+                // ends there when read back: no need to write
+                // the rest of the call to know it (an
+                // attribute's other quote is tried instead).
+                let closer = lit_text(l)?;
+                if !closer.is_empty() && !guarded_value && out.contains(closer) {
+                    return None;
+                }
+                out.push_str(closer)
+            }
+            Close::KeyTag => {
+                out.push_str("</");
+                out.push_str(key);
+                out.push('>');
+            }
+            Close::Space => {}
+            Close::Balanced => {
+                if !matches!(value, Node::Obj(_) | Node::Arr(_)) {
+                    return None;
+                }
+            }
+        }
+        if !self.put(st, &out) {
+            return None;
+        }
+        if v.close == Close::Space {
+            st.pending = Some(Pending::Stop(b" \t\r\n", true));
+        }
+        Self::progress(st);
+        Some(())
+    }
+
+    /// A `then`: the literals that go on (the hint's closer first when no
+    /// call is left) and the block's end, tried in turn.
+    fn then(
+        &mut self,
+        st: State<'a>,
+        k: usize,
+        opts: &'a [(Lit, crate::lang::format::Label)],
+        write: Option<&str>,
+    ) -> Option<State<'a>> {
+        let more = st.ci < self.items.len() && st.call.is_none();
+        // A written closer's leading whitespace goes before
+        // any literal of this `then`.
+        let closer = write.map(str::trim_start);
+        let lead = match (write, closer) {
+            (Some(w), Some(c)) => &w[..w.len() - c.len()],
+            _ => "",
+        };
+        // The literals (the written one first) and the block's
+        // end, in the order this point calls for.
+        let mut order: Vec<Option<usize>> = Vec::new();
+        if more {
+            order.extend((0..opts.len()).map(Some));
+            order.push(None);
+        } else {
+            let w = opts
+                .iter()
+                .position(|(l, _)| Some(l.bytes.as_slice()) == closer.map(str::as_bytes));
+            if let Some(w) = w {
+                order.push(Some(w));
+            }
+            order.push(None);
+            order.extend((0..opts.len()).filter(|&i| Some(i) != w).map(Some));
+        }
+        for choice in order {
+            let s = st.clone();
+            let found = match choice {
+                None => self.end(s, None),
+                Some(i) => {
+                    let mut s = s;
+                    let (lit, to) = &opts[i];
+                    if !self.put(&mut s, lead) || !self.put(&mut s, lit_text(lit)?) {
+                        continue;
+                    }
+                    self.go(s, k, self.target(k, to.as_str())?)
+                }
+            };
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+
+    /// `dispatch`: the call written is complete; on to the next.
+    fn dispatch(&self, st: &mut State<'a>) -> Option<()> {
+        if let Some(call) = st.call.take() {
+            let done = call.named
+                && call.value.is_none()
+                && match &call.args {
+                    Args::Whole => true,
+                    Args::Untouched => self.items[st.ci].args.is_empty(),
+                    Args::Params(frames) => {
+                        frames.len() == 1 && frames[0].next == frames[0].items.len()
+                    }
+                };
+            if !done {
+                return None;
+            }
+            st.ci += 1;
+            st.block_calls += 1;
+            Self::progress(st);
+        }
+        Some(())
+    }
+
+    /// Python-like arguments (`hint`: whether a rendering hint set the
+    /// style).
+    fn py_step(
+        &self,
+        st: &mut State<'a>,
+        p: &crate::lang::format::PyStep,
+        hint: bool,
+        style: &Style,
+    ) -> Option<()> {
+        let call = st.call.as_mut()?;
+        if !call.named || !matches!(call.args, Args::Untouched) {
+            return None;
+        }
+        call.args = Args::Whole;
+        let mut out = String::new();
+        let mut style = style.clone();
+        if !hint && p.args == PyArgs::BareKeys {
+            style.item_sep = ",".into();
+        }
+        py_args(self.items[st.ci].args, p, &style, &mut out)?;
+        if !self.put(st, &out) {
+            return None;
+        }
+        Self::progress(st);
+        Some(())
+    }
+
+    /// `container`: the value just begun is an object or a list of
+    /// parameters.
+    fn open(&self, st: &mut State<'a>, c: &Container) -> Option<()> {
+        let call = st.call.as_mut()?;
+        let (node, close) = call.nested.take()?;
+        let items = match (node, c) {
+            (Node::Obj(m), Container::Object) => Items::Obj(m),
+            (Node::Arr(v), Container::List) => Items::Arr(v),
+            _ => return None,
+        };
+        let Args::Params(frames) = &mut call.args else {
+            return None;
+        };
+        frames.push(Frame {
+            items,
+            next: 0,
+            close,
+        });
+        Self::progress(st);
+        Some(())
+    }
+
+    /// `close_open`: the innermost object or list is written whole.
+    fn close_open(&self, st: &mut State<'a>) -> Option<()> {
+        let call = st.call.as_mut()?;
+        let Args::Params(frames) = &mut call.args else {
+            return None;
+        };
+        let top = frames.last()?;
+        if frames.len() < 2 || top.next < top.items.len() || call.value.is_some() {
+            return None;
+        }
+        frames.pop();
+        Self::progress(st);
+        Some(())
+    }
+
+    /// A value that is an object or a list, in a format that nests
+    /// parameters: each nesting literal that opens the right container,
+    /// tried in turn.
+    fn nest(
+        &mut self,
+        st: &State<'a>,
+        k: usize,
+        v: &'a ValueStep,
+        value: &'a Node,
+    ) -> Option<State<'a>> {
+        let want = if matches!(value, Node::Obj(_)) {
+            Container::Object
+        } else {
+            Container::List
+        };
+        let close = match &v.close {
+            Close::Lit(l) => Some(l),
+            _ => None,
+        };
+        for (lit, to) in &v.nest {
+            let opens = matches!(self.step_at(k, to.as_str()), Some(Step::Open(c)) if *c == want);
+            if !opens {
+                continue;
+            }
+            let mut s = st.clone();
+            if let Some(c) = s.call.as_mut() {
+                c.nested = Some((value, close));
+            }
+            if !self.put(&mut s, lit_text(lit)?) {
+                continue;
+            }
+            Self::progress(&mut s);
+            if let Some(done) = self.go(s, k, self.target(k, to.as_str())?) {
+                return Some(done);
+            }
+        }
+        None
+    }
+
     /// Runs opener `k`'s program from step `pc`.
     fn go(&mut self, mut st: State<'a>, k: usize, mut pc: usize) -> Option<State<'a>> {
         let prog: &'a [Step] = &self.opener(k).program;
@@ -349,105 +788,10 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                 }
                 Step::End => return self.end(st, write),
                 Step::Dispatch => {
-                    if let Some(call) = st.call.take() {
-                        let done = call.named
-                            && call.value.is_none()
-                            && match &call.args {
-                                Args::Whole => true,
-                                Args::Untouched => self.items[st.ci].args.is_empty(),
-                                Args::Params(frames) => {
-                                    frames.len() == 1 && frames[0].next == frames[0].items.len()
-                                }
-                            };
-                        if !done {
-                            return None;
-                        }
-                        st.ci += 1;
-                        st.block_calls += 1;
-                        Self::progress(&mut st);
-                    }
+                    self.dispatch(&mut st)?;
                 }
                 Step::Capture(c) => {
-                    match (write, c.field) {
-                        (Some(w), _) => {
-                            if !self.put(&mut st, w) {
-                                return None;
-                            }
-                        }
-                        (None, Field::Name) => {
-                            if !self.start_call(&mut st) {
-                                return None;
-                            }
-                            let name = self.items[st.ci].name;
-                            if !self.put(&mut st, name) {
-                                return None;
-                            }
-                            st.call.as_mut()?.named = true;
-                        }
-                        (None, Field::NamedId) => {
-                            if !self.start_call(&mut st) {
-                                return None;
-                            }
-                            let item = &self.items[st.ci];
-                            let own = item.id.filter(|id| named_id_holds(id, item.name));
-                            let id = match own {
-                                Some(id) => id.to_owned(),
-                                None => format!("functions.{}:{}", item.name, st.ci),
-                            };
-                            if !self.put(&mut st, &id) {
-                                return None;
-                            }
-                            st.id_written[st.ci] = own.is_some();
-                            st.call.as_mut()?.named = true;
-                        }
-                        (None, Field::Id) => {
-                            let id = self.items.get(st.ci)?.id?;
-                            st.call.as_ref()?;
-                            if id.is_empty() || !self.put(&mut st, id) {
-                                return None;
-                            }
-                            st.id_written[st.ci] = true;
-                        }
-                        (None, Field::Key) => {
-                            let ci = st.ci;
-                            let call = st.call.as_mut()?;
-                            if call.value.is_some() || !call.named {
-                                return None;
-                            }
-                            if let Args::Untouched = call.args {
-                                call.args = Args::Params(vec![Frame {
-                                    items: Items::Obj(self.items[ci].args),
-                                    next: 0,
-                                    close: None,
-                                }]);
-                            }
-                            let Args::Params(frames) = &mut call.args else {
-                                return None;
-                            };
-                            let top = frames.last_mut()?;
-                            let Items::Obj(m) = top.items else {
-                                return None;
-                            };
-                            let (key, value) = m.get(top.next)?;
-                            top.next += 1;
-                            call.value = Some((key.as_str(), value));
-                            if !self.put(&mut st, key) {
-                                return None;
-                            }
-                        }
-                        (None, Field::Type) => {
-                            let (_, v) = st.call.as_ref()?.value?;
-                            let word = match (style.types, v) {
-                                (TypeWords::Bool, Node::Str(_)) => "true",
-                                (TypeWords::Bool, _) => "false",
-                                (TypeWords::Names, v) => v.type_name(),
-                            };
-                            if !self.put(&mut st, word) {
-                                return None;
-                            }
-                        }
-                        (None, Field::Discard) => return None,
-                    }
+                    self.capture_word(&mut st, c, write, style)?;
                     Self::progress(&mut st);
                     if c.delims.is_empty() {
                         st.pending = Some(Pending::Stop(&c.stop, c.at_end));
@@ -473,229 +817,25 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                     }
                 }
                 Step::Json(j) => {
-                    let mut out = String::new();
-                    match j.shape {
-                        Shape::Args => {
-                            let call = st.call.as_mut()?;
-                            if !call.named || !matches!(call.args, Args::Untouched) {
-                                return None;
-                            }
-                            call.args = Args::Whole;
-                            json(
-                                &Node::Obj(self.items[st.ci].args.to_vec()),
-                                style,
-                                0,
-                                &mut out,
-                            );
-                        }
-                        Shape::Call => {
-                            if st.call.is_some() || st.ci >= self.items.len() {
-                                return None;
-                            }
-                            let ci = st.ci;
-                            let obj = self.call_object(&mut st, ci, &j.keys)?;
-                            json(&obj, style, 0, &mut out);
-                            st.call = Some(Current {
-                                named: true,
-                                args: Args::Whole,
-                                value: None,
-                                nested: None,
-                                string_param: None,
-                            });
-                        }
-                        Shape::CallList | Shape::Root => {
-                            if st.call.is_some() || st.ci >= self.items.len() {
-                                return None;
-                            }
-                            let n = self.items.len();
-                            let objs = (st.ci..n)
-                                .map(|i| self.call_object(&mut st, i, &j.keys))
-                                .collect::<Option<Vec<_>>>()?;
-                            let node = if j.shape == Shape::Root && objs.len() == 1 {
-                                objs.into_iter().next()?
-                            } else {
-                                Node::Arr(objs)
-                            };
-                            json(&node, style, 0, &mut out);
-                            st.block_calls += n - st.ci;
-                            st.ci = n;
-                        }
-                    }
-                    if !self.put(&mut st, &out) {
-                        return None;
-                    }
-                    Self::progress(&mut st);
+                    self.json_value(&mut st, j, style)?;
                 }
                 Step::Py(p) => {
-                    let call = st.call.as_mut()?;
-                    if !call.named || !matches!(call.args, Args::Untouched) {
-                        return None;
-                    }
-                    call.args = Args::Whole;
-                    let mut out = String::new();
-                    let mut style = style.clone();
-                    if hint.is_none() && p.args == PyArgs::BareKeys {
-                        style.item_sep = ",".into();
-                    }
-                    py_args(self.items[st.ci].args, p, &style, &mut out)?;
-                    if !self.put(&mut st, &out) {
-                        return None;
-                    }
-                    Self::progress(&mut st);
+                    self.py_step(&mut st, p, hint.is_some(), style)?;
                 }
                 Step::Value(v) => {
-                    let ci = st.ci;
-                    let call = st.call.as_mut()?;
-                    let (key, value) = if let Some(sp) = call.string_param.take() {
-                        let args = self.items[ci].args;
-                        let [(key, value)] = args else {
-                            return None;
-                        };
-                        if key != sp || !matches!(call.args, Args::Untouched) {
-                            return None;
-                        }
-                        call.args = Args::Whole;
-                        (key.as_str(), value)
-                    } else if let Some(kv) = call.value.take() {
-                        kv
-                    } else {
-                        // A list's next item (`<item>…</item>`): no key
-                        // was written for it.
-                        let Args::Params(frames) = &mut call.args else {
-                            return None;
-                        };
-                        let top = frames.last_mut()?;
-                        let Items::Arr(items) = top.items else {
-                            return None;
-                        };
-                        let value = items.get(top.next)?;
-                        top.next += 1;
-                        ("", value)
-                    };
+                    let (key, value) = self.next_value(&mut st)?;
                     let container = matches!(value, Node::Obj(m) if !m.is_empty())
                         || matches!(value, Node::Arr(a) if !a.is_empty());
                     if container && !v.nest.is_empty() {
-                        let want = if matches!(value, Node::Obj(_)) {
-                            Container::Object
-                        } else {
-                            Container::List
-                        };
-                        let close = match &v.close {
-                            Close::Lit(l) => Some(l),
-                            _ => None,
-                        };
-                        for (lit, to) in &v.nest {
-                            let opens = matches!(self.step_at(k, to.as_str()), Some(Step::Open(c)) if *c == want);
-                            if !opens {
-                                continue;
-                            }
-                            let mut s = st.clone();
-                            if let Some(c) = s.call.as_mut() {
-                                c.nested = Some((value, close));
-                            }
-                            if !self.put(&mut s, lit_text(lit)?) {
-                                continue;
-                            }
-                            Self::progress(&mut s);
-                            if let Some(done) = self.go(s, k, self.target(k, to.as_str())?) {
-                                return Some(done);
-                            }
-                        }
-                        return None;
+                        return self.nest(&st, k, v, value);
                     }
-                    let mut out = String::new();
-                    let mut guarded_value = false;
-                    match value {
-                        Node::Str(s) => {
-                            if v.null && s == "null" {
-                                return None;
-                            }
-                            let guarded = v.guard.as_ref().filter(|_| s.contains('<'));
-                            guarded_value = guarded.is_some();
-                            let s = if v.entities && guarded.is_none() {
-                                xml_escape(s)
-                            } else {
-                                s.clone()
-                            };
-                            if let Some((open, close)) = guarded {
-                                out.push_str(lit_text(open)?);
-                                out.push_str(&s);
-                                out.push_str(lit_text(close)?);
-                            } else {
-                                out.push_str(&s);
-                            }
-                        }
-                        other => {
-                            json(other, style, 0, &mut out);
-                            if v.entities {
-                                out = xml_escape(&out);
-                            }
-                        }
-                    }
-                    if v.trim == crate::lang::format::Trim::Newline && write != Some("") {
-                        out = format!("\n{out}\n");
-                    }
-                    match &v.close {
-                        Close::Lit(l) => {
-                            // A value that holds its own closer unguarded
-                            // ends there when read back: no need to write
-                            // the rest of the call to know it (an
-                            // attribute's other quote is tried instead).
-                            let closer = lit_text(l)?;
-                            if !closer.is_empty() && !guarded_value && out.contains(closer) {
-                                return None;
-                            }
-                            out.push_str(closer)
-                        }
-                        Close::KeyTag => {
-                            out.push_str("</");
-                            out.push_str(key);
-                            out.push('>');
-                        }
-                        Close::Space => {}
-                        Close::Balanced => {
-                            if !matches!(value, Node::Obj(_) | Node::Arr(_)) {
-                                return None;
-                            }
-                        }
-                    }
-                    if !self.put(&mut st, &out) {
-                        return None;
-                    }
-                    if v.close == Close::Space {
-                        st.pending = Some(Pending::Stop(b" \t\r\n", true));
-                    }
-                    Self::progress(&mut st);
+                    self.write_value(&mut st, v, key, value, write, style)?;
                 }
                 Step::Open(c) => {
-                    let call = st.call.as_mut()?;
-                    let (node, close) = call.nested.take()?;
-                    let items = match (node, c) {
-                        (Node::Obj(m), Container::Object) => Items::Obj(m),
-                        (Node::Arr(v), Container::List) => Items::Arr(v),
-                        _ => return None,
-                    };
-                    let Args::Params(frames) = &mut call.args else {
-                        return None;
-                    };
-                    frames.push(Frame {
-                        items,
-                        next: 0,
-                        close,
-                    });
-                    Self::progress(&mut st);
+                    self.open(&mut st, c)?;
                 }
                 Step::CloseOpen => {
-                    let call = st.call.as_mut()?;
-                    let Args::Params(frames) = &mut call.args else {
-                        return None;
-                    };
-                    let top = frames.last()?;
-                    if frames.len() < 2 || top.next < top.items.len() || call.value.is_some() {
-                        return None;
-                    }
-                    frames.pop();
-                    Self::progress(&mut st);
+                    self.close_open(&mut st)?;
                 }
                 Step::Fork(alts) => {
                     let order = ordered(alts.len(), |i| Some(alts[i].1.as_str()) == prefer);
@@ -725,50 +865,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                     }
                     return None;
                 }
-                Step::Then(opts) => {
-                    let more = st.ci < self.items.len() && st.call.is_none();
-                    // A written closer's leading whitespace goes before
-                    // any literal of this `then`.
-                    let closer = write.map(str::trim_start);
-                    let lead = match (write, closer) {
-                        (Some(w), Some(c)) => &w[..w.len() - c.len()],
-                        _ => "",
-                    };
-                    // The literals (the written one first) and the block's
-                    // end, in the order this point calls for.
-                    let mut order: Vec<Option<usize>> = Vec::new();
-                    if more {
-                        order.extend((0..opts.len()).map(Some));
-                        order.push(None);
-                    } else {
-                        let w = opts.iter().position(|(l, _)| {
-                            Some(l.bytes.as_slice()) == closer.map(str::as_bytes)
-                        });
-                        if let Some(w) = w {
-                            order.push(Some(w));
-                        }
-                        order.push(None);
-                        order.extend((0..opts.len()).filter(|&i| Some(i) != w).map(Some));
-                    }
-                    for choice in order {
-                        let s = st.clone();
-                        let found = match choice {
-                            None => self.end(s, None),
-                            Some(i) => {
-                                let mut s = s;
-                                let (lit, to) = &opts[i];
-                                if !self.put(&mut s, lead) || !self.put(&mut s, lit_text(lit)?) {
-                                    continue;
-                                }
-                                self.go(s, k, self.target(k, to.as_str())?)
-                            }
-                        };
-                        if found.is_some() {
-                            return found;
-                        }
-                    }
-                    return None;
-                }
+                Step::Then(opts) => return self.then(st, k, opts, write),
             }
             pc += 1;
         }
