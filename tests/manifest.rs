@@ -5,10 +5,12 @@
 //! from the tool's schema — parses, under every standard chunking and
 //! feeding API, to one call of its tool whose arguments hold the
 //! schema's required keys with values of the declared types (checked
-//! here, by this file's own reading of the schema).
+//! here, by this file's own reading of the schema, which also refuses
+//! keys the schema does not declare) and that the parser's own schema
+//! check (`Check::Report`) finds nothing wrong with.
 
 use serde_json::{json, Value};
-use toolscan::{Format, Notation, Options, Registry, Tools};
+use toolscan::{Check, Event, Format, Notation, Options, Registry, Tools};
 use toolscan_testkit::check::{calls_of, text_of};
 use toolscan_testkit::chunk::{events_everywhere, seeded_options};
 
@@ -143,6 +145,14 @@ fn check_format(format: &Format, tools: &Tools, options: &Options) -> Vec<String
             problems.push(format!("{name}: example of {} not in the text", tool.name));
         }
         let events = events_everywhere(name, options, ex);
+        // The parser's own schema check (on in `options`) finds nothing.
+        for e in &events {
+            if let Event::Diagnostic(d) = e {
+                if d.kind.is_schema() {
+                    problems.push(format!("{name}: example {ex:?}: {}", d.message));
+                }
+            }
+        }
         let calls = calls_of(&events);
         match calls.as_slice() {
             [(n, args)] if *n == tool.name => {
@@ -177,7 +187,9 @@ fn check_format(format: &Format, tools: &Tools, options: &Options) -> Vec<String
 fn every_builtin_format_has_a_manifest_whose_examples_read_back() {
     let reg = Registry::builtin();
     let tools = tools();
-    let options = seeded_options().with_tools(tools.clone());
+    let options = seeded_options()
+        .with_tools(tools.clone())
+        .with_check_calls(Check::Report);
     let mut problems = Vec::new();
     for format in reg.formats() {
         problems.extend(check_format(format, &tools, &options));
