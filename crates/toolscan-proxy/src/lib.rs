@@ -158,7 +158,7 @@ pub struct ProxyConfig {
     /// A call that does not fit the request's `tools` — a tool not in
     /// them, a `required` parameter missing, a value of the wrong type or
     /// outside its `enum` (the schema check,
-    /// [`Check`](toolscan_core::Check)) — goes to the client as content,
+    /// [`Check`]) — goes to the client as content,
     /// its markup as the model wrote it, not as a `tool_calls` entry (the
     /// check's diagnostics are counted and logged). Streamed, a call's
     /// `tool_calls` entry then goes out once the call is complete and
