@@ -261,15 +261,19 @@ fn refusal_reason(format: &Format, r: &Resp) -> Vec<&'static str> {
     why
 }
 
+/// `r`'s calls as the renderer takes them.
+fn render_calls(r: &Resp) -> Vec<Call> {
+    r.calls
+        .iter()
+        .map(|(n, a)| Call::from_value(n.as_str(), &Value::Object(a.clone())).expect("object"))
+        .collect()
+}
+
 /// Renders `r` in `format`, parses it back under every chunking, and
 /// checks the round trip.
 fn round_trip(reg: &Registry, format: &Format, r: &Resp) -> Result<(), TestCaseError> {
     let tools = tools_of(r);
-    let calls: Vec<Call> = r
-        .calls
-        .iter()
-        .map(|(n, a)| Call::from_value(n.as_str(), &Value::Object(a.clone())).expect("object"))
-        .collect();
+    let calls = render_calls(r);
     let out = match format.render(&r.text, &calls, Some(&tools)) {
         Ok(out) => out,
         Err(e @ (RenderError::Unwritable | RenderError::TooComplex)) => {
@@ -412,15 +416,7 @@ fn key_value_calls_of_several_values_render() {
             ),
         ],
     };
-    let tools = tools_of(&r);
-    let calls: Vec<Call> = r
-        .calls
-        .iter()
-        .map(|(n, a)| Call::from_value(n.as_str(), &Value::Object(a.clone())).expect("object"))
-        .collect();
-    let reg = Registry::builtin();
-    let kv = reg.get("key-value").expect("built-in");
-    assert!(kv.render("", &calls, Some(&tools)).is_ok());
+    assert!(renders_in("key-value", &r));
 }
 
 /// Found by the property: `use-tag` refuses (`TooComplex`) three calls
@@ -459,15 +455,17 @@ fn use_tag_long_string_in_an_object_renders() {
             ),
         ],
     };
-    let tools = tools_of(&r);
-    let calls: Vec<Call> = r
-        .calls
-        .iter()
-        .map(|(n, a)| Call::from_value(n.as_str(), &Value::Object(a.clone())).expect("object"))
-        .collect();
+    assert!(renders_in("use-tag", &r));
+}
+
+/// Whether the built-in format `name` renders `r`'s calls (with the
+/// tools typed from them).
+fn renders_in(name: &str, r: &Resp) -> bool {
+    let tools = tools_of(r);
+    let calls = render_calls(r);
     let reg = Registry::builtin();
-    let f = reg.get("use-tag").expect("built-in");
-    assert!(f.render("", &calls, Some(&tools)).is_ok());
+    let format = reg.get(name).expect("built-in");
+    format.render("", &calls, Some(&tools)).is_ok()
 }
 
 #[test]

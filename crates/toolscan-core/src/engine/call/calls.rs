@@ -488,12 +488,8 @@ impl BlockCalls {
         before: usize,
         run: &str,
     ) {
-        if let Some(c) = self.call.as_mut() {
-            let now = match c.span {
-                Some((_, len)) => len,
-                None => c.args.len(),
-            };
-            let whole = c.segs.is_empty() && c.emitted == before && now == before + run.len();
+        if let (Some(now), Some(c)) = (self.args_len(), self.call.as_mut()) {
+            let whole = c.emitted == before && now == before + run.len();
             if let (Some(&(index, _)), true) = (c.started.as_ref(), whole) {
                 c.emitted = now;
                 if !run.is_empty() {
