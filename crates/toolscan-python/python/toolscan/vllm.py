@@ -1,0 +1,336 @@
+"""toolscan as a vLLM tool-call parser.
+
+Load it into ``vllm serve`` and pick a format::
+
+    vllm serve Qwen/Qwen3-8B --enable-auto-tool-choice \\
+        --tool-parser-plugin toolscan.vllm --tool-call-parser toolscan-hermes
+
+``--tool-parser-plugin`` takes the module name (``toolscan.vllm``) or the path
+of this file. The parser names are ``toolscan-<format>`` for every name in
+``toolscan.formats()``, and ``toolscan``, which takes the format from the
+served model's id (``toolscan.format_for_model``) and detects it from the
+output when the id is not a known one.
+
+Each request gets one toolscan ``Parser``, created on its first delta with the
+request's ``tools``. The parser reads only ``delta_text``: its cost per delta
+does not grow with the answer, where vLLM's own parsers re-parse the whole
+``current_text`` on every delta. It answers with vLLM's own ``DeltaMessage``
+and ``DeltaToolCall`` objects, as vLLM's parsers do: for each call, one entry
+with its ``index``, ``id``, ``type="function"`` and name, then entries with
+argument deltas; text as ``content``; ``None`` when a delta brings nothing to
+send (text that may still turn out to be a marker is held back).
+
+The parser declares ``engine_based_streaming``, so vLLM calls its
+``finish_streaming()`` when the stream ends: text held back at the end (an
+unfinished ``<tool_c``, a call cut off by the token limit, which comes back as
+text) is sent then rather than lost. The same flag makes vLLM hand the parser
+each delta without accumulating the whole answer for it.
+
+Where it differs from vLLM's own parsers (deliberately):
+
+- Text after or between calls is kept as ``content``; vLLM's Hermes parser,
+  among others, drops everything after the first ``<tool_call>``.
+- A block that starts like a call but turns out malformed, or a call cut off
+  by the end of the stream, comes back as ``content`` (its bytes, verbatim).
+  Its name and the arguments already streamed cannot be taken back: a client
+  sees a call entry that never completes, then the text.
+- Ids are the model's own where the format carries them (Mistral, Kimi),
+  otherwise ``call_`` and 24 alphanumerics.
+- Reasoning is left to vLLM's ``--reasoning-parser``; without one,
+  ``<think>`` blocks are content and a call written inside one is not
+  dispatched.
+"""
+
+from __future__ import annotations
+
+import sys
+
+if __name__ == "vllm":
+    # vLLM imports a plugin given by path under the file's base name, which for
+    # this file is "vllm": it would shadow vLLM itself in `sys.modules`, and
+    # every vLLM module imported later would fail. Put vLLM back and carry on
+    # under this module's own name.
+    import importlib
+
+    _this = sys.modules.pop("vllm")
+    importlib.import_module("vllm")
+    __name__ = "toolscan.vllm"  # noqa: A001 - the classes below take it as __module__
+    sys.modules.setdefault(__name__, _this)
+
+import re
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from vllm.entrypoints.generate.base.protocol import (
+    DeltaFunctionCall,
+    DeltaMessage,
+    DeltaToolCall,
+    ExtractedToolCallInformation,
+    FunctionCall,
+    ToolCall,
+)
+from vllm.logger import init_logger
+from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+
+import toolscan
+
+__all__ = ["ToolscanToolParser", "PARSERS", "register"]
+
+logger = init_logger(__name__)
+
+
+def _tools_json(tools: Any) -> list[dict] | None:
+    """The OpenAI chat ``tools`` array, as dicts, from a request's tools."""
+    if not tools:
+        return None
+    out = []
+    for tool in tools:
+        if hasattr(tool, "model_dump"):
+            tool = tool.model_dump(mode="json", exclude_none=True)
+        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
+            continue
+        if "function" not in tool and "name" in tool:
+            # The Responses API's flat FunctionTool.
+            tool = {
+                "type": "function",
+                "function": {
+                    k: tool[k]
+                    for k in ("name", "description", "parameters", "strict")
+                    if k in tool
+                },
+            }
+        out.append(tool)
+    return out or None
+
+
+class ToolscanToolParser(ToolParser):
+    """A vLLM ``ToolParser`` over one toolscan ``Parser`` per request.
+
+    ``format`` is the toolscan format of the registered name; ``None`` (the
+    ``toolscan`` name) takes it from the model id, or detects it.
+    """
+
+    format: ClassVar[str | None] = None
+    # vLLM then calls `finish_streaming()` at the end of the stream and passes
+    # each delta without accumulating the answer (see the module docs).
+    engine_based_streaming = True
+
+    def __init__(self, tokenizer: Any, tools: list | None = None):
+        super().__init__(tokenizer, tools)
+        self._parser: toolscan.Parser | None = None
+        self._finished = False
+        #: The toolscan diagnostics of this request (also logged at debug level).
+        self.diagnostics: list[toolscan.Diagnostic] = []
+
+    # -- options ---------------------------------------------------------------
+
+    def _model_id(self, request: Any) -> str | None:
+        tokenizer = self.model_tokenizer
+        for name in (
+            getattr(tokenizer, "name_or_path", None),
+            getattr(request, "model", None),
+        ):
+            if isinstance(name, str) and name:
+                return name
+        return None
+
+    def _options(self, request: Any) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if self.format is not None:
+            options["format"] = self.format
+        else:
+            options["format"] = "auto"
+            model = self._model_id(request)
+            if model is not None:
+                options["model"] = model
+        tools = _tools_json(self.tools or getattr(request, "tools", None))
+        if tools:
+            options["tools"] = tools
+        return options
+
+    def _new_parser(self, request: Any) -> toolscan.Parser:
+        options = self._options(request)
+        try:
+            return toolscan.Parser(**options)
+        except toolscan.OptionsError as e:
+            # A tools array toolscan cannot read: parse without it.
+            logger.warning("toolscan: ignoring the request's tools (%s)", e)
+            options.pop("tools", None)
+            return toolscan.Parser(**options)
+
+    # -- vLLM's interface --------------------------------------------------------
+
+    def adjust_request(self, request: Any) -> Any:
+        request = super().adjust_request(request)
+        if request.tools and request.tool_choice != "none":
+            # The markers of many formats are special tokens; the parser must
+            # see them in the text.
+            request.skip_special_tokens = False
+        return request
+
+    def extract_tool_calls(
+        self, model_output: str, request: Any
+    ) -> ExtractedToolCallInformation:
+        if getattr(request, "tool_choice", None) == "none":
+            return ExtractedToolCallInformation(
+                tools_called=False, tool_calls=[], content=model_output
+            )
+        options = self._options(request)
+        try:
+            response = toolscan.parse(model_output, **options)
+        except toolscan.OptionsError as e:
+            logger.warning("toolscan: ignoring the request's tools (%s)", e)
+            options.pop("tools", None)
+            response = toolscan.parse(model_output, **options)
+        for diagnostic in response.diagnostics:
+            self._diagnostic(diagnostic)
+        tool_calls = [
+            ToolCall(
+                id=call.id,
+                type="function",
+                function=FunctionCall(name=call.name, arguments=call.arguments),
+            )
+            for call in response.tool_calls
+        ]
+        return ExtractedToolCallInformation(
+            tools_called=bool(tool_calls),
+            tool_calls=tool_calls,
+            content=response.text or None,
+        )
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request: Any,
+    ) -> DeltaMessage | None:
+        if getattr(request, "tool_choice", None) == "none":
+            return DeltaMessage(content=delta_text) if delta_text else None
+        if self._finished or not delta_text:
+            return None
+        if self._parser is None:
+            self._parser = self._new_parser(request)
+        return self._message(self._parser.feed(delta_text))
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        """The end of the stream: what the parser held back, and the calls it
+        could only close now."""
+        if self._parser is None or self._finished:
+            return None
+        self._finished = True
+        return self._message(self._parser.finish())
+
+    # -- events to vLLM's deltas ------------------------------------------------
+
+    def _diagnostic(self, diagnostic: toolscan.Diagnostic) -> None:
+        self.diagnostics.append(diagnostic)
+        logger.debug(
+            "toolscan: %s at byte %d: %s",
+            diagnostic.kind,
+            diagnostic.offset,
+            diagnostic.message,
+        )
+
+    def _slot(self, index: int) -> None:
+        while len(self.prev_tool_call_arr) <= index:
+            self.prev_tool_call_arr.append({})
+            self.streamed_args_for_tool.append("")
+
+    def _message(self, events: list) -> DeltaMessage | None:
+        content: list[str] = []
+        calls: list[DeltaToolCall] = []
+        # The entry the next argument delta of that index is appended to: one
+        # entry per run of deltas, as vLLM's parsers send them.
+        args_entry: DeltaToolCall | None = None
+        for event in events:
+            kind = event.type
+            if kind == "tool_call_args":
+                index = event.index
+                self._slot(index)
+                self.streamed_args_for_tool[index] += event.delta
+                if args_entry is not None and args_entry.index == index:
+                    function = args_entry.function
+                    function.arguments = (function.arguments or "") + event.delta
+                else:
+                    args_entry = DeltaToolCall(
+                        index=index,
+                        function=DeltaFunctionCall(arguments=event.delta),
+                    )
+                    calls.append(args_entry)
+                continue
+            args_entry = None
+            if kind == "text":
+                content.append(event.delta)
+            elif kind == "tool_call_start":
+                index = event.index
+                self._slot(index)
+                self.prev_tool_call_arr[index] = {"name": event.name, "arguments": ""}
+                self.current_tool_id = index
+                self.current_tool_name_sent = True
+                calls.append(
+                    DeltaToolCall(
+                        index=index,
+                        id=event.id,
+                        type="function",
+                        function=DeltaFunctionCall(name=event.name),
+                    )
+                )
+            elif kind == "tool_call_end":
+                index = event.index
+                self._slot(index)
+                streamed = self.streamed_args_for_tool[index]
+                if event.arguments != streamed and event.arguments.startswith(streamed):
+                    # The contract says the deltas add up to the arguments;
+                    # should they fall short, send the rest.
+                    rest = event.arguments[len(streamed) :]
+                    self.streamed_args_for_tool[index] = event.arguments
+                    calls.append(
+                        DeltaToolCall(index=index, function=DeltaFunctionCall(arguments=rest))
+                    )
+                self.prev_tool_call_arr[index] = {
+                    "name": event.name,
+                    "arguments": event.arguments,
+                }
+            elif kind == "diagnostic":
+                self._diagnostic(event)
+            # "reasoning" is not asked for (vLLM's reasoning parser does that);
+            # "done" carries nothing vLLM reads.
+        text = "".join(content)
+        if not text and not calls:
+            return None
+        return DeltaMessage(content=text or None, tool_calls=calls)
+
+
+def _class_name(fmt: str | None) -> str:
+    if fmt is None:
+        return "ToolscanAutoToolParser"
+    return "Toolscan_" + re.sub(r"\W", "_", fmt) + "_ToolParser"
+
+
+#: The registered parser classes, by ``--tool-call-parser`` name.
+PARSERS: dict[str, type[ToolscanToolParser]] = {}
+
+
+def register() -> dict[str, type[ToolscanToolParser]]:
+    """Register ``toolscan`` and ``toolscan-<format>`` for every toolscan
+    format with vLLM's ``ToolParserManager`` (done on import)."""
+    for fmt in [None, *(info.name for info in toolscan.formats())]:
+        name = "toolscan" if fmt is None else f"toolscan-{fmt}"
+        if fmt is None:
+            cls = ToolscanToolParser
+        else:
+            cls = type(
+                _class_name(fmt),
+                (ToolscanToolParser,),
+                {"format": fmt, "__module__": __name__, "__doc__": f"toolscan's `{fmt}` format."},
+            )
+        PARSERS[name] = cls
+        ToolParserManager.register_module(name=name, module=cls)
+    return PARSERS
+
+
+register()

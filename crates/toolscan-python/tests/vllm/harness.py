@@ -1,0 +1,182 @@
+"""Drive a vLLM tool parser the way vLLM's serving layer does, and fold what
+it sends into what a client ends up with.
+
+Two drivers:
+
+- `serve` goes through vLLM's own chat streaming loop: the composed parser
+  of `ParserManager.get_parser` (as `vllm serve --tool-call-parser NAME
+  --enable-auto-tool-choice` builds it), one per request, stepped by
+  vLLM's `ChatStreamProcessor` once per delta, the last step carrying the
+  engine's finish reason.
+- `legacy` calls the tool parser's `extract_tool_calls_streaming` with the
+  previous / current / delta texts and token-id lists, as serving layers
+  before vLLM's unified parser did, and then `finish_streaming()` if the
+  parser has one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
+from vllm.parser.parser_manager import ParserManager
+from vllm.tool_parsers import ToolParserManager
+
+
+class Tokenizer:
+    """The little of a tokenizer that vLLM's tool parsers ask of it."""
+
+    def __init__(self, name_or_path: str = "test/model", vocab: dict | None = None):
+        self.name_or_path = name_or_path
+        self._vocab = dict(vocab or {})
+
+    def get_vocab(self) -> dict:
+        return self._vocab
+
+
+WEATHER_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "unit": {"type": "string", "enum": ["c", "f"]},
+                },
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            },
+        },
+    },
+]
+
+
+def request(tools=WEATHER_TOOLS, tool_choice="auto", **kw) -> ChatCompletionRequest:
+    return ChatCompletionRequest(
+        model="test/model",
+        messages=[{"role": "user", "content": "hi"}],
+        tools=tools,
+        tool_choice=tool_choice,
+        stream=True,
+        **kw,
+    )
+
+
+def split(text: str, size: int) -> list[str]:
+    """`text` in deltas of `size` characters (0: the whole text at once)."""
+    if size <= 0 or not text:
+        return [text]
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def split_sizes(text: str, sizes: list[int]) -> list[str]:
+    """`text` cut in deltas whose sizes cycle through `sizes`."""
+    out, i, k = [], 0, 0
+    while i < len(text):
+        n = sizes[k % len(sizes)]
+        out.append(text[i : i + n])
+        i += n
+        k += 1
+    return out
+
+
+@dataclass
+class Folded:
+    """What a client assembles from the deltas of one choice."""
+
+    content: str = ""
+    calls: list[dict] = field(default_factory=list)
+    finish_reason: str | None = None
+    messages: int = 0
+
+    def call_summary(self) -> list[tuple[str, object]]:
+        return [(c["name"], json.loads(c["arguments"])) for c in self.calls]
+
+
+def fold(messages, finish_reason=None) -> Folded:
+    """Assemble deltas as a client does, checking vLLM's shape on the way: a
+    call's first entry carries its new index, its id, type "function" and
+    its name; later entries of that index carry only argument text."""
+    out = Folded(finish_reason=finish_reason)
+    by_index: dict[int, dict] = {}
+    for m in messages:
+        if m is None:
+            continue
+        out.messages += 1
+        if m.content:
+            out.content += m.content
+        for tc in m.tool_calls or []:
+            fn = tc.function
+            if tc.id is not None:
+                assert tc.index not in by_index, f"second start of call {tc.index}"
+                assert tc.type == "function"
+                assert fn is not None and fn.name, "a call starts with its name"
+                call = {"index": tc.index, "id": tc.id, "name": fn.name, "arguments": ""}
+                by_index[tc.index] = call
+                out.calls.append(call)
+            else:
+                assert tc.index in by_index, f"arguments of call {tc.index} before its start"
+                assert fn is None or not fn.name, "the name is sent once"
+            if fn is not None and fn.arguments:
+                by_index[tc.index]["arguments"] += fn.arguments
+    return out
+
+
+def serve(name: str, deltas: list[str], req=None, tokenizer=None, finish_reason="stop") -> Folded:
+    """Stream `deltas` through vLLM's chat streaming loop with tool parser `name`."""
+    req = req if req is not None else request()
+    tokenizer = tokenizer if tokenizer is not None else Tokenizer()
+    parser_cls = ParserManager.get_parser(tool_parser_name=name, enable_auto_tools=True)
+    parser = parser_cls(tokenizer, req.tools)
+    processor = ChatStreamProcessor(req, parser, enable_auto_tools=True, parser_cls=parser_cls)
+    messages, reason = [], None
+    for i, delta in enumerate(deltas):
+        last = i == len(deltas) - 1
+        step = processor.step(delta, [i], finish_reason if last else None, [1, 2, 3])
+        messages.append(step.delta)
+        if last:
+            reason = step.finish_reason
+    return fold(messages, reason)
+
+
+def legacy(name: str, deltas: list[str], req=None, tokenizer=None) -> Folded:
+    """Call the tool parser itself with the accumulated texts, one call per delta."""
+    req = req if req is not None else request()
+    tokenizer = tokenizer if tokenizer is not None else Tokenizer()
+    tool_parser = ToolParserManager.get_tool_parser(name)(tokenizer, req.tools)
+    previous, previous_ids, messages = "", [], []
+    for i, delta in enumerate(deltas):
+        current, current_ids = previous + delta, previous_ids + [i]
+        messages.append(
+            tool_parser.extract_tool_calls_streaming(
+                previous, current, delta, previous_ids, current_ids, [i], req
+            )
+        )
+        previous, previous_ids = current, current_ids
+    finish = getattr(tool_parser, "finish_streaming", None)
+    if finish is not None:
+        messages.append(finish())
+    return fold(messages)
+
+
+def whole(name: str, text: str, req=None, tokenizer=None):
+    """The non-streaming path: the tool parser's `extract_tool_calls`."""
+    req = req if req is not None else request()
+    tokenizer = tokenizer if tokenizer is not None else Tokenizer()
+    tool_parser = ToolParserManager.get_tool_parser(name)(tokenizer, req.tools)
+    return tool_parser.extract_tool_calls(text, req)

@@ -1,0 +1,1 @@
+"""Stands for xgrammar.contrib.hf (a transformers logits processor over torch)."""

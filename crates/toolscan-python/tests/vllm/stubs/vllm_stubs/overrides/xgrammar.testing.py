@@ -1,0 +1,1 @@
+"""Stands for xgrammar.testing (test helpers over torch)."""
