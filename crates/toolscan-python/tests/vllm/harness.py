@@ -25,15 +25,59 @@ from vllm.parser.parser_manager import ParserManager
 from vllm.tool_parsers import ToolParserManager
 
 
-class Tokenizer:
-    """The little of a tokenizer that vLLM's tool parsers ask of it."""
+#: Special tokens of the formats under test: one token each, as in the models'
+#: vocabularies (a delta never ends inside one).
+SPECIAL_TOKENS = [
+    "<tool_call>", "</tool_call>",
+    "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]",
+    "<|python_tag|>", "<|eom_id|>", "<|eot_id|>",
+    "<think>", "</think>",
+]
 
-    def __init__(self, name_or_path: str = "test/model", vocab: dict | None = None):
+
+class Tokenizer:
+    """A character-level tokenizer whose special tokens are single tokens:
+    what vLLM's tool parsers ask of a tokenizer (the vocabulary, ids of the
+    special tokens, decode), without a model's files."""
+
+    def __init__(self, name_or_path: str = "test/model", specials=SPECIAL_TOKENS):
         self.name_or_path = name_or_path
-        self._vocab = dict(vocab or {})
+        self.all_special_tokens = list(specials)
+        self._vocab = {tok: i for i, tok in enumerate(specials)}
+        self.all_special_ids = list(self._vocab.values())
+        self._by_id = dict(enumerate(specials))
 
     def get_vocab(self) -> dict:
-        return self._vocab
+        return dict(self._vocab)
+
+    def _id(self, piece: str) -> int:
+        if piece not in self._vocab:
+            self._vocab[piece] = len(self._vocab)
+            self._by_id[self._vocab[piece]] = piece
+        return self._vocab[piece]
+
+    def tokenize(self, text: str) -> list[str]:
+        out, i = [], 0
+        while i < len(text):
+            special = next((s for s in self.all_special_tokens if text.startswith(s, i)), None)
+            piece = special or text[i]
+            out.append(piece)
+            i += len(piece)
+        return out
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return [self._id(p) for p in self.tokenize(text)]
+
+    def decode(self, ids, skip_special_tokens: bool = False) -> str:
+        return "".join(self._by_id[i] for i in ids)
+
+    def convert_ids_to_tokens(self, ids):
+        return [self._by_id[i] for i in ids]
+
+    def convert_tokens_to_ids(self, tokens):
+        if isinstance(tokens, str):
+            return self._vocab.get(tokens)
+        return [self._vocab.get(t) for t in tokens]
 
 
 WEATHER_TOOLS = [
@@ -77,21 +121,21 @@ def request(tools=WEATHER_TOOLS, tool_choice="auto", **kw) -> ChatCompletionRequ
     )
 
 
-def split(text: str, size: int) -> list[str]:
-    """`text` in deltas of `size` characters (0: the whole text at once)."""
-    if size <= 0 or not text:
+def split(text: str, size, tokenizer: Tokenizer | None = None) -> list[str]:
+    """`text` in deltas of about `size` characters (0: the whole text at
+    once; a list: sizes in turn), never inside a special token."""
+    sizes = size if isinstance(size, list) else [size]
+    if sizes == [0] or not text:
         return [text]
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def split_sizes(text: str, sizes: list[int]) -> list[str]:
-    """`text` cut in deltas whose sizes cycle through `sizes`."""
-    out, i, k = [], 0, 0
-    while i < len(text):
-        n = sizes[k % len(sizes)]
-        out.append(text[i : i + n])
-        i += n
-        k += 1
+    pieces = (tokenizer or Tokenizer()).tokenize(text)
+    out, cur, k = [], "", 0
+    for piece in pieces:
+        cur += piece
+        if len(cur) >= sizes[k % len(sizes)]:
+            out.append(cur)
+            cur, k = "", k + 1
+    if cur:
+        out.append(cur)
     return out
 
 
@@ -147,7 +191,9 @@ def serve(name: str, deltas: list[str], req=None, tokenizer=None, finish_reason=
     messages, reason = [], None
     for i, delta in enumerate(deltas):
         last = i == len(deltas) - 1
-        step = processor.step(delta, [i], finish_reason if last else None, [1, 2, 3])
+        step = processor.step(
+            delta, tokenizer.encode(delta), finish_reason if last else None, [1, 2, 3]
+        )
         messages.append(step.delta)
         if last:
             reason = step.finish_reason
@@ -160,11 +206,12 @@ def legacy(name: str, deltas: list[str], req=None, tokenizer=None) -> Folded:
     tokenizer = tokenizer if tokenizer is not None else Tokenizer()
     tool_parser = ToolParserManager.get_tool_parser(name)(tokenizer, req.tools)
     previous, previous_ids, messages = "", [], []
-    for i, delta in enumerate(deltas):
-        current, current_ids = previous + delta, previous_ids + [i]
+    for delta in deltas:
+        ids = tokenizer.encode(delta)
+        current, current_ids = previous + delta, previous_ids + ids
         messages.append(
             tool_parser.extract_tool_calls_streaming(
-                previous, current, delta, previous_ids, current_ids, [i], req
+                previous, current, delta, previous_ids, current_ids, ids, req
             )
         )
         previous, previous_ids = current, current_ids

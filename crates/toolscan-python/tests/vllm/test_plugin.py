@@ -1,0 +1,312 @@
+"""toolscan's vLLM tool-parser plugin, driven through vLLM 0.33's own chat
+streaming loop and compared with vLLM's own parser of each format.
+
+The answers are written the way each model's chat template writes calls
+(Qwen/Hermes `<tool_call>` JSON, Qwen3-Coder's XML parameters, Llama 3.1's
+bare JSON with "parameters", Mistral's `[TOOL_CALLS]name[ARGS]{...}`, the
+pythonic list). Where vLLM's parser is right, both must give the same
+content and calls on every chunking; where it is wrong, the test says so and
+asserts the right answer (and pins vLLM 0.33.0's wrong one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from harness import Tokenizer, fold, legacy, request, serve, split, whole
+from vllm.entrypoints.generate.base.protocol import DeltaMessage
+from vllm.tool_parsers import ToolParser, ToolParserManager
+
+import toolscan
+import toolscan.vllm as plugin
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SIZES = [1, 2, 3, 4, 7, 16, [1, 5, 2, 11, 3], 0]
+
+QWEN_TEXT_CALL = (
+    "I will check the weather.\n"
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>'
+)
+QWEN_TWO_CALLS = (
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "write_file", "arguments": {"path": "a.txt", '
+    '"content": "line 1\\nline \\"2\\" <tool_call> {}"}}\n</tool_call>'
+)
+QWEN3_CODER = (
+    "Let me look.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nSan Francisco\n"
+    "</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+)
+LLAMA_JSON = '{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}'
+MISTRAL_V11 = (
+    '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": 3}'
+    '[TOOL_CALLS]write_file[ARGS]{"path": "a.txt", "content": "hi"}'
+)
+PYTHONIC = '[get_weather(city="Paris", days=3), write_file(path="a.txt", content="x, y")]'
+
+# (vLLM's name, our name, answer): vLLM's parser gets these right on every
+# chunking tried, and ours must give the same.
+AGREED = [
+    ("hermes", "toolscan-hermes", QWEN_TEXT_CALL),
+    ("hermes", "toolscan-hermes", QWEN_TWO_CALLS),
+    ("hermes", "toolscan-hermes", "Just text, no call: 1 < 2 and <b>bold</b>."),
+    ("qwen3_coder", "toolscan-qwen3-coder", QWEN3_CODER),
+    ("pythonic", "toolscan-pythonic", PYTHONIC),
+    ("mistral", "toolscan-mistral-v11", MISTRAL_V11),
+]
+
+
+def summary(folded):
+    """Content, calls (parsed arguments) and finish reason. Content that is
+    only whitespace counts as none: the Qwen template writes a newline
+    between two `<tool_call>` blocks, which toolscan sends as content and
+    vLLM's Hermes parser drops; vLLM's own non-streaming path sends no
+    whitespace-only content either."""
+    content = folded.content if folded.content.strip() else ""
+    return content, folded.call_summary(), folded.finish_reason
+
+
+def size_id(size):
+    return "x".join(map(str, size)) if isinstance(size, list) else str(size)
+
+
+# -- registration -----------------------------------------------------------
+
+
+def test_every_format_is_registered_under_toolscan_dash_its_name():
+    names = ["toolscan"] + [f"toolscan-{f.name}" for f in toolscan.formats()]
+    for name in names:
+        cls = ToolParserManager.get_tool_parser(name)
+        assert issubclass(cls, ToolParser), name
+        assert cls is plugin.PARSERS[name]
+    assert ToolParserManager.get_tool_parser("toolscan-qwen3-coder").format == "qwen3-coder"
+    assert ToolParserManager.get_tool_parser("toolscan").format is None
+
+
+def _in_fresh_interpreter(code: str) -> str:
+    prelude = (
+        "import sys, importlib.util\n"
+        f"sys.path[:0] = [{os.path.join(HERE, 'stubs')!r}]\n"
+        "if importlib.util.find_spec('torch') is None:\n"
+        "    import vllm_stubs; vllm_stubs.install()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("how", ["path", "module"])
+def test_vllm_import_tool_parser_finds_toolscan_hermes(how):
+    """`vllm serve --tool-parser-plugin X` calls `import_tool_parser(X)`. Given
+    the path of vllm.py, vLLM imports the file under its base name, "vllm":
+    the plugin must put vLLM back, or every later vLLM import fails."""
+    target = plugin.__file__ if how == "path" else "toolscan.vllm"
+    out = _in_fresh_interpreter(
+        "from vllm.tool_parsers import ToolParserManager, ToolParser\n"
+        f"ToolParserManager.import_tool_parser({target!r})\n"
+        "cls = ToolParserManager.get_tool_parser('toolscan-hermes')\n"
+        "assert issubclass(cls, ToolParser) and cls.format == 'hermes'\n"
+        "import vllm, vllm.tool_parsers.hermes_tool_parser\n"
+        "assert hasattr(vllm, '__path__'), vllm\n"
+        "print(cls.__module__, ToolParserManager.get_tool_parser('toolscan').__name__)\n"
+    )
+    assert out.split() == ["toolscan.vllm", "ToolscanToolParser"]
+
+
+# -- the same answers as vLLM's parsers where those are right -----------------
+
+
+@pytest.mark.parametrize("size", SIZES, ids=size_id)
+@pytest.mark.parametrize("theirs,ours,text", AGREED, ids=lambda v: str(v)[:24])
+def test_same_content_and_calls_as_vllms_parser(theirs, ours, text, size):
+    deltas = split(text, size)
+    expected = serve(theirs, deltas)
+    got = serve(ours, deltas)
+    assert summary(got) == summary(expected)
+    if theirs in ("hermes", "mistral"):
+        # Both pass the model's JSON through: the same bytes.
+        assert [c["arguments"] for c in got.calls] == [c["arguments"] for c in expected.calls]
+
+
+@pytest.mark.parametrize("size", [1, 4, 16], ids=size_id)
+def test_arguments_stream_as_they_arrive(size):
+    """The arguments come in pieces, before the call's end: not in one block."""
+    deltas = split(QWEN_TEXT_CALL, size)
+    messages = [serve_messages("toolscan-hermes", deltas[: i + 1]) for i in range(len(deltas))]
+    # The arguments of the call have started before its last delta.
+    before_end = fold(messages[-2]) if len(messages) > 1 else None
+    assert before_end is not None and before_end.calls
+    assert before_end.calls[0]["arguments"].startswith('{"city": "Par')
+    final = fold(messages[-1])
+    args_pieces = [
+        tc for m in messages[-1] if m for tc in m.tool_calls if tc.function and tc.function.arguments
+    ]
+    assert len(args_pieces) > 1
+    assert final.call_summary() == [("get_weather", {"city": "Paris", "days": 3})]
+
+
+def serve_messages(name, deltas):
+    """The raw DeltaMessages of `serve` (no finish reason: a stream still going)."""
+    from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
+    from vllm.parser.parser_manager import ParserManager
+
+    tokenizer, req = Tokenizer(), request()
+    parser_cls = ParserManager.get_parser(tool_parser_name=name, enable_auto_tools=True)
+    processor = ChatStreamProcessor(
+        req, parser_cls(tokenizer, req.tools), enable_auto_tools=True, parser_cls=parser_cls
+    )
+    return [processor.step(d, tokenizer.encode(d), None, [1]).delta for d in deltas]
+
+
+@pytest.mark.parametrize("size", [1, 5, 0], ids=size_id)
+def test_legacy_driver_gives_what_the_serving_loop_gives(size):
+    """Called directly with previous/current/delta texts and token ids (the
+    pre-unified serving loop), then finish_streaming()."""
+    deltas = split(QWEN_TEXT_CALL + " Done.", size)
+    a, b = legacy("toolscan-hermes", deltas), serve("toolscan-hermes", deltas)
+    assert (a.content, a.call_summary()) == (b.content, b.call_summary())
+
+
+def test_plain_text_passes_delta_for_delta():
+    text = "The weather in Paris is mild, 18 degrees; take a coat. " * 20
+    messages = serve_messages("toolscan-hermes", split(text, 4))
+    assert all(m is not None and m.content for m in messages)
+    assert "".join(m.content for m in messages) == text
+    assert all(not m.tool_calls for m in messages)
+
+
+def test_state_the_serving_layer_reads_at_the_end():
+    """prev_tool_call_arr / streamed_args_for_tool: vLLM's
+    get_remaining_unstreamed_args() finds nothing left to send."""
+    tool_parser = plugin.PARSERS["toolscan-hermes"](Tokenizer(), request().tools)
+    req = request()
+    for delta in split(QWEN_TWO_CALLS, 5):
+        tool_parser.extract_tool_calls_streaming("", "", delta, [], [], [], req)
+    tool_parser.finish_streaming()
+    assert [c["name"] for c in tool_parser.prev_tool_call_arr] == ["get_weather", "write_file"]
+    assert [json.loads(c["arguments"]) for c in tool_parser.prev_tool_call_arr] == [
+        {"city": "Paris"},
+        {"path": "a.txt", "content": 'line 1\nline "2" <tool_call> {}'},
+    ]
+    assert tool_parser.streamed_args_for_tool == [
+        c["arguments"] for c in tool_parser.prev_tool_call_arr
+    ]
+    assert tool_parser.current_tool_id == 1
+    assert tool_parser.get_remaining_unstreamed_args() == ""
+
+
+# -- where vLLM's parsers are wrong --------------------------------------------
+
+HERMES_TEXT_AROUND = (
+    "Checking.\n"
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
+    "I asked for Paris; the answer follows."
+)
+
+
+@pytest.mark.parametrize("size", [1, 4, 0], ids=size_id)
+def test_text_after_a_call_is_kept(size):
+    """vLLM 0.33's Hermes parser sends content only up to the first
+    `<tool_call>`: the sentence after the call is lost, streaming or not."""
+    deltas = split(HERMES_TEXT_AROUND, size)
+    ours = serve("toolscan-hermes", deltas)
+    assert ours.content == "Checking.\n\nI asked for Paris; the answer follows."
+    assert ours.call_summary() == [("get_weather", {"city": "Paris"})]
+    theirs = serve("hermes", deltas)
+    assert theirs.content == "Checking.\n"  # vLLM: the sentence after the call is gone
+    assert whole("toolscan-hermes", HERMES_TEXT_AROUND).content == ours.content
+    assert whole("hermes", HERMES_TEXT_AROUND).content == "Checking.\n"
+
+
+@pytest.mark.parametrize("size", [1, 3], ids=size_id)
+def test_text_held_back_at_the_end_is_sent_when_the_stream_finishes(size):
+    """An answer that ends in what could start a marker (`<tool_c`): vLLM's
+    Hermes parser holds it back and never sends it; the plugin's
+    finish_streaming() (called by vLLM at the end) sends it."""
+    text = "Compare a <tool_c"
+    ours = serve("toolscan-hermes", split(text, size))
+    assert (ours.content, ours.calls, ours.finish_reason) == (text, [], "stop")
+    assert serve("hermes", split(text, size)).content == "Compare a "  # vLLM loses "<tool_c"
+
+
+def test_llama_json_answer_in_one_delta():
+    """vLLM 0.33's llama3_json parser finds no call, and sends no content, when
+    the whole answer arrives in one delta (a fast stream, or a short call)."""
+    ours = serve("toolscan-llama3-json", [LLAMA_JSON])
+    assert ours.call_summary() == [("get_weather", {"city": "Paris", "days": 3})]
+    assert ours.finish_reason == "tool_calls"
+    theirs = serve("llama3_json", [LLAMA_JSON])
+    assert (theirs.content, theirs.calls) == ("", [])  # vLLM: the call is lost
+
+
+@pytest.mark.parametrize("size", [1, 4, 16], ids=size_id)
+def test_llama_json_agrees_when_streamed(size):
+    deltas = split(LLAMA_JSON, size)
+    assert summary(serve("toolscan-llama3-json", deltas)) == summary(serve("llama3_json", deltas))
+
+
+# -- options: tools, tool_choice, the model ------------------------------------
+
+
+def test_request_tools_type_the_parameters():
+    """Qwen3-Coder writes parameter values bare; the request's tool schema
+    says which are strings. `days` declared a string stays "3"."""
+    tools = json.loads(json.dumps(request().model_dump(exclude_none=True)["tools"]))
+    tools[0]["function"]["parameters"]["properties"]["days"] = {"type": "string"}
+    req = request(tools=tools)
+    deltas = split(QWEN3_CODER, 4)
+    ours = serve("toolscan-qwen3-coder", deltas, req=req)
+    assert ours.call_summary() == [("get_weather", {"city": "San Francisco", "days": "3"})]
+    assert summary(ours) == summary(serve("qwen3_coder", deltas, req=req))
+
+
+def test_tool_choice_none_passes_the_text_through():
+    req = request(tool_choice="none")
+    got = serve("toolscan-hermes", split(QWEN_TEXT_CALL, 4), req=req)
+    assert (got.content, got.calls) == (QWEN_TEXT_CALL, [])
+    assert whole("toolscan-hermes", QWEN_TEXT_CALL, req=req).content == QWEN_TEXT_CALL
+
+
+@pytest.mark.parametrize(
+    "model,text,calls",
+    [
+        ("Qwen/Qwen3-8B", QWEN_TEXT_CALL, [("get_weather", {"city": "Paris", "days": 3})]),
+        ("Qwen/Qwen3-Coder-30B-A3B-Instruct", QWEN3_CODER,
+         [("get_weather", {"city": "San Francisco", "days": 3})]),
+        ("someone/unknown-model", QWEN_TEXT_CALL, [("get_weather", {"city": "Paris", "days": 3})]),
+    ],
+)
+def test_plain_toolscan_takes_the_format_from_the_model(model, text, calls):
+    got = serve("toolscan", split(text, 3), tokenizer=Tokenizer(model))
+    assert got.call_summary() == calls
+
+
+def test_a_call_cut_off_by_the_token_limit_comes_back_as_text():
+    """The engine stops inside a call (finish reason "length"): the call is
+    not dispatched; its bytes come back as content at the end."""
+    text = 'Sure.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa'
+    got = serve("toolscan-hermes", split(text, 4), finish_reason="length")
+    assert got.content == text
+    assert got.finish_reason  # vLLM resolves it; the call entry was already sent
+    tool_parser = plugin.PARSERS["toolscan-hermes"](Tokenizer(), None)
+    for delta in split(text, 4):
+        tool_parser.extract_tool_calls_streaming("", "", delta, [], [], [], request())
+    end = tool_parser.finish_streaming()
+    assert isinstance(end, DeltaMessage) and end.content.startswith("<tool_call>")
+    assert [d.kind for d in tool_parser.diagnostics] == ["truncated"]
+
+
+def test_whole_answer_matches_the_stream():
+    info = whole("toolscan-hermes", QWEN_TWO_CALLS)
+    streamed = serve("toolscan-hermes", split(QWEN_TWO_CALLS, 3))
+    assert info.tools_called
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in info.tool_calls] == (
+        streamed.call_summary()
+    )
+    assert all(c.type == "function" and c.id for c in info.tool_calls)
+    assert info.content == (streamed.content or None)
