@@ -119,6 +119,7 @@ class ToolscanToolParser(ToolParser):
         super().__init__(tokenizer, tools)
         self._parser: toolscan.Parser | None = None
         self._finished = False
+        self._passthrough = False
         # The argument deltas sent, per call: joined into
         # `streamed_args_for_tool` when the call ends (or the stream does),
         # not on every delta, which would copy a growing string each time.
@@ -212,21 +213,38 @@ class ToolscanToolParser(ToolParser):
         delta_token_ids: Sequence[int],
         request: Any,
     ) -> DeltaMessage | None:
-        if getattr(request, "tool_choice", None) == "none":
-            return DeltaMessage(content=delta_text) if delta_text else None
-        if self._finished or not delta_text:
+        parser = self._parser
+        if parser is None:
+            if self._finished:
+                return None
+            if self._passthrough or getattr(request, "tool_choice", None) == "none":
+                # No tools wanted: the text as it comes.
+                self._passthrough = True
+                return _Message(delta_text) if delta_text else None
+            parser = self._parser = self._new_parser(request)
+        if not delta_text:
             return None
-        if self._parser is None:
-            self._parser = self._new_parser(request)
-        return self._message(self._parser.feed(delta_text))
+        events = parser.feed(delta_text)
+        if len(events) == 1:
+            # The common deltas, a piece of text or of a call's arguments.
+            event = events[0]
+            kind = event.type
+            if kind == "text":
+                return _Message(event.delta)
+            if kind == "tool_call_args" and event.index < len(self._args_sent):
+                index, delta = event.index, event.delta
+                self._args_sent[index].append(delta)
+                return _ArgsMessage(index, delta)
+        return self._message(events)
 
     def finish_streaming(self) -> DeltaMessage | None:
         """The end of the stream: what the parser held back, and the calls it
         could only close now."""
-        if self._parser is None or self._finished:
+        parser = self._parser
+        if parser is None:
             return None
-        self._finished = True
-        message = self._message(self._parser.finish())
+        self._parser, self._finished = None, True
+        message = self._message(parser.finish())
         for index, pieces in enumerate(self._args_sent):
             if pieces and not self.streamed_args_for_tool[index]:
                 # A call that never ended: what was sent of it.
@@ -331,7 +349,10 @@ def _validated_builders():
             return DeltaFunctionCall(name=name)
         return DeltaFunctionCall(arguments=arguments)
 
-    return message, tool_call, function
+    def args_message(index, arguments):
+        return message(None, [tool_call(index, function(arguments=arguments))])
+
+    return message, tool_call, function, args_message
 
 
 def _fast_builders():
@@ -349,13 +370,10 @@ def _fast_builders():
     set_private = slots["__pydantic_private__"].__set__
     new, set_dict = object.__new__, object.__setattr__
 
-    def extra_of(cls):
-        return (lambda: {}) if cls.model_config.get("extra") == "allow" else (lambda: None)
-
-    message_extra, call_extra, function_extra = (
-        extra_of(DeltaMessage),
-        extra_of(DeltaToolCall),
-        extra_of(DeltaFunctionCall),
+    # `{}` for a model that allows extra fields, as pydantic sets it.
+    m_extra, c_extra, f_extra = (
+        cls.model_config.get("extra") == "allow"
+        for cls in (DeltaMessage, DeltaToolCall, DeltaFunctionCall)
     )
 
     def message(content, tool_calls=None):
@@ -366,7 +384,7 @@ def _fast_builders():
             {"role": None, "content": content, "reasoning": None, "tool_calls": tool_calls or []},
         )
         set_fields(m, {"content", "tool_calls"} if tool_calls else {"content"})
-        set_extra(m, message_extra())
+        set_extra(m, {} if m_extra else None)
         set_private(m, None)
         return m
 
@@ -374,7 +392,7 @@ def _fast_builders():
         c = new(DeltaToolCall)
         set_dict(c, "__dict__", {"id": id, "type": type, "index": index, "function": function})
         set_fields(c, {"index", "function"} if id is None else {"index", "function", "id", "type"})
-        set_extra(c, call_extra())
+        set_extra(c, {} if c_extra else None)
         set_private(c, None)
         return c
 
@@ -382,18 +400,39 @@ def _fast_builders():
         f = new(DeltaFunctionCall)
         set_dict(f, "__dict__", {"name": name, "arguments": arguments})
         set_fields(f, {"name"} if arguments is None else {"arguments"})
-        set_extra(f, function_extra())
+        set_extra(f, {} if f_extra else None)
         set_private(f, None)
         return f
 
-    return message, tool_call, function
+    def args_message(index, arguments):
+        # message(None, [tool_call(index, function(arguments=...))]) in one go:
+        # the most frequent delta of a call.
+        f = new(DeltaFunctionCall)
+        set_dict(f, "__dict__", {"name": None, "arguments": arguments})
+        set_fields(f, {"arguments"})
+        set_extra(f, {} if f_extra else None)
+        set_private(f, None)
+        c = new(DeltaToolCall)
+        set_dict(c, "__dict__", {"id": None, "type": None, "index": index, "function": f})
+        set_fields(c, {"index", "function"})
+        set_extra(c, {} if c_extra else None)
+        set_private(c, None)
+        m = new(DeltaMessage)
+        set_dict(m, "__dict__", {"role": None, "content": None, "reasoning": None, "tool_calls": [c]})
+        set_fields(m, {"content", "tool_calls"})
+        set_extra(m, {} if m_extra else None)
+        set_private(m, None)
+        return m
+
+    return message, tool_call, function, args_message
 
 
 def _builders():
     checked = _validated_builders()
 
-    def samples(message, tool_call, function):
+    def samples(message, tool_call, function, args_message):
         return [
+            args_message(2, '"x'),
             message("text"),
             message(
                 None,
@@ -429,7 +468,7 @@ def _builders():
     return checked
 
 
-_Message, _ToolCall, _Function = _builders()
+_Message, _ToolCall, _Function, _ArgsMessage = _builders()
 
 
 def _class_name(fmt: str | None) -> str:
