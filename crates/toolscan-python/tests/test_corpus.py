@@ -10,16 +10,14 @@ compares them (see `tests/corpus/README.md`).
 """
 
 import json
-import os
 import random
 import subprocess
-from pathlib import Path
 
 import pytest
+from rust_reference import CLI, ROOT
 
 import toolscan
 
-ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "tests" / "corpus"
 
 
@@ -58,20 +56,6 @@ def implemented(case):
 
 
 RUN = [c for c in CASES if implemented(c)]
-
-
-def cli_binary():
-    env = os.environ.get("TOOLSCAN_BIN")
-    if env:
-        return Path(env)
-    for profile in ("debug", "release"):
-        p = ROOT / "target" / profile / "toolscan"
-        if p.exists():
-            return p
-    return None
-
-
-CLI = cli_binary()
 
 
 def options(case):
