@@ -196,3 +196,28 @@ impl Args<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_named_format_wins_over_the_model_and_auto_defers_to_it() {
+        assert_eq!(
+            resolve_format(Some("mistral"), Some("Qwen/Qwen3-8B")),
+            "mistral"
+        );
+        assert_eq!(
+            resolve_format(Some("auto"), Some("Qwen/Qwen3-8B")),
+            "hermes"
+        );
+        assert_eq!(resolve_format(None, Some("Qwen/Qwen3-8B")), "hermes");
+        assert_eq!(resolve_format(None, None), "auto");
+    }
+
+    #[test]
+    fn an_unknown_model_reads_with_auto() {
+        assert_eq!(builtin_for_model("no/such-model"), None);
+        assert_eq!(resolve_format(None, Some("no/such-model")), "auto");
+    }
+}
