@@ -57,6 +57,7 @@ if __name__ == "vllm":
     __name__ = "toolscan.vllm"  # noqa: A001 - the classes below take it as __module__
     sys.modules.setdefault(__name__, _this)
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -79,8 +80,9 @@ __all__ = ["ToolscanToolParser", "PARSERS", "register"]
 logger = init_logger(__name__)
 
 
-def _tools_json(tools: Any) -> list[dict] | None:
-    """The OpenAI chat ``tools`` array, as dicts, from a request's tools."""
+def _tools_json(tools: Any) -> str | None:
+    """The OpenAI chat ``tools`` array, as JSON text (which toolscan reads
+    faster than a list of dicts), from a request's tools."""
     if not tools:
         return None
     out = []
@@ -100,7 +102,7 @@ def _tools_json(tools: Any) -> list[dict] | None:
                 },
             }
         out.append(tool)
-    return out or None
+    return json.dumps(out, ensure_ascii=False) if out else None
 
 
 class ToolscanToolParser(ToolParser):

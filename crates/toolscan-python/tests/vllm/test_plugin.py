@@ -310,3 +310,28 @@ def test_whole_answer_matches_the_stream():
     )
     assert all(c.type == "function" and c.id for c in info.tool_calls)
     assert info.content == (streamed.content or None)
+
+
+def test_tools_of_either_api_reach_the_parser_as_the_chat_tools_array():
+    from openai.types.responses.function_tool import FunctionTool
+
+    chat = request().tools
+    flat = FunctionTool(
+        type="function",
+        name="get_weather",
+        parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+        strict=False,
+    )
+    assert json.loads(plugin._tools_json(chat))[0]["function"]["name"] == "get_weather"
+    assert json.loads(plugin._tools_json([flat])) == [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+                "strict": False,
+            },
+        }
+    ]
+    assert plugin._tools_json([{"type": "web_search"}]) is None
+    assert plugin._tools_json(None) is None
