@@ -335,3 +335,42 @@ def test_tools_of_either_api_reach_the_parser_as_the_chat_tools_array():
     ]
     assert plugin._tools_json([{"type": "web_search"}]) is None
     assert plugin._tools_json(None) is None
+
+
+def serve_with_reasoning(name, reasoning_parser, deltas):
+    from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
+    from vllm.parser.parser_manager import ParserManager
+
+    tokenizer, req = Tokenizer(), request(include_reasoning=True)
+    parser_cls = ParserManager.get_parser(
+        tool_parser_name=name, reasoning_parser_name=reasoning_parser, enable_auto_tools=True
+    )
+    processor = ChatStreamProcessor(
+        req, parser_cls(tokenizer, req.tools), enable_auto_tools=True, parser_cls=parser_cls
+    )
+    messages, reasoning, step = [], "", None
+    for i, delta in enumerate(deltas):
+        last = i == len(deltas) - 1
+        step = processor.step(delta, tokenizer.encode(delta), "stop" if last else None, [1, 2, 3])
+        messages.append(step.delta)
+        if step.delta is not None and step.delta.reasoning:
+            reasoning += step.delta.reasoning
+    return reasoning, summary(fold(messages, step.finish_reason))
+
+
+@pytest.mark.parametrize("size", [1, 4, 0], ids=size_id)
+@pytest.mark.parametrize("reasoning_parser", ["qwen3", "deepseek_r1"])
+def test_after_vllms_reasoning_parser(reasoning_parser, size):
+    """With `--reasoning-parser` (qwen3's is engine-based like the plugin,
+    deepseek_r1's is not), the plugin gets the text after `</think>`."""
+    text = (
+        "<think>I should call the tool.</think>Checking.<tool_call>\n"
+        '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    )
+    deltas = split(text, size)
+    ours = serve_with_reasoning("toolscan-hermes", reasoning_parser, deltas)
+    assert ours == (
+        "I should call the tool.",
+        ("Checking.", [("get_weather", {"city": "Paris"})], "tool_calls"),
+    )
+    assert ours == serve_with_reasoning("hermes", reasoning_parser, deltas)
