@@ -195,7 +195,11 @@ def main() -> None:
 
     def cell(total, n):
         per = total / n * us
-        return f"{total * 1e3:.1f} ms ({per:.1f} µs)" if per >= 10 else f"{total * 1e3:.1f} ms ({per:.2f} µs)"
+        return (
+            f"{total * 1e3:.1f} ms ({per:.1f} µs)"
+            if per >= 10
+            else f"{total * 1e3:.1f} ms ({per:.2f} µs)"
+        )
 
     print(
         "| case | deltas | parser: vLLM hermes | parser: toolscan-hermes | ratio "

@@ -96,9 +96,7 @@ def _tools_json(tools: Any) -> str | None:
             tool = {
                 "type": "function",
                 "function": {
-                    k: tool[k]
-                    for k in ("name", "description", "parameters", "strict")
-                    if k in tool
+                    k: tool[k] for k in ("name", "description", "parameters", "strict") if k in tool
                 },
             }
         out.append(tool)
@@ -175,9 +173,7 @@ class ToolscanToolParser(ToolParser):
             request.skip_special_tokens = False
         return request
 
-    def extract_tool_calls(
-        self, model_output: str, request: Any
-    ) -> ExtractedToolCallInformation:
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         if getattr(request, "tool_choice", None) == "none":
             return ExtractedToolCallInformation(
                 tools_called=False, tool_calls=[], content=model_output
@@ -359,10 +355,11 @@ def _validated_builders():
 
 def _fast_builders():
     """Builders of vLLM's delta objects that skip pydantic's validation (the
-    values are of the declared types by construction): a text delta costs
-    about half a microsecond instead of several. They set what pydantic's
-    own `model_construct` sets, and are checked against validated objects
-    below; should a later pydantic or vLLM differ, the validated
+    values are of the declared types by construction). Validation, with
+    vLLM's hook for extra fields, costs more than parsing the delta does;
+    pydantic's `model_construct` more still. These set what
+    `model_construct` sets, and are checked against validated objects
+    (`_builders`); should a later pydantic or vLLM differ, the validated
     constructors are used instead."""
     from pydantic import BaseModel
 
@@ -420,7 +417,9 @@ def _fast_builders():
         set_extra(c, {} if c_extra else None)
         set_private(c, None)
         m = new(DeltaMessage)
-        set_dict(m, "__dict__", {"role": None, "content": None, "reasoning": None, "tool_calls": [c]})
+        set_dict(
+            m, "__dict__", {"role": None, "content": None, "reasoning": None, "tool_calls": [c]}
+        )
         set_fields(m, {"content", "tool_calls"})
         set_extra(m, {} if m_extra else None)
         set_private(m, None)

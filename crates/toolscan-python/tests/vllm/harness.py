@@ -28,10 +28,16 @@ from vllm.tool_parsers import ToolParserManager
 #: Special tokens of the formats under test: one token each, as in the models'
 #: vocabularies (a delta never ends inside one).
 SPECIAL_TOKENS = [
-    "<tool_call>", "</tool_call>",
-    "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]",
-    "<|python_tag|>", "<|eom_id|>", "<|eot_id|>",
-    "<think>", "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "[TOOL_CALLS]",
+    "[ARGS]",
+    "[CALL_ID]",
+    "<|python_tag|>",
+    "<|eom_id|>",
+    "<|eot_id|>",
+    "<think>",
+    "</think>",
 ]
 
 

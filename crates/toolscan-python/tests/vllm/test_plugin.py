@@ -94,7 +94,11 @@ def _in_fresh_interpreter(code: str) -> str:
         "    import vllm_stubs; vllm_stubs.install()\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", prelude + code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -144,7 +148,11 @@ def test_arguments_stream_as_they_arrive(size):
     assert before_end.calls[0]["arguments"].startswith('{"city": "Par')
     final = fold(messages[-1])
     args_pieces = [
-        tc for m in messages[-1] if m for tc in m.tool_calls if tc.function and tc.function.arguments
+        tc
+        for m in messages[-1]
+        if m
+        for tc in m.tool_calls
+        if tc.function and tc.function.arguments
     ]
     assert len(args_pieces) > 1
     assert final.call_summary() == [("get_weather", {"city": "Paris", "days": 3})]
@@ -276,8 +284,11 @@ def test_tool_choice_none_passes_the_text_through():
     "model,text,calls",
     [
         ("Qwen/Qwen3-8B", QWEN_TEXT_CALL, [("get_weather", {"city": "Paris", "days": 3})]),
-        ("Qwen/Qwen3-Coder-30B-A3B-Instruct", QWEN3_CODER,
-         [("get_weather", {"city": "San Francisco", "days": 3})]),
+        (
+            "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+            QWEN3_CODER,
+            [("get_weather", {"city": "San Francisco", "days": 3})],
+        ),
         ("someone/unknown-model", QWEN_TEXT_CALL, [("get_weather", {"city": "Paris", "days": 3})]),
     ],
 )
@@ -374,3 +385,20 @@ def test_after_vllms_reasoning_parser(reasoning_parser, size):
         ("Checking.", [("get_weather", {"city": "Paris"})], "tool_calls"),
     )
     assert ours == serve_with_reasoning("hermes", reasoning_parser, deltas)
+
+
+def test_delta_objects_are_built_without_validation_and_equal_validated_ones():
+    """The plugin builds vLLM's delta objects without pydantic's validation
+    (the cost of a delta); the builders are checked at import against
+    validated objects and must have passed that check with vLLM 0.33."""
+    assert plugin._Message.__qualname__.startswith("_fast_builders")
+    from vllm.entrypoints.generate.base.protocol import DeltaFunctionCall, DeltaToolCall
+
+    built = plugin._ArgsMessage(3, '"a')
+    validated = DeltaMessage(
+        content=None,
+        tool_calls=[DeltaToolCall(index=3, function=DeltaFunctionCall(arguments='"a'))],
+    )
+    assert built == validated
+    assert built.model_dump_json() == validated.model_dump_json()
+    assert built.tool_calls[0].function.model_dump(exclude_none=True) == {"arguments": '"a'}

@@ -25,11 +25,7 @@ OVERRIDES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "overrides"
 
 
 def _overridden() -> set[str]:
-    return {
-        name[: -len(".py")]
-        for name in os.listdir(OVERRIDES)
-        if name.endswith(".py")
-    }
+    return {name[: -len(".py")] for name in os.listdir(OVERRIDES) if name.endswith(".py")}
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -76,10 +72,7 @@ def take(namespace: dict, module: str, *names: str) -> None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id in wanted for t in targets):
                 body.append(node)
-    found = {
-        n.name if isinstance(n, (ast.FunctionDef, ast.ClassDef)) else None
-        for n in body
-    } | {
+    found = {n.name if isinstance(n, (ast.FunctionDef, ast.ClassDef)) else None for n in body} | {
         t.id
         for n in body
         if isinstance(n, (ast.Assign, ast.AnnAssign))

@@ -16,8 +16,7 @@ def has_non_text_content(messages) -> bool:
     for msg in messages:
         content = msg.get("content") if isinstance(msg, dict) else None
         if isinstance(content, list) and any(
-            not isinstance(part, dict) or part.get("type", "text") != "text"
-            for part in content
+            not isinstance(part, dict) or part.get("type", "text") != "text" for part in content
         ):
             return True
     return False
