@@ -139,23 +139,22 @@ def test_same_content_and_calls_as_vllms_parser(theirs, ours, text, size):
 
 @pytest.mark.parametrize("size", [1, 4, 16], ids=size_id)
 def test_arguments_stream_as_they_arrive(size):
-    """The arguments come in pieces, before the call's end: not in one block."""
-    deltas = split(QWEN_TEXT_CALL, size)
-    messages = [serve_messages("toolscan-hermes", deltas[: i + 1]) for i in range(len(deltas))]
-    # The arguments of the call have started before its last delta.
-    before_end = fold(messages[-2]) if len(messages) > 1 else None
-    assert before_end is not None and before_end.calls
-    assert before_end.calls[0]["arguments"].startswith('{"city": "Par')
-    final = fold(messages[-1])
-    args_pieces = [
-        tc
-        for m in messages[-1]
-        if m
-        for tc in m.tool_calls
-        if tc.function and tc.function.arguments
-    ]
-    assert len(args_pieces) > 1
-    assert final.call_summary() == [("get_weather", {"city": "Paris", "days": 3})]
+    """The arguments come in pieces as their deltas arrive, not in one block
+    at the call's end; the call is complete, arguments and all, with the
+    delta that closes it (no finish needed)."""
+    text = QWEN_TEXT_CALL
+    deltas = split(text, size)
+    messages = serve_messages("toolscan-hermes", deltas)
+    end = text.index("}}") + 2  # the arguments' last byte, before `\n</tool_call>`
+    sent_before_end, seen = "", 0
+    for delta, message in zip(deltas, messages):
+        seen += len(delta)
+        if seen >= end or message is None:
+            continue
+        for tc in message.tool_calls:
+            sent_before_end += (tc.function.arguments or "") if tc.function else ""
+    assert sent_before_end.startswith('{"city": "Par')
+    assert fold(messages).call_summary() == [("get_weather", {"city": "Paris", "days": 3})]
 
 
 def serve_messages(name, deltas):
