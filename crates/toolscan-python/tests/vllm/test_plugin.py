@@ -115,8 +115,10 @@ def test_vllm_import_tool_parser_finds_toolscan_hermes(how):
         f"ToolParserManager.import_tool_parser({target!r})\n"
         "cls = ToolParserManager.get_tool_parser('toolscan-hermes')\n"
         "assert issubclass(cls, ToolParser) and cls.format == 'hermes'\n"
+        "assert 'toolscan-qwen3-coder' in ToolParserManager.list_registered()\n"
         "import vllm, vllm.tool_parsers.hermes_tool_parser\n"
         "assert hasattr(vllm, '__path__'), vllm\n"
+        "ToolParserManager.get_tool_parser('qwen3_coder')  # a lazy import of vLLM's\n"
         "print(cls.__module__, ToolParserManager.get_tool_parser('toolscan').__name__)\n"
     )
     assert out.split() == ["toolscan.vllm", "ToolscanToolParser"]
