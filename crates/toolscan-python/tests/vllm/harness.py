@@ -28,17 +28,25 @@ from vllm.tool_parsers import ToolParserManager
 #: Special tokens of the formats under test: one token each, as in the models'
 #: vocabularies (a delta never ends inside one).
 SPECIAL_TOKENS = [
-    "<tool_call>",
-    "</tool_call>",
-    "[TOOL_CALLS]",
-    "[ARGS]",
-    "[CALL_ID]",
-    "<|python_tag|>",
-    "<|eom_id|>",
-    "<|eot_id|>",
-    "<think>",
-    "</think>",
-]
+    "<tool_call>", "</tool_call>",
+    "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]",
+    "<|python_tag|>", "<|eom_id|>", "<|eot_id|>",
+    "<think>", "</think>",
+    "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>",
+    "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>",
+    "<｜tool_calls_begin｜>", "<｜tool_call_begin｜>", "<｜tool_sep｜>",
+    "<｜tool_call_end｜>", "<｜tool_calls_end｜>",
+    "<seed:tool_call>", "</seed:tool_call>",
+    "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
+    "<minimax:tool_call>", "</minimax:tool_call>",
+    "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
+    "<|tool_call_begin|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>",
+    "<|tool_call|>", "<|tool_call_start|>",
+    "<start_function_call>", "<end_function_call>", "<escape>",
+    "<|action_start|>", "<|action_end|>", "<|plugin|>",
+    "<tool_calls>", "</tool_calls>", "<function_calls>", "</function_calls>",
+    "functools",
+]  # fmt: skip
 
 
 class Tokenizer:

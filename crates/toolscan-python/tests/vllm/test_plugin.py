@@ -46,6 +46,33 @@ MISTRAL_V11 = (
     '[TOOL_CALLS]write_file[ARGS]{"path": "a.txt", "content": "hi"}'
 )
 PYTHONIC = '[get_weather(city="Paris", days=3), write_file(path="a.txt", content="x, y")]'
+SEED_OSS = (
+    "I will check.<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n"
+    "<parameter=days>3</parameter>\n</function>\n</seed:tool_call>"
+)
+GLM45 = (
+    "Checking.<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
+    "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>"
+)
+MINIMAX_M2 = (
+    'Checking.\n<minimax:tool_call>\n<invoke name="get_weather">\n'
+    '<parameter name="city">Paris</parameter>\n<parameter name="days">3</parameter>\n'
+    "</invoke>\n</minimax:tool_call>"
+)
+KIMI_K2 = (
+    "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+    '<|tool_call_argument_begin|>{"city": "Paris", "days": 3}<|tool_call_end|>'
+    "<|tool_calls_section_end|>"
+)
+GRANITE = (
+    'Let me look.<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+    '{"name": "write_file", "arguments": {}}]'
+)
+OLMO3 = (
+    '<function_calls>get_weather(city="Paris", days=3)\n'
+    'write_file(path="a.txt", content="x")</function_calls>'
+)
+LFM2 = '<|tool_call_start|>[get_weather(city="Paris", days=3)]<|tool_call_end|>The weather is mild.'
 
 # (vLLM's name, our name, answer): vLLM's parser gets these right on every
 # chunking tried, and ours must give the same.
@@ -56,6 +83,14 @@ AGREED = [
     ("qwen3_coder", "toolscan-qwen3-coder", QWEN3_CODER),
     ("pythonic", "toolscan-pythonic", PYTHONIC),
     ("mistral", "toolscan-mistral-v11", MISTRAL_V11),
+    ("seed_oss", "toolscan-seed-oss", SEED_OSS),
+    ("glm45", "toolscan-glm45", GLM45),
+    ("minimax_m2", "toolscan-minimax-m2", MINIMAX_M2),
+    ("kimi_k2", "toolscan-kimi-k2", KIMI_K2),
+    ("granite", "toolscan-granite", GRANITE),
+    ("olmo3", "toolscan-olmo3", OLMO3),
+    ("lfm2", "toolscan-lfm2", LFM2),
+    ("llama4_pythonic", "toolscan-pythonic", '[get_weather(city="Paris", days=3)]'),
 ]
 
 
@@ -251,6 +286,120 @@ def test_llama_json_answer_in_one_delta():
     assert ours.finish_reason == "tool_calls"
     theirs = serve("llama3_json", [LLAMA_JSON])
     assert (theirs.content, theirs.calls) == ("", [])  # vLLM: the call is lost
+
+
+WEATHER = [("get_weather", {"city": "Paris", "days": 3})]
+
+
+class Garbled(list):
+    """The raw argument texts vLLM's parser streamed, which are not JSON."""
+
+
+# (vLLM's name, our name, answer, the right content and calls, and what
+# vLLM 0.33.0's parser gives instead on the chunkings where it is wrong:
+# content and calls, or `Garbled` arguments).
+VLLM_WRONG = [
+    (
+        "deepseek_v3",
+        "toolscan-deepseek-v3",
+        "Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+        '```json\n{"city": "Paris", "days": 3}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        ("Checking.", WEATHER),
+        {0: ("", [])},  # in one delta: the call and the text are lost
+    ),
+    (
+        "deepseek_v31",
+        "toolscan-deepseek-v3.1",
+        "Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>"
+        '{"city": "Paris", "days": 3}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        ("Checking.", WEATHER),
+        {
+            3: Garbled(['{"city": "Paris", "days": 3']),
+            16: Garbled(['{"city": "Paris"']),
+            0: ("", []),
+        },
+    ),
+    (
+        "internlm",
+        "toolscan-internlm",
+        "Checking.<|action_start|><|plugin|>\n"
+        '{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}<|action_end|>',
+        ("Checking.", WEATHER),
+        {0: ("Checking.", [])},
+    ),
+    (
+        "step3",
+        "toolscan-step3",
+        "Checking.<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+        '<steptml:invoke name="get_weather"><steptml:parameter name="city">Paris</steptml:parameter>'
+        '<steptml:parameter name="days">3</steptml:parameter></steptml:invoke>'
+        "<｜tool_call_end｜><｜tool_calls_end｜>",
+        ("Checking.", WEATHER),
+        {0: ("Checking.", [])},
+    ),
+    (
+        "jamba",
+        "toolscan-jamba",
+        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]</tool_calls>',
+        ("", WEATHER),
+        {
+            1: Garbled(['{"Paris, "days": 3']),
+            4: Garbled(['{"city": "Paris, "days": 3']),
+            0: ("", []),
+        },
+    ),
+    (
+        "xlam",
+        "toolscan-xlam",
+        '[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]',
+        ("", WEATHER),
+        {
+            2: Garbled(['{"city": "Paris", "days": 3}{"city": "Paris", "days": 3}']),
+            4: Garbled(['{{"city": "Paris", "days": 3}']),
+        },
+    ),
+    (
+        "phi4_mini_json",
+        "toolscan-phi4-mini",
+        'functools[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]',
+        ("", WEATHER),
+        {1: ("", []), 4: ("", []), 0: ("", [])},  # never a call, and the text is gone
+    ),
+    (
+        "functiongemma",
+        "toolscan-functiongemma",
+        "<start_function_call>call:get_weather{city:<escape>Paris<escape>,days:3}"
+        "<end_function_call>",
+        ("", WEATHER),
+        # the bare number is dropped; in one delta, the whole call
+        {
+            1: ("", [("get_weather", {"city": "Paris"})]),
+            4: ("", [("get_weather", {"city": "Paris"})]),
+            0: ("", []),
+        },
+    ),
+    ("llama3_json", "toolscan-llama3-json", LLAMA_JSON, ("", WEATHER), {0: ("", [])}),
+]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=size_id)
+@pytest.mark.parametrize(
+    "theirs,ours,text,right,wrong", VLLM_WRONG, ids=[case[0] for case in VLLM_WRONG]
+)
+def test_right_where_vllms_parser_is_wrong(theirs, ours, text, right, wrong, size):
+    """Every chunking gives the right content and calls; vLLM's parser of
+    the format loses the call, the text or an argument on some of them, or
+    streams arguments that are not JSON: pinned as vLLM 0.33.0 does it."""
+    deltas = split(text, size)
+    got = summary(serve(ours, deltas))
+    assert got == (*right, "tool_calls")
+    if not isinstance(size, int) or size not in wrong:
+        return
+    if isinstance(wrong[size], Garbled):
+        assert [c["arguments"] for c in serve(theirs, deltas).calls] == wrong[size]
+    else:
+        content, calls = wrong[size]
+        assert summary(serve(theirs, deltas))[:2] == (content, calls)
 
 
 @pytest.mark.parametrize("size", [1, 4, 16], ids=size_id)
