@@ -129,25 +129,23 @@ class ToolscanToolParser(ToolParser):
 
     # -- options ---------------------------------------------------------------
 
-    def _model_id(self, request: Any) -> str | None:
-        tokenizer = self.model_tokenizer
+    def _model_format(self, request: Any) -> str:
+        """The format of the served model: from the tokenizer's model id,
+        else the request's model name (a `--served-model-name` alias may
+        name it where a local path does not); `auto` when neither is known."""
         for name in (
-            getattr(tokenizer, "name_or_path", None),
+            getattr(self.model_tokenizer, "name_or_path", None),
             getattr(request, "model", None),
         ):
             if isinstance(name, str) and name:
-                return name
-        return None
+                fmt = toolscan.format_for_model(name)
+                if fmt is not None:
+                    return fmt
+        return "auto"
 
     def _options(self, request: Any) -> dict[str, Any]:
-        options: dict[str, Any] = {}
-        if self.format is not None:
-            options["format"] = self.format
-        else:
-            options["format"] = "auto"
-            model = self._model_id(request)
-            if model is not None:
-                options["model"] = model
+        fmt = self.format if self.format is not None else self._model_format(request)
+        options: dict[str, Any] = {"format": fmt}
         tools = _tools_json(self.tools or getattr(request, "tools", None))
         if tools:
             options["tools"] = tools

@@ -431,19 +431,24 @@ def test_tool_choice_none_passes_the_text_through():
 
 
 @pytest.mark.parametrize(
-    "model,text,calls",
+    "tokenizer_name,served_name,text,calls",
     [
-        ("Qwen/Qwen3-8B", QWEN_TEXT_CALL, [("get_weather", {"city": "Paris", "days": 3})]),
-        (
-            "Qwen/Qwen3-Coder-30B-A3B-Instruct",
-            QWEN3_CODER,
-            [("get_weather", {"city": "San Francisco", "days": 3})],
-        ),
-        ("someone/unknown-model", QWEN_TEXT_CALL, [("get_weather", {"city": "Paris", "days": 3})]),
+        ("Qwen/Qwen3-8B", "test/model", QWEN_TEXT_CALL, [("get_weather", {"city": "Paris", "days": 3})]),
+        ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "coder", QWEN3_CODER,
+         [("get_weather", {"city": "San Francisco", "days": 3})]),
+        # A local path that names no model: the request's (served) model name
+        # does. (Bare JSON has no marker: `auto` would not read it as a call.)
+        ("/srv/models/snapshot-1", "meta-llama/Llama-3.1-8B-Instruct", LLAMA_JSON,
+         [("get_weather", {"city": "Paris", "days": 3})]),
+        # Neither: the format is detected from the output.
+        ("someone/unknown-model", "test/model", QWEN_TEXT_CALL,
+         [("get_weather", {"city": "Paris", "days": 3})]),
     ],
-)
-def test_plain_toolscan_takes_the_format_from_the_model(model, text, calls):
-    got = serve("toolscan", split(text, 3), tokenizer=Tokenizer(model))
+)  # fmt: skip
+def test_plain_toolscan_takes_the_format_from_the_model(tokenizer_name, served_name, text, calls):
+    req = request()
+    req.model = served_name
+    got = serve("toolscan", split(text, 3), req=req, tokenizer=Tokenizer(tokenizer_name))
     assert got.call_summary() == calls
 
 
