@@ -8,8 +8,9 @@ Load it into ``vllm serve`` and pick a format::
 ``--tool-parser-plugin`` takes the module name (``toolscan.vllm``) or the path
 of this file. The parser names are ``toolscan-<format>`` for every name in
 ``toolscan.formats()``, and ``toolscan``, which takes the format from the
-served model's id (``toolscan.format_for_model``) and detects it from the
-output when the id is not a known one.
+model (``toolscan.format_for_model`` of the tokenizer's model id, else of the
+request's model name) and detects it from the output when neither is a
+known one.
 
 Each request gets one toolscan ``Parser``, created on its first delta with the
 request's ``tools``. The parser reads only ``delta_text``: its cost per delta
