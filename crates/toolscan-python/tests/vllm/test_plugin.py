@@ -80,6 +80,12 @@ AGREED = [
     ("hermes", "toolscan-hermes", QWEN_TEXT_CALL),
     ("hermes", "toolscan-hermes", QWEN_TWO_CALLS),
     ("hermes", "toolscan-hermes", "Just text, no call: 1 < 2 and <b>bold</b>."),
+    (
+        "hermes",
+        "toolscan-hermes",
+        "Météo à Zürich ☀️ — je vérifie.\n<tool_call>\n"
+        '{"name": "get_weather", "arguments": {"city": "Zürich 🇨🇭", "unit": "c"}}\n</tool_call>',
+    ),
     ("qwen3_coder", "toolscan-qwen3-coder", QWEN3_CODER),
     ("pythonic", "toolscan-pythonic", PYTHONIC),
     ("mistral", "toolscan-mistral-v11", MISTRAL_V11),
