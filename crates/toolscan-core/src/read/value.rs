@@ -298,6 +298,30 @@ impl ValueRead {
                 .any(|&b| starts[usize::from(b >> 6)] & (1 << (b & 63)) != 0)
     }
 
+    /// Whether a plain run `input` ([`is_plain_run`](Self::is_plain_run)),
+    /// held after the bytes up to `pos`, would be handed on whole and as
+    /// it stands, right after everything handed so far: nothing is held
+    /// back or trimmed, and it has no entity to decode. Then the caller
+    /// hands it on itself and calls [`handed`](Self::handed).
+    pub(crate) fn hands_whole(&self, pos: Offset, input: &[u8]) -> bool {
+        let tail = match self.trim {
+            Trim::None => false,
+            Trim::Newline => input.last() == Some(&b'\n'),
+            Trim::All => input.last().is_some_and(|&b| is_ws(b)),
+        };
+        self.lead_done
+            && self.done == pos
+            && self.stop_at.is_none()
+            && self.held_from.is_none()
+            && !tail
+            && !(self.entities && memchr::memchr(b'&', input).is_some())
+    }
+
+    /// `n` bytes were handed on whole (see [`hands_whole`](Self::hands_whole)).
+    pub(crate) fn handed(&mut self, n: usize) {
+        self.done = self.done.after(n);
+    }
+
     /// Reads `input` (the bytes after absolute offset `base`, not yet in
     /// the pending buffer, which ends with the value's earlier bytes:
     /// `src`) until the value ends; returns how many bytes it consumed and
