@@ -46,7 +46,7 @@ once it completed and passed the check.
 from __future__ import annotations
 
 import copy
-from typing import Any, AsyncIterable, AsyncIterator, Dict, Iterable, Iterator, List, Optional, TypeVar, Union
+from typing import Any, AsyncIterable, AsyncIterator, Dict, Iterable, Iterator, List, Optional, TypeVar, Union, overload
 
 from ._native import Diagnostic, Parser, Reasoning, Text, ToolCallArgs, ToolCallEnd, ToolCallStart
 
@@ -410,6 +410,10 @@ async def _iterate_async(stream: AsyncIterable[T], rewriter: _Rewriter) -> Async
         yield out
 
 
+@overload
+def wrap(stream: AsyncIterable[T], format: Optional[str] = "auto", **options: Any) -> AsyncIterator[T]: ...
+@overload
+def wrap(stream: Iterable[T], format: Optional[str] = "auto", **options: Any) -> Iterator[T]: ...
 def wrap(
     stream: Union[Iterable[T], AsyncIterable[T]], format: Optional[str] = "auto", **options: Any
 ) -> Union[Iterator[T], AsyncIterator[T]]:
