@@ -75,6 +75,8 @@ from vllm.logger import init_logger
 from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
 
 import toolscan
+from toolscan import Text as _Text
+from toolscan import ToolCallArgs as _Args
 
 __all__ = ["ToolscanToolParser", "PARSERS", "register"]
 
@@ -223,12 +225,13 @@ class ToolscanToolParser(ToolParser):
             return None
         events = parser.feed(delta_text)
         if len(events) == 1:
-            # The common deltas, a piece of text or of a call's arguments.
+            # The common deltas, a piece of text or of a call's arguments
+            # (told apart by class: cheaper than reading `type`).
             event = events[0]
-            kind = event.type
-            if kind == "text":
-                return _Message(event.delta)
-            if kind == "tool_call_args" and event.index < len(self._args_sent):
+            kind = type(event)
+            if kind is _Text:
+                return _TextMessage(event.delta)
+            if kind is _Args and event.index < len(self._args_sent):
                 index, delta = event.index, event.delta
                 self._args_sent[index].append(delta)
                 return _ArgsMessage(index, delta)
@@ -346,10 +349,13 @@ def _validated_builders():
             return DeltaFunctionCall(name=name)
         return DeltaFunctionCall(arguments=arguments)
 
+    def text_message(content):
+        return message(content)
+
     def args_message(index, arguments):
         return message(None, [tool_call(index, function(arguments=arguments))])
 
-    return message, tool_call, function, args_message
+    return message, tool_call, function, text_message, args_message
 
 
 def _fast_builders():
@@ -402,6 +408,16 @@ def _fast_builders():
         set_private(f, None)
         return f
 
+    def text_message(content):
+        m = new(DeltaMessage)
+        set_dict(
+            m, "__dict__", {"role": None, "content": content, "reasoning": None, "tool_calls": []}
+        )
+        set_fields(m, {"content"})
+        set_extra(m, {} if m_extra else None)
+        set_private(m, None)
+        return m
+
     def args_message(index, arguments):
         # message(None, [tool_call(index, function(arguments=...))]) in one go:
         # the most frequent delta of a call.
@@ -424,14 +440,15 @@ def _fast_builders():
         set_private(m, None)
         return m
 
-    return message, tool_call, function, args_message
+    return message, tool_call, function, text_message, args_message
 
 
 def _builders():
     checked = _validated_builders()
 
-    def samples(message, tool_call, function, args_message):
+    def samples(message, tool_call, function, text_message, args_message):
         return [
+            text_message("t"),
             args_message(2, '"x'),
             message("text"),
             message(
@@ -468,7 +485,7 @@ def _builders():
     return checked
 
 
-_Message, _ToolCall, _Function, _ArgsMessage = _builders()
+_Message, _ToolCall, _Function, _TextMessage, _ArgsMessage = _builders()
 
 
 def _class_name(fmt: str | None) -> str:
