@@ -54,16 +54,61 @@ pub(crate) fn push_json_str_content(raw: &[u8], out: &mut Vec<u8>) {
         return;
     }
     let mut start = 0;
-    for (i, &b) in raw.iter().enumerate() {
-        let e = ESCAPE[usize::from(b)];
-        if e == 0 {
-            continue;
-        }
+    for i in escapes(raw) {
+        let b = raw[i];
         out.extend_from_slice(&raw[start..i]);
-        push_escape(b, e, out);
+        push_escape(b, ESCAPE[usize::from(b)], out);
         start = i + 1;
     }
     out.extend_from_slice(&raw[start..]);
+}
+
+/// How many bytes [`push_json_str_content`] appends for `raw`.
+pub(crate) fn json_str_content_len(raw: &[u8]) -> usize {
+    raw.len()
+        + escapes(raw)
+            .map(|i| match ESCAPE[usize::from(raw[i])] {
+                b'u' => 5,
+                _ => 1,
+            })
+            .sum::<usize>()
+}
+
+/// The positions of the bytes of `raw` that need an escape, in order:
+/// eight bytes at a time up to the next one.
+fn escapes(raw: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < raw.len() {
+            if let Some(word) = raw.get(i..i + 8) {
+                let mask = escape_mask(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+                if mask == 0 {
+                    i += 8;
+                    continue;
+                }
+                i += mask.trailing_zeros() as usize / 8;
+            }
+            let at = i;
+            i += 1;
+            if ESCAPE[usize::from(raw[at])] != 0 {
+                return Some(at);
+            }
+        }
+        None
+    })
+}
+
+/// The eight bytes of `word` (little-endian) that need an escape — below
+/// `0x20`, a `"` or a `\` — as their high bits: 0 if none does. Only the
+/// lowest bit set is exact (the "has a zero byte" and "has a byte less
+/// than" bit tricks: a borrow may flag a byte above a true one), which is
+/// all the caller uses.
+#[inline]
+fn escape_mask(word: u64) -> u64 {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGH;
+    below(word, 0x20) | below(word ^ (ONES * 0x22), 1) | below(word ^ (ONES * 0x5c), 1)
 }
 
 /// The escape of byte `b` (`e`: its entry in [`ESCAPE`], not 0).
@@ -78,7 +123,9 @@ fn push_escape(b: u8, e: u8, out: &mut Vec<u8>) {
             HEX[usize::from(b & 0x0f)],
         ]);
     } else {
-        out.extend_from_slice(&[b'\\', e]);
+        // Two pushes: a slice this short costs a call to `memcpy`.
+        out.push(b'\\');
+        out.push(e);
     }
 }
 
@@ -89,17 +136,6 @@ pub(crate) fn as_json_str_content(raw: &[u8]) -> Option<&[u8]> {
     raw.iter()
         .all(|&b| ESCAPE[usize::from(b)] == 0)
         .then_some(raw)
-}
-
-/// How many bytes [`push_json_str_content`] appends for `raw`.
-pub(crate) fn json_str_content_len(raw: &[u8]) -> usize {
-    raw.iter()
-        .map(|&b| match ESCAPE[usize::from(b)] {
-            0 => 1,
-            b'u' => 6,
-            _ => 2,
-        })
-        .sum()
 }
 
 /// Appends `raw` to `out` as a whole JSON string: a quote, the escaped
@@ -230,12 +266,49 @@ mod tests {
             push_json_str(raw, &mut whole);
             let back: String = serde_json::from_slice(&whole).expect("valid JSON string");
             assert_eq!(back, s);
+            assert_eq!(json_str_content_len(raw), whole.len() - 2, "{s:?}");
             for cut in 0..=raw.len() {
                 let mut pieces = vec![b'"'];
                 push_json_str_content(&raw[..cut], &mut pieces);
                 push_json_str_content(&raw[cut..], &mut pieces);
                 pieces.push(b'"');
                 assert_eq!(pieces, whole, "{s:?} cut at {cut}");
+            }
+        }
+    }
+
+    /// The lane of the first byte of `word` that needs an escape, as the
+    /// table says.
+    fn first_by_table(word: [u8; 8]) -> Option<u32> {
+        (0..8).find(|&l| ESCAPE[usize::from(word[l as usize])] != 0)
+    }
+
+    #[test]
+    fn the_eight_byte_skip_finds_the_first_byte_that_needs_an_escape() {
+        let lane = |word: [u8; 8]| {
+            let m = escape_mask(u64::from_le_bytes(word));
+            (m != 0).then(|| m.trailing_zeros() / 8)
+        };
+        // Each byte value in each lane, among fillers that need none
+        // (ASCII, and high bytes the tricks must not take for low ones).
+        for filler in [b'a', 0x7f, 0x80, 0xff, b'!', b'#', b'[', b']'] {
+            for b in 0..=0xffu8 {
+                for l in 0..8 {
+                    let mut word = [filler; 8];
+                    word[l] = b;
+                    assert_eq!(lane(word), first_by_table(word), "{word:?}");
+                }
+            }
+        }
+        // Two bytes: the first one decides, whatever comes after it.
+        for a in 0..=0xffu8 {
+            for b in 0..=0xffu8 {
+                for (i, j) in [(0, 1), (2, 5), (6, 7), (0, 7)] {
+                    let mut word = [b'a'; 8];
+                    word[i] = a;
+                    word[j] = b;
+                    assert_eq!(lane(word), first_by_table(word), "{word:?}");
+                }
             }
         }
     }

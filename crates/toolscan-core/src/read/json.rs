@@ -290,6 +290,20 @@ impl JsonScanner {
         Ok(i)
     }
 
+    /// Whether `bytes` lie wholly inside the double-quoted string being
+    /// read, as plain content (no escape, no quote, no control character),
+    /// of a value, not a key: reading them changes nothing here, and gives
+    /// them on as they are (the first case of [`string_run`](Self::string_run),
+    /// which the caller then does itself).
+    pub(crate) fn is_plain_content(&self, bytes: &[u8]) -> bool {
+        self.st == St::Str
+            && self.quote == b'"'
+            && !self.high
+            && self.esc == Esc::None
+            && !self.is_key
+            && bytes.iter().all(|&b| b != b'"' && b != b'\\' && b >= 0x20)
+    }
+
     /// Reads `bytes` if they lie wholly inside the double-quoted string
     /// being read, made of plain characters and two-byte escapes (`\n`,
     /// `\"`): the string goes on after them. `output` gets exactly what

@@ -22,6 +22,15 @@ pub(super) fn string_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> b
     let StepState::Json(js) = &mut b.st else {
         return false;
     };
+    // The common run of a long argument: plain content that goes on the
+    // arguments' span and out as the delta, with no second look.
+    if js.scanner.is_plain_content(text.as_bytes())
+        && js.calls.passes_content_on()
+        && b.calls.extend_span_run(text, env.out)
+    {
+        env.pending.take_text(text);
+        return true;
+    }
     // The scanner first: such bytes only pass through `JsonMapping::output`,
     // which reads nothing of the held bytes; then they are held.
     let (json, calls, out) = (&mut js.calls, &mut b.calls, &mut *env.out);

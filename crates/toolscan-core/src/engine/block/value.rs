@@ -84,6 +84,14 @@ pub(super) fn plain_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bo
     if !vr.is_plain_run(text.as_bytes()) {
         return false;
     }
+    // The common run of a long string value: it goes on the value's
+    // segment and out as the delta, with no second look.
+    let pos = env.pending.pos;
+    if vr.hands_whole(pos, text.as_bytes()) && b.calls.extend_run(pos, text, env.out) {
+        env.pending.take_text(text);
+        vr.handed(text.len());
+        return true;
+    }
     env.pending.take_text(text);
     let pos = env.pending.pos;
     vr.hand(env.pending.src(), pos, false, &mut b.calls);

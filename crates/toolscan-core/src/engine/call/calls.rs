@@ -111,6 +111,7 @@ struct Cursor {
 /// string values cost, made when `tool_call_end` needs the text).
 fn joined(args: &[u8], segs: &[Seg], src: HeldBytes<'_>) -> Vec<u8> {
     let raw = |s: &Seg| src.between(s.from, s.to);
+    // Exactly the room it needs: doubling would cost up to twice the text.
     let len = args.len()
         + segs
             .iter()
@@ -173,6 +174,50 @@ pub(crate) struct Call {
 }
 
 impl Call {
+    /// The direct path of a string value's run (see
+    /// [`BlockCalls::extend_run`]): `run`, the input at `at`, goes on the
+    /// last segment, which ends at `at` and nothing follows yet, and every
+    /// byte before it was sent; then `run` (escaped where it must be) is
+    /// the delta. `false`: nothing changed.
+    fn extend_run(&mut self, at: Offset, run: &str, out: &mut dyn Sink) -> bool {
+        let last = self.segs.len().wrapping_sub(1);
+        let (Some((index, _)), Some(cur), Some(s)) =
+            (&self.started, self.cursor.as_mut(), self.segs.last_mut())
+        else {
+            return false;
+        };
+        let steady = self.param.live
+            && self.param.slot
+            && !self.bad_text
+            && self.pending_text.is_empty()
+            && s.at == self.args.len()
+            && s.to == at
+            && cur.seg == last
+            && cur.lit == s.at
+            && cur.raw == at;
+        if !steady {
+            return false;
+        }
+        s.to = at.after(run.len());
+        cur.raw = s.to;
+        let index = *index;
+        if crate::read::escape::as_json_str_content(run.as_bytes()).is_some() {
+            if !run.is_empty() {
+                out.event(EventRef::ToolCallArgs { index, delta: run });
+                self.emitted += run.len();
+            }
+            return true;
+        }
+        // Escaped whole characters are whole characters.
+        push_json_str_content(run.as_bytes(), &mut self.pending_text);
+        if let Some(delta) = crate::scan::utf8::as_text(&self.pending_text) {
+            out.event(EventRef::ToolCallArgs { index, delta });
+            self.emitted += delta.len();
+        }
+        self.pending_text.clear();
+        true
+    }
+
     /// [`BlockCalls::sync`] for a record with segments: makes the arguments text
     /// written since the last delta (the record's new bytes, the segments'
     /// new raw bytes escaped) and sends it up to a character boundary.
@@ -462,6 +507,45 @@ impl BlockCalls {
         out.event(EventRef::ToolCallArgs { index, delta });
     }
 
+    /// The direct path of a run of a string value's bytes, `run`, which
+    /// the input has at `at`: when the value so far is a segment of the
+    /// input that ends there and went out whole, the segment grows by
+    /// `run` and `run` goes out as the delta — what handing the bytes on
+    /// and [`sync`](Self::sync) would do. `false`: nothing changed.
+    pub(crate) fn extend_run(&mut self, at: Offset, run: &str, out: &mut dyn Sink) -> bool {
+        self.call
+            .as_mut()
+            .is_some_and(|c| c.extend_run(at, run, out))
+    }
+
+    /// The direct path of a run of a JSON string's content, `run`, in
+    /// arguments that are a span of the input: when every byte of them
+    /// went out, the span grows by `run` and `run` goes out as the delta —
+    /// what the JSON mapping's output and [`sync`](Self::sync) would do.
+    /// `false`: nothing changed.
+    pub(crate) fn extend_span_run(&mut self, run: &str, out: &mut dyn Sink) -> bool {
+        let Some(c) = self.call.as_mut() else {
+            return false;
+        };
+        let (Args::Object(_), Some((_, len)), Some((index, _))) =
+            (&c.args_state, c.span.as_mut(), &c.started)
+        else {
+            return false;
+        };
+        if c.emitted != *len {
+            return false;
+        }
+        *len += run.len();
+        c.emitted = *len;
+        if !run.is_empty() {
+            out.event(EventRef::ToolCallArgs {
+                index: *index,
+                delta: run,
+            });
+        }
+        true
+    }
+
     /// How long the current call's arguments text is so far (as
     /// [`sync`](Self::sync) sends it), if it has a plain one (no string
     /// segments).
@@ -567,8 +651,11 @@ impl BlockCalls {
             c.pending_text = Vec::new();
         }
         // Whatever wrote the arguments (a span of the input, raw parameter
-        // values copied as they came), they are checked here, once.
-        if std::str::from_utf8(args_text(c.span, &c.args, src)).is_err() {
+        // values copied as they came), they must be text before the call
+        // starts: the deltas sent are (checked when sent), so the rest is
+        // checked here; the whole once more below, to hand it on as `&str`.
+        let text = args_text(c.span, &c.args, src);
+        if std::str::from_utf8(text.get(c.emitted..).unwrap_or(text)).is_err() {
             return Err(Stop::fail(Reason::ArgsNotUtf8));
         }
         self.try_start(session, out, at, src)?;
@@ -586,7 +673,7 @@ impl BlockCalls {
         else {
             return Err(Stop::fail(Reason::ArgsUnfinished));
         };
-        let Ok(arguments) = std::str::from_utf8(args_text(span, &args, src)) else {
+        let Some(arguments) = crate::scan::utf8::check(args_text(span, &args, src)) else {
             return Err(Stop::fail(Reason::ArgsNotUtf8));
         };
         if let Some(tools) = session.tools.as_ref().filter(|_| session.check.is_on()) {

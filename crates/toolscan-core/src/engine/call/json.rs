@@ -111,6 +111,13 @@ impl JsonMapping {
         self.given_back.take()
     }
 
+    /// Whether consumed string content only goes on the arguments as they
+    /// stand in the input: what [`output`](Self::output) does with it is to
+    /// grow the arguments' span (see [`BlockCalls::extend_span_run`]).
+    pub(crate) fn passes_content_on(&self) -> bool {
+        !self.skip && self.skipping.is_none() && self.text.is_none() && self.word.is_none()
+    }
+
     /// Consumed JSON text: the arguments' bytes, the text envelope's
     /// text, a word's bytes (outside a value that is skipped or a failed
     /// element). The one thing a run of string content does (see
