@@ -129,3 +129,90 @@ fn one(parts: &[Part], index: usize, r: &ToolResult) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::registry::Registry;
+
+    #[test]
+    fn a_format_without_a_notation_says_so() {
+        let reg = Registry::builtin();
+        let json = reg.get("json").expect("built-in");
+        assert!(!json.writes_tool_results());
+        assert_eq!(
+            json.render_tool_results(&[ToolResult::new("f", "x")]),
+            Err(RenderError::NoResultNotation)
+        );
+    }
+
+    #[test]
+    fn every_builtin_notation_writes_each_result_once() {
+        let reg = Registry::builtin();
+        let results = [
+            ToolResult::new("get_weather", "RESULT-ONE").with_id("call_1"),
+            ToolResult::new("get_weather", "RESULT-TWO").with_id("call_2"),
+        ];
+        let mut n = 0;
+        for f in reg.formats() {
+            let Ok(out) = f.render_tool_results(&results) else {
+                continue;
+            };
+            n += 1;
+            let all = out.messages.concat();
+            for r in &results {
+                assert_eq!(all.matches(r.content.as_str()).count(), 1, "{}", f.name());
+            }
+            assert!(
+                !out.role.is_empty() && !out.messages.is_empty(),
+                "{}",
+                f.name()
+            );
+            assert_eq!(f.render_tool_results(&[]).map(|r| r.messages.len()), Ok(0));
+        }
+        assert!(n >= 16, "{n} formats with a notation");
+    }
+
+    #[test]
+    fn a_format_file_says_how_its_results_are_written_and_writes_it_back() {
+        let f = Format::from_json(
+            r#"{"name": "angle", "open": "<<call ", "name_at": {"until": ">>"},
+                "arguments": {"json": "object"}, "close": "<</call>>",
+                "tool_results": {"role": "user",
+                    "each": "<<result {name} #{index} {id}>>{content_json}<</result>>",
+                    "shared": {"before": "{", "between": "\n", "after": "}"}}}"#,
+        )
+        .expect("a format");
+        let out = f
+            .render_tool_results(&[
+                ToolResult::new("a", "x \"y\"").with_id("c1"),
+                ToolResult::new("b", "z"),
+            ])
+            .expect("written");
+        assert_eq!(out.role, "user");
+        assert_eq!(
+            out.messages,
+            ["{<<result a #0 c1>>\"x \\\"y\\\"\"<</result>>\n<<result b #1 >>\"z\"<</result>>}"]
+        );
+        let back = Format::from_json(&f.to_json().expect("JSON")).expect("read back");
+        assert_eq!(back, f);
+    }
+
+    #[test]
+    fn a_malformed_notation_names_its_field() {
+        let e = Format::from_json(
+            r#"{"name": "x", "open": "<c>", "name_at": {"until": ">"},
+                "arguments": {"json": "object"},
+                "tool_results": {"role": "user", "each": "<r>{nme}</r>"}}"#,
+        )
+        .expect_err("refused");
+        assert_eq!(e.pointer(), "/tool_results/each");
+        let e = Format::from_json(
+            r#"{"name": "x", "open": "<c>", "name_at": {"until": ">"},
+                "arguments": {"json": "object"},
+                "tool_results": {"each": "{content}"}}"#,
+        )
+        .expect_err("refused");
+        assert_eq!(e.pointer(), "/tool_results/role");
+    }
+}
