@@ -304,22 +304,28 @@ impl ValueRead {
     /// back or trimmed, and it has no entity to decode. Then the caller
     /// hands it on itself and calls [`handed`](Self::handed).
     pub(crate) fn hands_whole(&self, pos: Offset, input: &[u8]) -> bool {
-        let tail = match self.trim {
-            Trim::None => false,
-            Trim::Newline => input.last() == Some(&b'\n'),
-            Trim::All => input.last().is_some_and(|&b| is_ws(b)),
-        };
         self.lead_done
             && self.done == pos
             && self.stop_at.is_none()
             && self.held_from.is_none()
-            && !tail
+            && self.tail(input) == 0
             && !(self.entities && memchr::memchr(b'&', input).is_some())
     }
 
     /// `n` bytes were handed on whole (see [`hands_whole`](Self::hands_whole)).
     pub(crate) fn handed(&mut self, n: usize) {
         self.done = self.done.after(n);
+    }
+
+    /// How many whitespace bytes at the end of `bytes`, decided bytes of
+    /// the value, may still be the markup before its end: they wait for
+    /// what follows them (and are dropped at the end).
+    fn tail(&self, bytes: &[u8]) -> usize {
+        match self.trim {
+            Trim::None => 0,
+            Trim::Newline => usize::from(bytes.last() == Some(&b'\n')),
+            Trim::All => bytes.iter().rev().take_while(|&&b| is_ws(b)).count(),
+        }
     }
 
     /// Reads `input` (the bytes after absolute offset `base`, not yet in
@@ -496,12 +502,7 @@ impl ValueRead {
         }
         // Trailing whitespace that may be markup waits for what follows
         // it; at the end it is dropped.
-        let tail = match self.trim {
-            Trim::None => 0,
-            Trim::Newline => usize::from(bytes.last() == Some(&b'\n')),
-            Trim::All => bytes.iter().rev().take_while(|&&b| is_ws(b)).count(),
-        };
-        let bytes = &bytes[..bytes.len() - tail];
+        let bytes = &bytes[..bytes.len() - self.tail(bytes)];
         // Without an `&` there is no entity to decode: the bytes are
         // handed on as they stand (a span of the input, not a copy).
         if self.entities && memchr::memchr(b'&', bytes).is_some() {

@@ -521,10 +521,8 @@ impl BlockCalls {
     /// The direct path of a run of a JSON string's content, `run`, in
     /// arguments that are a span of the input: when every byte of them
     /// went out, the span grows by `run` and `run` goes out as the delta —
-    /// what [`JsonMapping::output`] and [`sync`](Self::sync) would do.
+    /// what the JSON mapping's output and [`sync`](Self::sync) would do.
     /// `false`: nothing changed.
-    ///
-    /// [`JsonMapping::output`]: crate::engine::call::json::JsonMapping::output
     pub(crate) fn extend_span_run(&mut self, run: &str, out: &mut dyn Sink) -> bool {
         let Some(c) = self.call.as_mut() else {
             return false;
