@@ -1949,6 +1949,10 @@ enum ResultsMatch {
     NoNotation,
 }
 
+/// Per template: conversations by how they compare, and the first
+/// difference.
+type ResultsTally = (BTreeMap<ResultsMatch, usize>, Option<String>);
+
 /// The first place `a` and `b` differ, with some bytes either side.
 fn first_difference(a: &str, b: &str) -> String {
     let at = a
@@ -2004,8 +2008,7 @@ fn tool_results_render_as_the_templates_write_them() {
         }
     }
     // (template, format) -> (counts by kind, first difference)
-    let mut tally: BTreeMap<(String, String), (BTreeMap<ResultsMatch, usize>, Option<String>)> =
-        BTreeMap::new();
+    let mut tally: BTreeMap<(String, String), ResultsTally> = BTreeMap::new();
     for (file, format) in rows {
         if !IN_SCOPE.contains(&format.as_str()) {
             continue;
