@@ -1892,3 +1892,234 @@ fn rendering_reproduces_the_templates_turns() {
         failures.join("\n")
     );
 }
+
+// ---------------------------------------------------------------------------
+// Tool results against the templates, byte for byte.
+
+/// Templates whose tool turns `Format::render_tool_results` reproduces
+/// byte for byte in every conversation compared: they must keep matching.
+/// The others differ for reasons of the template (printed with the first
+/// difference): a turn of the results' own that no plain message opens
+/// (GLM's `<|observation|>`, MiniMax-M2's `]~b]tool`, Hermes 2 Pro's
+/// `<|im_start|>tool`, DeepSeek's outputs right after the assistant's
+/// turn, Kimi K2's `<|im_system|>tool`: the same text in a `user` turn);
+/// templates of one format that disagree (Granite 4 and Reka against
+/// Qwen's newlines, Bielik's `<|function_output|>`, DeepSeek V3.2's
+/// `<function_results>` against V4's `<tool_result>`, Devstral's
+/// `[TOOL_RESULTS]` without the id, vLLM's Mistral templates' space);
+/// Mistral's templates refuse a user message after a call turn (they
+/// check that user and assistant alternate, leaving calls out); Kimi K2's
+/// later templates write `functions.NAME:INDEX` for the id, whatever the
+/// call's id was; Step-3.5 renders the previous assistant turn otherwise
+/// when a user message follows it.
+const RESULTS_BYTE_FOR_BYTE: &[&str] = &[
+    "MiMo-VL.jinja",
+    "MiniMax-M1.jinja",
+    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja",
+    "Qwen-QwQ-32B.jinja",
+    "Qwen-Qwen2.5-7B-Instruct.jinja",
+    "Qwen-Qwen3-0.6B.jinja",
+    "Qwen3-Coder.jinja",
+    "Qwen3.5-4B.jinja",
+    "deepseek-ai-DeepSeek-V4-Flash-0731.jinja",
+    "meetkai-functionary-medium-v3.1.jinja",
+    "meta-llama-Llama-3.1-8B-Instruct.jinja",
+    "meta-llama-Llama-3.2-3B-Instruct.jinja",
+    "tool_chat_template_granite.jinja",
+    "tool_chat_template_llama3.1_json.jinja",
+    "tool_chat_template_llama3.2_json.jinja",
+    "tool_chat_template_llama4_json.jinja",
+    "tool_chat_template_llama4_pythonic.jinja",
+    "tool_chat_template_qwen3coder.jinja",
+    "tool_chat_template_xlam_llama.jinja",
+];
+
+/// How a template's tool turn compares with the format's tool results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum ResultsMatch {
+    /// The template given the format's messages (its role, its text)
+    /// writes exactly what it writes for the `tool` messages.
+    Exact,
+    /// Each message's text is in the template's tool turn as written, but
+    /// the template frames it otherwise than a message of that role.
+    TextOnly,
+    /// The text differs.
+    Differs,
+    /// The format says nothing of tool results.
+    NoNotation,
+}
+
+/// Per template: conversations by how they compare, and the first
+/// difference.
+type ResultsTally = (BTreeMap<ResultsMatch, usize>, Option<String>);
+
+/// The first place `a` and `b` differ, with some bytes either side.
+fn first_difference(a: &str, b: &str) -> String {
+    let at = a
+        .char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map(|((i, _), _)| i)
+        .unwrap_or(a.len().min(b.len()));
+    let from = a[..at]
+        .char_indices()
+        .rev()
+        .nth(40)
+        .map(|(i, _)| i)
+        .unwrap_or(0);
+    let end = |s: &str| {
+        s[at.min(s.len())..]
+            .char_indices()
+            .nth(80)
+            .map(|(i, _)| at + i)
+            .unwrap_or(s.len())
+    };
+    format!(
+        "template {:?}\n        ours     {:?}",
+        &a[from..end(a)],
+        &b[from.min(b.len())..end(b)]
+    )
+}
+
+/// Renders each conversation with tool results twice: as the template
+/// writes the `tool` messages, and with those messages replaced by what
+/// `Format::render_tool_results` gives (messages of its role holding its
+/// text). The two must be the same bytes, from the tool turn to the end
+/// (the generation prompt after it included). Prints per template and per
+/// format how many conversations match exactly, how many hold the text but
+/// frame it otherwise (a role no plain message can take), and the first
+/// difference.
+#[test]
+fn tool_results_render_as_the_templates_write_them() {
+    let dir = Path::new(TEMPLATES_DIR);
+    let Ok(sources_md) = std::fs::read_to_string(dir.join("SOURCES.md")) else {
+        eprintln!(
+            "templates: {} not found (no ../shared beside the repository): tool results not compared",
+            dir.display()
+        );
+        return;
+    };
+    let reg = Registry::builtin();
+    let mut env = environment();
+    let mut rows = sources(&sources_md);
+    for (file, format) in EXTRA_TEMPLATES {
+        if !rows.iter().any(|(f, _)| f == file) {
+            rows.push((file.to_string(), format.to_string()));
+        }
+    }
+    // (template, format) -> (counts by kind, first difference)
+    let mut tally: BTreeMap<(String, String), ResultsTally> = BTreeMap::new();
+    for (file, format) in rows {
+        if !IN_SCOPE.contains(&format.as_str()) {
+            continue;
+        }
+        let Some(f) = reg.get(&format) else { continue };
+        let Ok(source) = std::fs::read_to_string(dir.join(&file)) else {
+            continue;
+        };
+        let tokens = special_tokens(&source);
+        if env.add_template_owned(file.clone(), source).is_err() {
+            continue;
+        }
+        for conv in Conv::all() {
+            // (Arguments as a string too: the results do not depend on
+            // them, and some templates render only those.)
+            if !conv.tool_result {
+                continue;
+            }
+            let tools_text = conv.set.tools();
+            let Ok(full) = render(&env, &file, tokens, tools_text, conv.messages(), true) else {
+                continue;
+            };
+            let entry = tally.entry((file.clone(), format.clone())).or_default();
+            let results: Vec<toolscan::ToolResult> = conv
+                .calls()
+                .iter()
+                .zip(conv.set.results())
+                .map(|((id, name, _), content)| {
+                    toolscan::ToolResult::new(*name, *content).with_id(*id)
+                })
+                .collect();
+            let ours = match f.render_tool_results(&results) {
+                Ok(r) => r,
+                Err(_) => {
+                    *entry.0.entry(ResultsMatch::NoNotation).or_default() += 1;
+                    continue;
+                }
+            };
+            let mut messages = conv.messages();
+            messages.truncate(messages.len() - results.len());
+            for m in &ours.messages {
+                messages.push(obj(vec![
+                    ("role", ours.role.as_str().into()),
+                    ("content", m.as_str().into()),
+                ]));
+            }
+            let kind = match render(&env, &file, tokens, tools_text, messages, true) {
+                Ok(subst) if subst == full => ResultsMatch::Exact,
+                other => {
+                    let text_only = ours.messages.iter().all(|m| full.contains(m.as_str()));
+                    if entry.1.is_none() {
+                        entry.1 = Some(match &other {
+                            Ok(subst) => {
+                                format!("[{}] {}", conv.id(), first_difference(&full, subst))
+                            }
+                            Err(e) => format!("[{}] the template raises for ours: {e}", conv.id()),
+                        });
+                    }
+                    if text_only {
+                        ResultsMatch::TextOnly
+                    } else {
+                        ResultsMatch::Differs
+                    }
+                }
+            };
+            *entry.0.entry(kind).or_default() += 1;
+        }
+    }
+    let mut per_format: BTreeMap<&str, BTreeMap<ResultsMatch, usize>> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let show = |counts: &BTreeMap<ResultsMatch, usize>| {
+        let total: usize = counts.values().sum();
+        let n = |k| counts.get(&k).copied().unwrap_or(0);
+        if n(ResultsMatch::NoNotation) == total {
+            return format!("no notation ({total})");
+        }
+        format!(
+            "exact {}/{total}, text only {}, differs {}",
+            n(ResultsMatch::Exact),
+            n(ResultsMatch::TextOnly),
+            n(ResultsMatch::Differs)
+        )
+    };
+    eprintln!("tool results compared with the templates' tool turns (byte for byte):");
+    for ((file, format), (counts, diff)) in &tally {
+        let e = per_format.entry(format).or_default();
+        for (k, n) in counts {
+            *e.entry(*k).or_default() += n;
+        }
+        eprintln!("  {file} [{format}]: {}", show(counts));
+        if let Some(d) = diff {
+            eprintln!("      first difference {d}");
+        }
+        let total: usize = counts.values().sum();
+        if RESULTS_BYTE_FOR_BYTE.contains(&file.as_str())
+            && counts.get(&ResultsMatch::Exact).copied().unwrap_or(0) != total
+        {
+            failures.push(format!(
+                "{file}: {}; {}",
+                show(counts),
+                diff.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    eprintln!("per format:");
+    for (format, counts) in &per_format {
+        eprintln!("  {format}: {}", show(counts));
+    }
+    assert!(
+        failures.is_empty(),
+        "tool results that no longer match:\n{}",
+        failures.join("\n")
+    );
+}

@@ -403,6 +403,13 @@ pub struct RenderArgs {
     /// (each with `name`, `arguments` — an object or a JSON string — and
     /// optionally `id`), as `parse --output final` writes it; `-` or none
     /// for stdin.
+    ///
+    /// Or tool results: a chat message with `"role": "tool"` (`content`,
+    /// and optionally `name` and `tool_call_id`), or an array of them (one
+    /// turn's results, in order). They are written as the format's chat
+    /// template writes them, and printed as a JSON array of the chat
+    /// messages that carry them (`[{"role": …, "content": …}]`); a format
+    /// that does not say how its results are written is an error.
     #[arg(value_name = "FILE")]
     pub input: Option<PathBuf>,
 }

@@ -1,11 +1,13 @@
 //! `toolscan render`: a response — the object `parse --output final`
 //! writes — written in a format, as the model would write it
-//! (`Format::render`).
+//! (`Format::render`); or tool results — `tool` messages — as the format's
+//! chat template writes them (`Format::render_tool_results`), printed as
+//! the chat messages that carry them.
 
 use std::io::{self, Read, Write};
 
 use serde_json::Value;
-use toolscan_core::{Arguments, Call};
+use toolscan_core::{Arguments, Call, ToolResult};
 
 use crate::args::RenderArgs;
 use crate::failure::Failure;
@@ -31,10 +33,29 @@ pub fn run(args: RenderArgs) -> Result<(), Failure> {
         Input::File(mut f, _) => f.read_to_end(&mut bytes),
     };
     read.map_err(|e| Failure::Usage(format!("cannot read `{label}`: {e}")))?;
-    let (text, calls) = response(&bytes).map_err(|e| Failure::Usage(format!("{label}: {e}")))?;
-    let out = format
-        .render(&text, &calls, tools.as_ref())
-        .map_err(|e| Failure::Failed(format!("cannot render in `{name}`: {e}")))?;
+    let value: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Failure::Usage(format!("{label}: not JSON: {e}")))?;
+    let out = match tool_results(&value) {
+        Some(results) => {
+            let results = results.map_err(|e| Failure::Usage(format!("{label}: {e}")))?;
+            let written = format
+                .render_tool_results(&results)
+                .map_err(|e| Failure::Failed(format!("cannot render in `{name}`: {e}")))?;
+            let messages: Vec<Value> = written
+                .messages
+                .into_iter()
+                .map(|content| serde_json::json!({"role": written.role, "content": content}))
+                .collect();
+            format!("{}\n", Value::Array(messages))
+        }
+        None => {
+            let (text, calls) =
+                response(value).map_err(|e| Failure::Usage(format!("{label}: {e}")))?;
+            format
+                .render(&text, &calls, tools.as_ref())
+                .map_err(|e| Failure::Failed(format!("cannot render in `{name}`: {e}")))?
+        }
+    };
     let stdout = io::stdout();
     let mut w = stdout.lock();
     w.write_all(out.as_bytes())
@@ -43,8 +64,7 @@ pub fn run(args: RenderArgs) -> Result<(), Failure> {
 }
 
 /// The text and calls of a final response object.
-fn response(bytes: &[u8]) -> Result<(String, Vec<Call>), String> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+fn response(v: Value) -> Result<(String, Vec<Call>), String> {
     let Value::Object(o) = v else {
         return Err("expected an object with `text` and `tool_calls`".into());
     };
@@ -81,4 +101,47 @@ fn response(bytes: &[u8]) -> Result<(String, Vec<Call>), String> {
         });
     }
     Ok((text, calls))
+}
+
+/// Tool results, if the input is a `tool` message or an array of them:
+/// `None` for anything else (a response).
+fn tool_results(v: &Value) -> Option<Result<Vec<ToolResult>, String>> {
+    let is_tool = |m: &Value| m.get("role").and_then(Value::as_str) == Some("tool");
+    let messages: Vec<&Value> = match v {
+        Value::Object(_) if is_tool(v) => vec![v],
+        Value::Array(items) if !items.is_empty() && items.iter().any(is_tool) => {
+            items.iter().collect()
+        }
+        _ => return None,
+    };
+    Some(
+        messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                if !is_tool(m) {
+                    return Err(format!("[{i}] is not a message with \"role\": \"tool\""));
+                }
+                let content = match m.get("content") {
+                    None | Some(Value::Null) => String::new(),
+                    Some(Value::String(s)) => s.clone(),
+                    // Parts of text, joined.
+                    Some(Value::Array(parts)) => parts
+                        .iter()
+                        .filter_map(|p| {
+                            p.get("text").and_then(Value::as_str).or_else(|| p.as_str())
+                        })
+                        .collect(),
+                    Some(other) => other.to_string(),
+                };
+                let name = m.get("name").and_then(Value::as_str).unwrap_or("");
+                let mut r = ToolResult::new(name, content);
+                r.id = m
+                    .get("tool_call_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                Ok(r)
+            })
+            .collect(),
+    )
 }

@@ -859,6 +859,35 @@ fn render_refuses_what_the_format_cannot_write_with_a_message() {
     assert_usage_error(&unknown, "unknown format");
 }
 
+/// `render` given `tool` messages writes them as the format's chat
+/// template writes tool results, printed as the chat messages that carry
+/// them; a format without a notation for results is refused.
+#[test]
+fn render_writes_tool_messages_in_the_formats_notation() {
+    let results = br#"[{"role": "tool", "tool_call_id": "abcDEF123", "name": "get_weather", "content": "18 C"},
+                      {"role": "tool", "tool_call_id": "xyzXYZ789", "content": "21 C"}]"#;
+    let out = run(&["render", "--format", "hermes"], results);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "[{\"role\":\"user\",\"content\":\"<tool_response>\\n18 C\\n</tool_response>\\n<tool_response>\\n21 C\\n</tool_response>\"}]\n"
+    );
+    let out = run(&["render", "--format", "mistral-v11"], &results[..]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("[TOOL_RESULTS]abcDEF123[TOOL_CONTENT]18 C[/TOOL_RESULTS]"),
+        "{}",
+        stdout(&out)
+    );
+    let none = run(&["render", "--format", "json"], &results[..]);
+    assert_eq!(none.status.code(), Some(1), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("does not say how tool results are written"),
+        "{}",
+        stderr(&none)
+    );
+}
+
 const MANIFEST_TOOLS: &str = r#"[
   {"type": "function", "function": {"name": "get_weather", "description": "Current weather in a city.",
    "parameters": {"type": "object", "required": ["city"], "properties": {

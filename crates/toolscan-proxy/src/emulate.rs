@@ -9,11 +9,14 @@
 //!   `tool_choice` is `"none"`;
 //! - each assistant message's `tool_calls` are written into its content
 //!   as the model writes them (`Format::render`, text first);
-//! - each run of `tool` messages becomes one `user` message holding the
-//!   results, each as
-//!   `<tool_result name="NAME" id="ID">\nCONTENT\n</tool_result>`
-//!   (the name from the call of that id, the content as sent, parts of
-//!   text joined), since few formats define how results are written.
+//! - each run of `tool` messages is written as the format's chat template
+//!   writes tool results (`Format::render_tool_results`: the role and text
+//!   the format gives, e.g. one `user` message of `<tool_response>`
+//!   blocks, or an `ipython` message per result); for a format that does
+//!   not say, one `user` message holding each result as
+//!   `<tool_result name="NAME" id="ID">\nCONTENT\n</tool_result>`. The
+//!   name is the one of the call of that id, the content as sent (parts
+//!   of text joined).
 //!
 //! The answer is then read for calls as for any request, with the same
 //! format.
@@ -22,7 +25,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use serde_json::{Map, Value};
-use toolscan_core::{Arguments, Call, Format, ManifestError, RenderError, Tools};
+use toolscan_core::{Arguments, Call, Format, ManifestError, RenderError, ToolResult, Tools};
 
 /// Why a request cannot be emulated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,10 +104,10 @@ pub(crate) fn rewrite(request: &Value, format: &Format) -> Result<Value, Emulate
     let mut out: Vec<Value> = Vec::with_capacity(messages.len() + 1);
     let mut names: HashMap<String, String> = HashMap::new();
     let mut placed = manifest.is_none();
-    let mut results: Vec<String> = Vec::new();
+    let mut results: Vec<ToolResult> = Vec::new();
     for (i, message) in messages.into_iter().enumerate() {
         let Value::Object(mut m) = message else {
-            flush(&mut out, &mut results);
+            flush(&mut out, &mut results, format);
             out.push(message);
             continue;
         };
@@ -116,13 +119,12 @@ pub(crate) fn rewrite(request: &Value, format: &Format) -> Result<Value, Emulate
                 .and_then(Value::as_str)
                 .or_else(|| names.get(id).map(String::as_str))
                 .unwrap_or("");
-            let content = text_of(m.get("content"));
-            results.push(format!(
-                "<tool_result name=\"{name}\" id=\"{id}\">\n{content}\n</tool_result>"
-            ));
+            let mut result = ToolResult::new(name, text_of(m.get("content")));
+            result.id = Some(id.to_owned()).filter(|id| !id.is_empty());
+            results.push(result);
             continue;
         }
-        flush(&mut out, &mut results);
+        flush(&mut out, &mut results, format);
         match role {
             "system" | "developer" if !placed => {
                 if let Some(manifest) = &manifest {
@@ -151,7 +153,7 @@ pub(crate) fn rewrite(request: &Value, format: &Format) -> Result<Value, Emulate
         }
         out.push(Value::Object(m));
     }
-    flush(&mut out, &mut results);
+    flush(&mut out, &mut results, format);
     if let (false, Some(manifest)) = (placed, &manifest) {
         let mut system = Map::new();
         system.insert("role".into(), Value::String("system".into()));
@@ -162,16 +164,36 @@ pub(crate) fn rewrite(request: &Value, format: &Format) -> Result<Value, Emulate
     Ok(Value::Object(body))
 }
 
-/// The pending tool results, as one user message.
-fn flush(out: &mut Vec<Value>, results: &mut Vec<String>) {
+/// The pending tool results, as the format writes them, or else as one
+/// user message of `<tool_result>` blocks.
+fn flush(out: &mut Vec<Value>, results: &mut Vec<ToolResult>, format: &Format) {
     if results.is_empty() {
         return;
     }
-    let mut m = Map::new();
-    m.insert("role".into(), Value::String("user".into()));
-    m.insert("content".into(), Value::String(results.join("\n")));
+    let (role, messages) = match format.render_tool_results(results) {
+        Ok(written) => (written.role, written.messages),
+        Err(_) => {
+            let blocks: Vec<String> = results
+                .iter()
+                .map(|r| {
+                    format!(
+                        "<tool_result name=\"{}\" id=\"{}\">\n{}\n</tool_result>",
+                        r.name,
+                        r.id.as_deref().unwrap_or(""),
+                        r.content
+                    )
+                })
+                .collect();
+            ("user".to_owned(), vec![blocks.join("\n")])
+        }
+    };
+    for content in messages {
+        let mut m = Map::new();
+        m.insert("role".into(), Value::String(role.clone()));
+        m.insert("content".into(), Value::String(content));
+        out.push(Value::Object(m));
+    }
     results.clear();
-    out.push(Value::Object(m));
 }
 
 /// A message's content as text: a string as it is, the text parts of a
@@ -274,7 +296,7 @@ mod tests {
         );
         assert_eq!(
             m[3],
-            json!({"role": "user", "content": "<tool_result name=\"get_weather\" id=\"call_1\">\n18 °C\n</tool_result>\n<tool_result name=\"get_weather\" id=\"call_2\">\n25 °C\n</tool_result>"})
+            json!({"role": "user", "content": "<tool_response>\n18 °C\n</tool_response>\n<tool_response>\n25 °C\n</tool_response>"})
         );
         assert_eq!(m[4], json!({"role": "user", "content": "Thanks"}));
     }
@@ -299,6 +321,47 @@ mod tests {
         assert_eq!(
             rewrite(&json!([]), &hermes),
             Err(EmulateError::NotAChatRequest)
+        );
+    }
+    /// Llama 3.x writes each result as an `ipython` turn of its own (its
+    /// template's `tool` role): one message per result, content as sent.
+    #[test]
+    fn results_take_the_role_and_notation_of_the_format() {
+        let llama = Registry::builtin()
+            .get("llama3-json")
+            .cloned()
+            .expect("built-in");
+        let request = json!({"messages": [
+            {"role": "assistant", "tool_calls": [
+                {"id": "a", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
+                {"id": "b", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "18"},
+            {"role": "tool", "tool_call_id": "b", "content": "25"}]});
+        let out = rewrite(&request, &llama).expect("rewritten");
+        assert_eq!(
+            out["messages"].as_array().map(|m| m[1..].to_vec()),
+            Some(vec![
+                json!({"role": "ipython", "content": "18"}),
+                json!({"role": "ipython", "content": "25"})
+            ])
+        );
+    }
+
+    /// A format that does not say how results are written gets them in
+    /// one user message, each in a `<tool_result>` block with its name and
+    /// id.
+    #[test]
+    fn results_of_a_format_without_a_notation_fall_back_to_tool_result_blocks() {
+        let json_format = Registry::builtin().get("json").cloned().expect("built-in");
+        assert!(!json_format.writes_tool_results());
+        let request = json!({"messages": [
+            {"role": "assistant", "tool_calls": [
+                {"id": "call_1", "function": {"name": "get_weather", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "18 °C"}]});
+        let out = rewrite(&request, &json_format).expect("rewritten");
+        assert_eq!(
+            out["messages"][1],
+            json!({"role": "user", "content": "<tool_result name=\"get_weather\" id=\"call_1\">\n18 °C\n</tool_result>"})
         );
     }
 }

@@ -1353,7 +1353,8 @@ fn emulated_request(stream: bool, system: Option<&str>) -> Value {
 /// `--emulate-tools`, end to end: what the upstream received holds no
 /// `tools`, the format's manifest in the system message (at `{{tools}}`,
 /// or in a system message of its own), the history's call written as the
-/// model writes it and its result as text; what the client gets back is
+/// model writes it and its result as its chat template writes one (Qwen's
+/// `<tool_response>` in a user message); what the client gets back is
 /// `tool_calls`, streamed or not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn emulated_tools_go_upstream_as_text_and_come_back_as_tool_calls() {
@@ -1398,7 +1399,7 @@ async fn emulated_tools_go_upstream_as_text_and_come_back_as_tool_calls() {
                     {"role": "system", "content": want_system},
                     {"role": "user", "content": "Weather in Paris?"},
                     {"role": "assistant", "content": "Checking.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"},
-                    {"role": "user", "content": "<tool_result name=\"get_weather\" id=\"call_7\">\n18 °C, sunny\n</tool_result>"},
+                    {"role": "user", "content": "<tool_response>\n18 °C, sunny\n</tool_response>"},
                     {"role": "user", "content": "And in Zürich and 東京 tomorrow?"}
                 ])
             );

@@ -14,6 +14,7 @@ pub(crate) use crate::lang::payload::{
     ByteSet, CallKeys, Capture, Close, Container, ElementEnd, Field, Hint, JsonStep, Label, Lit,
     PyArgs, PyStep, PyStrings, Shape, Style, Trim, TypeWords, ValueStep,
 };
+pub(crate) use crate::lang::results::Results;
 pub(crate) use crate::lang::step::Step;
 
 /// How much an opening marker says.
@@ -121,6 +122,9 @@ pub struct Format {
     pub(crate) models: String,
     pub(crate) description: String,
     pub(crate) openers: Vec<Opener>,
+    /// How tool results are written, where the format's chat template
+    /// defines it.
+    pub(crate) results: Option<Results>,
 }
 
 impl Format {
@@ -132,7 +136,14 @@ impl Format {
             models: models.into(),
             description: description.into(),
             openers: Vec::new(),
+            results: None,
         }
+    }
+
+    /// Says how the format writes tool results.
+    pub(crate) fn tool_results(mut self, results: Results) -> Format {
+        self.results = Some(results);
+        self
     }
 
     /// Adds an opener.

@@ -4,7 +4,8 @@
 //! compiles to (`op.rs`)); programs are compiled with their labels
 //! resolved; a [`Grammar`](grammar::Grammar) is the openers of one or more
 //! formats with their markers merged; format files are the language's one
-//! public form.
+//! public form. A format may also say how its tool results are written
+//! (`results.rs`).
 
 pub(crate) mod format;
 pub mod format_file;
@@ -12,4 +13,5 @@ pub(crate) mod grammar;
 pub(crate) mod op;
 pub(crate) mod payload;
 pub(crate) mod program;
+pub(crate) mod results;
 pub(crate) mod step;

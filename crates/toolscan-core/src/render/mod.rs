@@ -10,9 +10,15 @@
 //! returned: bytes that would parse as anything but the response given
 //! are never returned; the search tries the program's other paths, and
 //! when none reads back, the result is a [`RenderError`].
+//!
+//! Tool results (`results.rs`) are written from what the format says of
+//! them (its `tool_results`), as its chat template writes them.
 
+mod results;
 mod value;
 mod walk;
+
+pub use results::{RenderedResults, ToolResult};
 
 use std::fmt;
 
@@ -89,6 +95,9 @@ pub enum RenderError {
     Unwritable,
     /// The search for a way of writing them ran out of steps.
     TooComplex,
+    /// The format does not say how tool results are written
+    /// ([`Format::render_tool_results`]).
+    NoResultNotation,
 }
 
 impl fmt::Display for RenderError {
@@ -101,6 +110,9 @@ impl fmt::Display for RenderError {
             ),
             RenderError::TooComplex => {
                 f.write_str("the search for a way of writing this response ran out of steps")
+            }
+            RenderError::NoResultNotation => {
+                f.write_str("the format does not say how tool results are written")
             }
         }
     }

@@ -1,12 +1,14 @@
 //! The built-in formats, as data: each is a list of openers (a marker and
 //! a program of steps) over the same machinery. One file per family of
-//! notation; [`builtin`] lists them all, in precedence order.
+//! notation; [`builtin`] lists them all, in precedence order. How each
+//! writes tool results is one table (`results.rs`).
 
 mod deepseek;
 mod families;
 mod json;
 mod mistral;
 mod python;
+mod results;
 mod xml;
 
 use crate::lang::format::Format;
@@ -22,8 +24,20 @@ use xml::{
     seed_oss, step3, use_tag, xml_tool,
 };
 
-/// Every built-in format, in `auto` precedence order.
+/// Every built-in format, in `auto` precedence order, with its tool
+/// results where its templates define them (`results.rs`).
 pub(crate) fn builtin() -> Vec<Format> {
+    formats()
+        .into_iter()
+        .map(|f| match results::of(f.name()) {
+            Some(r) => f.tool_results(r),
+            None => f,
+        })
+        .collect()
+}
+
+/// Every built-in format's openers, in `auto` precedence order.
+fn formats() -> Vec<Format> {
     vec![
         hermes(),
         function_tag(),

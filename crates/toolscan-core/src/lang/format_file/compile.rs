@@ -23,10 +23,12 @@ use super::description::{ArgumentsDesc, Description, NameAt, OpenerDesc, OpenerS
 
 /// The format a description describes.
 pub(crate) fn format(d: &Description) -> Format {
-    d.openers.iter().fold(
+    let mut f = d.openers.iter().fold(
         Format::new(&d.name, &d.models, &d.description),
         |f, (_, o)| f.opener(compile_opener(o)),
-    )
+    );
+    f.results = d.results.clone();
+    f
 }
 
 /// One opener: compiled from its parts, or its program as written.

@@ -7,6 +7,7 @@ use super::fields::Obj;
 use crate::error::{child, FormatFileError};
 use crate::lang::format::{CallKeys, Lit, Opener, Step, Trim, Trust};
 use crate::lang::payload::read_lit;
+use crate::lang::results::Results;
 
 /// Refuses an object that names a key twice (JSON parsers keep one of
 /// the two silently: a misspelt copy-paste would change the format
@@ -132,7 +133,7 @@ const PROGRAM_KEYS: &[&str] = &[
 ];
 
 /// The keys of the description itself.
-const FORMAT_KEYS: &[&str] = &["name", "models", "description", "openers"];
+const FORMAT_KEYS: &[&str] = &["name", "models", "description", "openers", "tool_results"];
 
 /// A whole description: the format's name and its openers.
 #[derive(Debug)]
@@ -146,6 +147,8 @@ pub(crate) struct Description {
     /// At least one opener, each with the pointer of its object (empty for
     /// the one-opener form, where the opener's keys are at the top level).
     pub openers: Vec<(String, OpenerSpec)>,
+    /// How tool results are written, if the description says.
+    pub results: Option<Results>,
 }
 
 /// An opener as a description gives it.
@@ -287,6 +290,10 @@ impl Description {
             models: root.str("models")?.unwrap_or("").to_owned(),
             description: root.str("description")?.unwrap_or("").to_owned(),
             openers,
+            results: root
+                .obj("tool_results")?
+                .map(|o| Results::read(&o))
+                .transpose()?,
         })
     }
 }

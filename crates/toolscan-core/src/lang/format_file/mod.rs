@@ -53,6 +53,7 @@
 //! | `models` | who writes it | `""` |
 //! | `description` | one line on what it looks like | `""` |
 //! | `openers` | an array of opener objects (below), for a format with several markers | — |
+//! | `tool_results` | how the answers to its calls are written back: `{"role": ROLE, "each": TEXT, "shared": {"before", "between", "after"}}`, `TEXT` holding `{content}` or `{content_json}` and optionally `{name}`, `{id}`, `{index}` (see `Format::render_tool_results`) | none |
 //!
 //! Without `openers`, the opener's keys sit at the top level beside `name`:
 //! a format with one marker is one flat object.

@@ -38,13 +38,14 @@ impl Format {
                 ("description", self.description.as_str()),
             ],
             &openers,
+            self.results.as_ref().map(|r| r.write()),
         ))
     }
 }
 
 /// The description as text: indented, each step of a program on a line of
 /// its own.
-fn render(fields: &[(&str, &str)], openers: &[Value]) -> String {
+fn render(fields: &[(&str, &str)], openers: &[Value], results: Option<Value>) -> String {
     let compact = |v: &Value| v.to_string();
     let mut out = String::from("{\n");
     for (k, v) in fields {
@@ -72,7 +73,11 @@ fn render(fields: &[(&str, &str)], openers: &[Value]) -> String {
         })
         .collect();
     out += &openers.join(",\n");
-    out += "\n  ]\n}";
+    out += "\n  ]";
+    if let Some(r) = results {
+        out += &format!(",\n  \"tool_results\": {}", compact(&r));
+    }
+    out += "\n}";
     out
 }
 
