@@ -6,7 +6,7 @@
 
 use crate::lang::format::Format;
 use crate::lang::results::{Part, Results};
-use crate::render::RenderError;
+use crate::render::error::RenderError;
 
 /// A tool's answer to a call, to write in a format.
 #[derive(Clone, Debug, PartialEq, Eq)]
