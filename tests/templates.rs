@@ -1485,6 +1485,27 @@ impl Opener {
     }
 }
 
+/// The templates and their formats (SOURCES.md's table and
+/// [`EXTRA_TEMPLATES`]), or `None` with a message naming what is `skipped`
+/// when the templates are not beside the repository.
+fn template_rows(skipped: &str) -> Option<Vec<(String, String)>> {
+    let dir = Path::new(TEMPLATES_DIR);
+    let Ok(sources_md) = std::fs::read_to_string(dir.join("SOURCES.md")) else {
+        eprintln!(
+            "templates: {} not found (no ../shared beside the repository): {skipped}",
+            dir.display()
+        );
+        return None;
+    };
+    let mut rows = sources(&sources_md);
+    for (file, format) in EXTRA_TEMPLATES {
+        if !rows.iter().any(|(f, _)| f == file) {
+            rows.push((file.to_string(), format.to_string()));
+        }
+    }
+    Some(rows)
+}
+
 /// `file` and `format` of each row of SOURCES.md (`—` rows left out).
 fn sources(text: &str) -> Vec<(String, String)> {
     let mut rows = Vec::new();
@@ -1532,11 +1553,7 @@ struct Tally {
 #[test]
 fn templates_render_turns_the_parser_recovers() {
     let dir = Path::new(TEMPLATES_DIR);
-    let Ok(sources_md) = std::fs::read_to_string(dir.join("SOURCES.md")) else {
-        eprintln!(
-            "templates: {} not found (no ../shared beside the repository): template tests skipped",
-            dir.display()
-        );
+    let Some(rows) = template_rows("template tests skipped") else {
         return;
     };
     let print_all = std::env::var_os("TOOLSCAN_TEMPLATES_PRINT").is_some();
@@ -1546,12 +1563,6 @@ fn templates_render_turns_the_parser_recovers() {
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     let mut not_built: BTreeMap<String, usize> = BTreeMap::new();
 
-    let mut rows = sources(&sources_md);
-    for (file, format) in EXTRA_TEMPLATES {
-        if !rows.iter().any(|(f, _)| f == file) {
-            rows.push((file.to_string(), format.to_string()));
-        }
-    }
     for (file, format) in rows {
         if !IN_SCOPE.contains(&format.as_str()) {
             continue;
@@ -1758,21 +1769,11 @@ const RENDERS_BYTE_FOR_BYTE: &[&str] = &[
 #[test]
 fn rendering_reproduces_the_templates_turns() {
     let dir = Path::new(TEMPLATES_DIR);
-    let Ok(sources_md) = std::fs::read_to_string(dir.join("SOURCES.md")) else {
-        eprintln!(
-            "templates: {} not found (no ../shared beside the repository): rendering not compared",
-            dir.display()
-        );
+    let Some(rows) = template_rows("rendering not compared") else {
         return;
     };
     let reg = Registry::builtin();
     let mut env = environment();
-    let mut rows = sources(&sources_md);
-    for (file, format) in EXTRA_TEMPLATES {
-        if !rows.iter().any(|(f, _)| f == file) {
-            rows.push((file.to_string(), format.to_string()));
-        }
-    }
     // (template, format) -> (matched, compared, first difference)
     let mut tally: BTreeMap<(String, String), (usize, usize, Option<String>)> = BTreeMap::new();
     for (file, format) in rows {
@@ -1992,21 +1993,11 @@ fn first_difference(a: &str, b: &str) -> String {
 #[test]
 fn tool_results_render_as_the_templates_write_them() {
     let dir = Path::new(TEMPLATES_DIR);
-    let Ok(sources_md) = std::fs::read_to_string(dir.join("SOURCES.md")) else {
-        eprintln!(
-            "templates: {} not found (no ../shared beside the repository): tool results not compared",
-            dir.display()
-        );
+    let Some(rows) = template_rows("tool results not compared") else {
         return;
     };
     let reg = Registry::builtin();
     let mut env = environment();
-    let mut rows = sources(&sources_md);
-    for (file, format) in EXTRA_TEMPLATES {
-        if !rows.iter().any(|(f, _)| f == file) {
-            rows.push((file.to_string(), format.to_string()));
-        }
-    }
     // (template, format) -> (counts by kind, first difference)
     let mut tally: BTreeMap<(String, String), ResultsTally> = BTreeMap::new();
     for (file, format) in rows {
