@@ -17,6 +17,7 @@ mod errors;
 mod events;
 mod parser;
 mod response;
+mod vllm;
 
 use config::{builtin_for_model, Args};
 
@@ -159,6 +160,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::Response>()?;
     m.add_class::<response::ToolCall>()?;
     m.add_class::<FormatInfo>()?;
+    m.add_class::<vllm::VllmBuilders>()?;
+    m.add_class::<vllm::VllmStream>()?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(formats, m)?)?;
     m.add_function(wrap_pyfunction!(format_for_model, m)?)?;

@@ -17,9 +17,9 @@ use crate::events::Collect;
 /// events once consecutive deltas are merged.
 #[pyclass(module = "toolscan", name = "Parser")]
 pub struct Parser {
-    inner: CoreParser,
+    pub(crate) inner: CoreParser,
     format: String,
-    finished: bool,
+    pub(crate) finished: bool,
 }
 
 #[pymethods]

@@ -76,6 +76,7 @@ from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
 
 import toolscan
 from toolscan import Text as _Text
+from toolscan import _native
 from toolscan import ToolCallArgs as _Args
 
 __all__ = ["ToolscanToolParser", "PARSERS", "register"]
@@ -121,6 +122,8 @@ class ToolscanToolParser(ToolParser):
     def __init__(self, tokenizer: Any, tools: list | None = None):
         super().__init__(tokenizer, tools)
         self._parser: toolscan.Parser | None = None
+        # The native streaming path of this request (see `_native_stream`).
+        self._stream: Any = None
         self._finished = False
         self._passthrough = False
         # The argument deltas sent, per call: joined into
@@ -153,6 +156,18 @@ class ToolscanToolParser(ToolParser):
         if tools:
             options["tools"] = tools
         return options
+
+    def _native_stream(self, parser: toolscan.Parser) -> Any:
+        """The native streaming path over `parser` (`toolscan._native.VllmStream`),
+        bound as this instance's `extract_tool_calls_streaming` so that vLLM's
+        calls go straight to it; None where the native builders did not pass
+        the import-time check (`_native_builders`), and the Python path runs."""
+        builders = _NATIVE
+        if builders is None:
+            return None
+        stream = _native.VllmStream(parser, builders, self, self._diagnostic)
+        self.extract_tool_calls_streaming = stream.extract_tool_calls_streaming
+        return stream
 
     def _new_parser(self, request: Any) -> toolscan.Parser:
         options = self._options(request)
@@ -221,6 +236,18 @@ class ToolscanToolParser(ToolParser):
                 self._passthrough = True
                 return _Message(delta_text) if delta_text else None
             parser = self._parser = self._new_parser(request)
+            self._stream = self._native_stream(parser)
+        if self._stream is not None:
+            # The native path (vLLM calls it directly after this first delta).
+            return self._stream.extract_tool_calls_streaming(
+                previous_text,
+                current_text,
+                delta_text,
+                previous_token_ids,
+                current_token_ids,
+                delta_token_ids,
+                request,
+            )
         if not delta_text:
             return None
         events = parser.feed(delta_text)
@@ -244,6 +271,8 @@ class ToolscanToolParser(ToolParser):
         if parser is None:
             return None
         self._parser, self._finished = None, True
+        if self._stream is not None:
+            return self._stream.finish()
         message = self._message(parser.finish())
         for index, pieces in enumerate(self._args_sent):
             if pieces and not self.streamed_args_for_tool[index]:
@@ -443,42 +472,54 @@ def _fast_builders():
     return message, tool_call, function, text_message, args_message
 
 
+def _samples(message, tool_call, function, text_message, args_message):
+    return [
+        text_message("t"),
+        args_message(2, '"x'),
+        message("text"),
+        message(
+            None,
+            [
+                tool_call(0, function(name="f"), id="call_1", type="function"),
+                tool_call(0, function(arguments="{")),
+            ],
+        ),
+        message("a", [tool_call(1, function(arguments="}"))]),
+    ]
+
+
+def _same_objects(built, checked) -> bool:
+    """Whether builders `built` give the objects of validated `checked` on
+    the samples: equal, serialised alike, with the same fields set, down to
+    the nested objects."""
+    fields = all(
+        set(cls.model_fields) == names
+        for cls, names in (
+            (DeltaMessage, {"role", "content", "reasoning", "tool_calls"}),
+            (DeltaToolCall, {"id", "type", "index", "function"}),
+            (DeltaFunctionCall, {"name", "arguments"}),
+        )
+    )
+    a_samples, b_samples = _samples(*built), _samples(*checked)
+    return fields and len(a_samples) == len(b_samples) and all(
+        type(a) is type(b)
+        and a == b
+        and a.model_dump_json() == b.model_dump_json()
+        and a.model_fields_set == b.model_fields_set
+        and a.__pydantic_extra__ == b.__pydantic_extra__
+        and a.__pydantic_private__ == b.__pydantic_private__
+        and [c.model_fields_set for c in a.tool_calls] == [c.model_fields_set for c in b.tool_calls]
+        and [c.function.model_fields_set for c in a.tool_calls]
+        == [c.function.model_fields_set for c in b.tool_calls]
+        for a, b in zip(a_samples, b_samples)
+    )
+
+
 def _builders():
     checked = _validated_builders()
-
-    def samples(message, tool_call, function, text_message, args_message):
-        return [
-            text_message("t"),
-            args_message(2, '"x'),
-            message("text"),
-            message(
-                None,
-                [
-                    tool_call(0, function(name="f"), id="call_1", type="function"),
-                    tool_call(0, function(arguments="{")),
-                ],
-            ),
-        ]
-
     try:
         fast = _fast_builders()
-        same = all(
-            a == b
-            and a.model_dump_json() == b.model_dump_json()
-            and a.model_fields_set == b.model_fields_set
-            and [c.model_fields_set for c in a.tool_calls]
-            == [c.model_fields_set for c in b.tool_calls]
-            for a, b in zip(samples(*fast), samples(*checked))
-        )
-        fields = all(
-            set(cls.model_fields) == names
-            for cls, names in (
-                (DeltaMessage, {"role", "content", "reasoning", "tool_calls"}),
-                (DeltaToolCall, {"id", "type", "index", "function"}),
-                (DeltaFunctionCall, {"name", "arguments"}),
-            )
-        )
-        if same and fields:
+        if _same_objects(fast, checked):
             return fast
     except Exception:  # pydantic's internals differ: validate instead
         pass
@@ -486,6 +527,31 @@ def _builders():
 
 
 _Message, _ToolCall, _Function, _TextMessage, _ArgsMessage = _builders()
+
+
+def _native_builders():
+    """vLLM's delta objects built in Rust (`toolscan._native.VllmBuilders`,
+    the same construction as `_fast_builders`), for the native streaming
+    path; checked as `_builders` checks the Python ones. None, and the
+    Python path, where they differ from validated objects."""
+    try:
+        native = _native.VllmBuilders(DeltaMessage, DeltaToolCall, DeltaFunctionCall)
+        built = (
+            native.message,
+            native.tool_call,
+            native.function,
+            native.text_message,
+            native.args_message,
+        )
+        if _same_objects(built, _validated_builders()):
+            return native
+    except Exception:  # pydantic's internals differ: the Python path
+        pass
+    return None
+
+
+#: The native builders, or None (then every request takes the Python path).
+_NATIVE = _native_builders()
 
 
 def _class_name(fmt: str | None) -> str:
