@@ -38,9 +38,7 @@ enum Kind {
 
 /// The field names, made once.
 struct Names {
-    role: Py<PyString>,
     content: Py<PyString>,
-    reasoning: Py<PyString>,
     tool_calls: Py<PyString>,
     id: Py<PyString>,
     type_: Py<PyString>,
@@ -71,11 +69,19 @@ pub struct VllmBuilders {
     set_extra: Py<PyAny>,
     set_private: Py<PyAny>,
     names: Names,
+    /// Each class's fields, all None, in their order.
+    blanks: [Py<PyDict>; 3],
     /// `"function"`, the `type` of a call's first entry.
     function_type: Py<PyString>,
 }
 
 impl VllmBuilders {
+    /// A new `__dict__` for an object of `kind`: its fields, all None
+    /// (a copy of a dict made once, cheaper than a new one).
+    fn blank<'py>(&self, py: Python<'py>, kind: Kind) -> PyResult<Bound<'py, PyDict>> {
+        self.blanks[kind as usize].bind(py).copy()
+    }
+
     /// A new object of `kind` with `dict` as its fields, `fields` as the
     /// ones set.
     fn make<'py>(
@@ -114,9 +120,13 @@ impl VllmBuilders {
         } else {
             &n.arguments
         };
-        let d = PyDict::new(py);
-        d.set_item(n.name.bind(py), name)?;
-        d.set_item(n.arguments.bind(py), arguments)?;
+        let d = self.blank(py, Kind::Function)?;
+        if let Some(name) = name {
+            d.set_item(n.name.bind(py), name)?;
+        }
+        if let Some(arguments) = arguments {
+            d.set_item(n.arguments.bind(py), arguments)?;
+        }
         self.make(py, Kind::Function, d, &[set])
     }
 
@@ -132,9 +142,13 @@ impl VllmBuilders {
     ) -> PyResult<Bound<'py, PyAny>> {
         let n = &self.names;
         let with_id = id.is_some();
-        let d = PyDict::new(py);
-        d.set_item(n.id.bind(py), id)?;
-        d.set_item(n.type_.bind(py), type_)?;
+        let d = self.blank(py, Kind::ToolCall)?;
+        if let Some(id) = id {
+            d.set_item(n.id.bind(py), id)?;
+        }
+        if let Some(type_) = type_ {
+            d.set_item(n.type_.bind(py), type_)?;
+        }
         d.set_item(n.index.bind(py), index)?;
         d.set_item(n.function.bind(py), function)?;
         if with_id {
@@ -163,10 +177,10 @@ impl VllmBuilders {
             _ => None,
         };
         let with_calls = calls.is_some();
-        let d = PyDict::new(py);
-        d.set_item(n.role.bind(py), py.None())?;
-        d.set_item(n.content.bind(py), content)?;
-        d.set_item(n.reasoning.bind(py), py.None())?;
+        let d = self.blank(py, Kind::Message)?;
+        if let Some(content) = content {
+            d.set_item(n.content.bind(py), content)?;
+        }
         d.set_item(
             n.tool_calls.bind(py),
             calls.unwrap_or_else(|| PyList::empty(py)),
@@ -184,7 +198,7 @@ impl VllmBuilders {
 fn slot_setter<'py>(cls: &Bound<'py, PyAny>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     for base in cls.getattr("__mro__")?.try_iter()? {
         let base = base?;
-        if let Some(descr) = base.getattr("__dict__")?.get_item(name).ok() {
+        if let Ok(descr) = base.getattr("__dict__")?.get_item(name) {
             return descr.getattr("__set__");
         }
     }
@@ -214,7 +228,20 @@ impl VllmBuilders {
         }
         let base = &classes[0];
         let s = |t: &str| PyString::intern(py, t).unbind();
+        let blank = |fields: &[&str]| -> PyResult<Py<PyDict>> {
+            let d = PyDict::new(py);
+            for f in fields {
+                d.set_item(PyString::intern(py, f), py.None())?;
+            }
+            Ok(d.unbind())
+        };
+        let blanks = [
+            blank(&["role", "content", "reasoning", "tool_calls"])?,
+            blank(&["id", "type", "index", "function"])?,
+            blank(&["name", "arguments"])?,
+        ];
         Ok(VllmBuilders {
+            blanks,
             new: py.get_type::<PyAny>().getattr("__new__")?.unbind(),
             set_dict: slot_setter(base, "__dict__")?.unbind(),
             set_fields: slot_setter(base, "__pydantic_fields_set__")?.unbind(),
@@ -223,9 +250,7 @@ impl VllmBuilders {
             classes: classes.map(Bound::unbind),
             extra,
             names: Names {
-                role: s("role"),
                 content: s("content"),
-                reasoning: s("reasoning"),
                 tool_calls: s("tool_calls"),
                 id: s("id"),
                 type_: s("type"),
@@ -364,7 +389,11 @@ impl Sink for Collect<'_> {
             self.slot(index);
             self.args_sent[index].push_str(delta);
             if self.open_args {
-                if let Some(Entry::Args { index: i, arguments }) = self.entries.last_mut() {
+                if let Some(Entry::Args {
+                    index: i,
+                    arguments,
+                }) = self.entries.last_mut()
+                {
                     if *i == index {
                         arguments.push_str(delta);
                         return;
@@ -480,7 +509,8 @@ impl VllmStream {
         for entry in entries {
             let call = match entry {
                 Entry::Start { index, id, name } => {
-                    let f = b.build_function(py, Some(PyString::new(py, &name).into_any()), None)?;
+                    let f =
+                        b.build_function(py, Some(PyString::new(py, &name).into_any()), None)?;
                     b.build_tool_call(
                         py,
                         index,
