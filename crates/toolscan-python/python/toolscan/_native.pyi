@@ -1,6 +1,6 @@
 """Type stubs of the extension module (the classes ``toolscan`` re-exports)."""
 
-from typing import Any, ClassVar, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, ClassVar, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -160,6 +160,47 @@ class FormatInfo:
     name: str
     models: str
     description: str
+
+class VllmBuilders:
+    """vLLM's ``DeltaMessage``, ``DeltaToolCall`` and ``DeltaFunctionCall``
+    built without pydantic's validation (for ``toolscan.vllm``)."""
+
+    def __init__(self, message: type, tool_call: type, function: type) -> None: ...
+    def message(self, content: Optional[str], tool_calls: Optional[List[Any]] = None) -> Any: ...
+    def tool_call(
+        self,
+        index: int,
+        function: Any,
+        id: Optional[str] = None,
+        type: Optional[str] = None,
+    ) -> Any: ...
+    def function(self, name: Optional[str] = None, arguments: Optional[str] = None) -> Any: ...
+    def text_message(self, content: str) -> Any: ...
+    def args_message(self, index: int, arguments: str) -> Any: ...
+
+class VllmStream:
+    """The native streaming path of one request of ``toolscan.vllm``."""
+
+    def __init__(
+        self,
+        parser: Parser,
+        builders: VllmBuilders,
+        tool_parser: Any,
+        on_diagnostic: Callable[[Diagnostic], Any],
+    ) -> None: ...
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Any,
+        current_token_ids: Any,
+        delta_token_ids: Any,
+        request: Any,
+    ) -> Any: ...
+    def finish(self) -> Any: ...
+    @property
+    def finished(self) -> bool: ...
 
 def parse(
     text: Union[str, bytes],

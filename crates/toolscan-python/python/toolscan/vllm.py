@@ -21,6 +21,13 @@ with its ``index``, ``id``, ``type="function"`` and name, then entries with
 argument deltas; text as ``content``; ``None`` when a delta brings nothing to
 send (text that may still turn out to be a marker is held back).
 
+The streaming path is native code (``toolscan._native.VllmStream``): from a
+request's first delta on, vLLM's call goes straight to it, and vLLM's delta
+objects are built in Rust, without pydantic's validation, as
+``model_construct`` would leave them. They are checked against validated
+objects at import; should a later vLLM or pydantic differ, the plugin streams
+through its Python path instead (the same answers, slower).
+
 The parser declares ``engine_based_streaming``, so vLLM calls its
 ``finish_streaming()`` when the stream ends: text held back at the end (an
 unfinished ``<tool_c``, a call cut off by the token limit, which comes back as
