@@ -10,11 +10,7 @@
 //!   their objects the way pydantic's `model_construct` leaves them
 //!   (`object.__new__`, then `__dict__`, `__pydantic_fields_set__`,
 //!   `__pydantic_extra__` and `__pydantic_private__` set through the slots
-//!   of pydantic's `BaseModel`), without validation. Both steps are calls
-//!   of the C API (`PyType_GenericNew`, `PyObject_GenericSetAttr`), for
-//!   which PyO3 has no safe wrapper: through Python's `object.__new__` and
-//!   the slots' `__set__`, each object costs five Python calls, which
-//!   doubled the time of an argument delta. The plugin checks its
+//!   of pydantic's `BaseModel`), without validation. The plugin checks its
 //!   objects against validated ones at import and does not use it if they
 //!   differ.
 //! - `VllmStream` owns the toolscan `Parser` of one request; its
@@ -26,7 +22,7 @@
 //!   touched only when a call starts or ends.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyList, PySet, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 use toolscan_core::{Diagnostic as CoreDiagnostic, EventRef, Sink};
 
@@ -38,14 +34,6 @@ enum Kind {
     Message = 0,
     ToolCall = 1,
     Function = 2,
-}
-
-/// The slots of pydantic's `BaseModel` set on each object.
-struct Slots {
-    dict: Py<PyString>,
-    fields_set: Py<PyString>,
-    extra: Py<PyString>,
-    private: Py<PyString>,
 }
 
 /// The field names, made once.
@@ -67,12 +55,19 @@ struct Names {
 /// validated ones.
 #[pyclass(module = "toolscan", name = "VllmBuilders", frozen)]
 pub struct VllmBuilders {
-    classes: [Py<PyType>; 3],
+    classes: [Py<PyAny>; 3],
     /// Whether each class allows extra fields (its `__pydantic_extra__`
     /// is then `{}`, else `None`).
     extra: [bool; 3],
-    /// The names of `BaseModel`'s slots.
-    slots: Slots,
+    /// `object.__new__`.
+    new: Py<PyAny>,
+    /// The `__set__` of `BaseModel`'s slots: `__dict__`,
+    /// `__pydantic_fields_set__`, `__pydantic_extra__`,
+    /// `__pydantic_private__`.
+    set_dict: Py<PyAny>,
+    set_fields: Py<PyAny>,
+    set_extra: Py<PyAny>,
+    set_private: Py<PyAny>,
     names: Names,
     /// Each class's fields, all None, in their order.
     blanks: [Py<PyDict>; 3],
@@ -96,48 +91,18 @@ impl VllmBuilders {
         dict: Bound<'py, PyDict>,
         fields: &[&Py<PyString>],
     ) -> PyResult<Bound<'py, PyAny>> {
-        use pyo3::ffi;
         let k = kind as usize;
-        let cls = self.classes[k].bind(py);
-        let empty = PyTuple::empty(py);
-        // SAFETY: the GIL is held (`py`); `cls` is a type object and `empty`
-        // a tuple, both alive for the call. `PyType_GenericNew` is what
-        // `object.__new__(cls)` does for a class without abstract methods
-        // (`cls.tp_alloc(cls, 0)`); it returns a new reference or NULL
-        // with an exception set, which `from_owned_ptr_or_err` takes.
-        let obj = unsafe {
-            Bound::from_owned_ptr_or_err(
-                py,
-                ffi::PyType_GenericNew(cls.as_type_ptr(), empty.as_ptr(), std::ptr::null_mut()),
-            )?
-        };
-        // `object.__setattr__(obj, name, value)`, bypassing pydantic's
-        // `__setattr__`: the slot descriptors of `BaseModel` do the setting.
-        let set = |name: &Py<PyString>, value: &Bound<'py, PyAny>| -> PyResult<()> {
-            // SAFETY: the GIL is held; the three pointers are of live
-            // objects (borrowed for the call, as the function takes them);
-            // -1 means an exception is set.
-            let status = unsafe {
-                ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr())
-            };
-            if status == -1 {
-                return Err(PyErr::fetch(py));
-            }
-            Ok(())
-        };
-        let s = &self.slots;
-        set(&s.dict, dict.as_any())?;
-        set(
-            &s.fields_set,
-            PySet::new(py, fields.iter().map(|n| n.bind(py)))?.as_any(),
-        )?;
+        let obj = self.new.bind(py).call1((self.classes[k].bind(py),))?;
+        self.set_dict.bind(py).call1((&obj, dict))?;
+        let set = PySet::new(py, fields.iter().map(|n| n.bind(py)))?;
+        self.set_fields.bind(py).call1((&obj, set))?;
         let extra = if self.extra[k] {
             PyDict::new(py).into_any()
         } else {
             py.None().into_bound(py)
         };
-        set(&s.extra, &extra)?;
-        set(&s.private, &py.None().into_bound(py))?;
+        self.set_extra.bind(py).call1((&obj, extra))?;
+        self.set_private.bind(py).call1((&obj, py.None()))?;
         Ok(obj)
     }
 
@@ -228,13 +193,13 @@ impl VllmBuilders {
     }
 }
 
-/// The name of the slot `name`, checked to be declared by a class of
-/// `cls`'s MRO (pydantic's `BaseModel`).
-fn slot(cls: &Bound<'_, PyType>, name: &str) -> PyResult<Py<PyString>> {
+/// The `__set__` of the slot `name` of the class in `cls`'s MRO that
+/// declares it (pydantic's `BaseModel`).
+fn slot_setter<'py>(cls: &Bound<'py, PyAny>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     for base in cls.getattr("__mro__")?.try_iter()? {
         let base = base?;
-        if base.getattr("__dict__")?.contains(name)? {
-            return Ok(PyString::intern(cls.py(), name).unbind());
+        if let Ok(descr) = base.getattr("__dict__")?.get_item(name) {
+            return descr.getattr("__set__");
         }
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
@@ -248,9 +213,9 @@ impl VllmBuilders {
     #[new]
     fn py_new<'py>(
         py: Python<'py>,
-        message: Bound<'py, PyType>,
-        tool_call: Bound<'py, PyType>,
-        function: Bound<'py, PyType>,
+        message: Bound<'py, PyAny>,
+        tool_call: Bound<'py, PyAny>,
+        function: Bound<'py, PyAny>,
     ) -> PyResult<Self> {
         let classes = [message, tool_call, function];
         let mut extra = [false; 3];
@@ -277,12 +242,11 @@ impl VllmBuilders {
         ];
         Ok(VllmBuilders {
             blanks,
-            slots: Slots {
-                dict: slot(base, "__dict__")?,
-                fields_set: slot(base, "__pydantic_fields_set__")?,
-                extra: slot(base, "__pydantic_extra__")?,
-                private: slot(base, "__pydantic_private__")?,
-            },
+            new: py.get_type::<PyAny>().getattr("__new__")?.unbind(),
+            set_dict: slot_setter(base, "__dict__")?.unbind(),
+            set_fields: slot_setter(base, "__pydantic_fields_set__")?.unbind(),
+            set_extra: slot_setter(base, "__pydantic_extra__")?.unbind(),
+            set_private: slot_setter(base, "__pydantic_private__")?.unbind(),
             classes: classes.map(Bound::unbind),
             extra,
             names: Names {
