@@ -260,6 +260,23 @@ pub(super) fn llama3_json() -> Format {
         "{\"name\", \"parameters\"}, optionally after <|python_tag|>, `;`-separated, \
          optional <|eom_id|>; built-in tools as <|python_tag|>NAME.call(key=value, …)",
     )
+    // The bare object first: it is what the template writes for a call of
+    // the user's tools (the tag stands before built-in tools), and the
+    // renderer writes the first opener that reads back.
+    .opener(Opener::bare(
+        "{",
+        vec![
+            label("call"),
+            json(Shape::Call, keys.clone(), false),
+            Step::Dispatch,
+            then(&[(";", "next"), ("<|eom_id|>", "end"), ("<|eot_id|>", "end")]),
+            label("end"),
+            Step::End,
+            label("next"),
+            Step::Ws,
+            Step::goto("call"),
+        ],
+    ))
     .opener(Opener::definite(
         "<|python_tag|>",
         vec![
@@ -268,7 +285,7 @@ pub(super) fn llama3_json() -> Format {
             Step::Ws,
             fork(&[(b"{", "object"), (b"", "builtin")]),
             label("object"),
-            json(Shape::Call, keys.clone(), false),
+            json(Shape::Call, keys, false),
             Step::goto("complete"),
             label("builtin"),
             capture(Field::Name, &[(".call(", None)]),
@@ -278,20 +295,6 @@ pub(super) fn llama3_json() -> Format {
             then(&[(";", "call"), ("<|eom_id|>", "end"), ("<|eot_id|>", "end")]),
             label("end"),
             Step::End,
-        ],
-    ))
-    .opener(Opener::bare(
-        "{",
-        vec![
-            label("call"),
-            json(Shape::Call, keys, false),
-            Step::Dispatch,
-            then(&[(";", "next"), ("<|eom_id|>", "end"), ("<|eot_id|>", "end")]),
-            label("end"),
-            Step::End,
-            label("next"),
-            Step::Ws,
-            Step::goto("call"),
         ],
     ))
 }
