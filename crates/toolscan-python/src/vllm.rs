@@ -639,6 +639,9 @@ impl VllmStream {
         if self.finished {
             return Ok(None);
         }
+        if delta_text.is_none() {
+            return Ok(None);
+        }
         let delta = delta_text.cast::<PyString>()?.to_cow()?;
         if delta.is_empty() {
             return Ok(None);
