@@ -208,13 +208,14 @@ impl Call {
             }
             return true;
         }
-        // Escaped whole characters are whole characters.
+        // Escaped whole characters are whole characters (were they not,
+        // the text would wait in `pending_text` for `sync_segs`).
         push_json_str_content(run.as_bytes(), &mut self.pending_text);
         if let Some(delta) = crate::scan::utf8::as_text(&self.pending_text) {
             out.event(EventRef::ToolCallArgs { index, delta });
             self.emitted += delta.len();
+            self.pending_text.clear();
         }
-        self.pending_text.clear();
         true
     }
 
