@@ -1550,6 +1550,44 @@ struct Tally {
     notes: BTreeMap<String, usize>,
 }
 
+/// How a turn was read as to reasoning, for the printed list of turns.
+fn reasoning_note(turn: &Turn) -> &'static str {
+    match (turn.reasoning, turn.starts_in_reasoning) {
+        (false, _) => "",
+        (true, false) => ", reasoning",
+        (true, true) => ", starts in reasoning",
+    }
+}
+
+/// What [`templates_render_turns_the_parser_recovers`] checked, per
+/// template, and the formats this build lacks.
+fn print_tallies(tallies: &BTreeMap<String, Tally>, not_built: &BTreeMap<String, usize>) {
+    eprintln!("templates rendered ({TEMPLATES_DIR}):");
+    for (file, t) in tallies {
+        let methods: Vec<String> = t.methods.iter().map(|(m, n)| format!("{m} {n}")).collect();
+        eprintln!(
+            "  {file} [{}]: {} conversations checked ({} distinct turns; cut by {})",
+            t.format,
+            t.checked,
+            t.distinct.len(),
+            if methods.is_empty() {
+                "-".to_string()
+            } else {
+                methods.join(", ")
+            }
+        );
+        for (why, n) in &t.skipped {
+            eprintln!("      skipped {n}: {why}");
+        }
+        for (what, n) in &t.notes {
+            eprintln!("      note {n}: {what}");
+        }
+    }
+    for (format, n) in not_built {
+        eprintln!("  format {format} not in this build: {n} template(s) skipped");
+    }
+}
+
 #[test]
 fn templates_render_turns_the_parser_recovers() {
     let dir = Path::new(TEMPLATES_DIR);
@@ -1641,11 +1679,7 @@ fn templates_render_turns_the_parser_recovers() {
             if print_all {
                 eprintln!(
                     "{file} [{cid}] ({method}{}): {:?}",
-                    match (turn.reasoning, turn.starts_in_reasoning) {
-                        (false, _) => "",
-                        (true, false) => ", reasoning",
-                        (true, true) => ", starts in reasoning",
-                    },
+                    reasoning_note(&turn),
                     turn.text
                 );
             }
@@ -1693,30 +1727,7 @@ fn templates_render_turns_the_parser_recovers() {
         }
     }
 
-    eprintln!("templates rendered ({TEMPLATES_DIR}):");
-    for (file, t) in &tallies {
-        let methods: Vec<String> = t.methods.iter().map(|(m, n)| format!("{m} {n}")).collect();
-        eprintln!(
-            "  {file} [{}]: {} conversations checked ({} distinct turns; cut by {})",
-            t.format,
-            t.checked,
-            t.distinct.len(),
-            if methods.is_empty() {
-                "-".to_string()
-            } else {
-                methods.join(", ")
-            }
-        );
-        for (why, n) in &t.skipped {
-            eprintln!("      skipped {n}: {why}");
-        }
-        for (what, n) in &t.notes {
-            eprintln!("      note {n}: {what}");
-        }
-    }
-    for (format, n) in &not_built {
-        eprintln!("  format {format} not in this build: {n} template(s) skipped");
-    }
+    print_tallies(&tallies, &not_built);
     assert!(
         tallies.values().any(|t| t.checked > 0) || tallies.is_empty() && !not_built.is_empty(),
         "no template turn was checked"
