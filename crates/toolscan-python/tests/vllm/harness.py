@@ -214,11 +214,10 @@ def serve(name: str, deltas: list[str], req=None, tokenizer=None, finish_reason=
     return fold(messages, reason)
 
 
-def legacy(name: str, deltas: list[str], req=None, tokenizer=None) -> Folded:
-    """Call the tool parser itself with the accumulated texts, one call per delta."""
-    req = req if req is not None else request()
-    tokenizer = tokenizer if tokenizer is not None else Tokenizer()
-    tool_parser = ToolParserManager.get_tool_parser(name)(tokenizer, req.tools)
+def deltas_through(tool_parser, deltas: list[str], req, tokenizer) -> list:
+    """One call of ``extract_tool_calls_streaming`` per delta, with the
+    previous / current texts and token ids, as vLLM's serving layer makes
+    them; the messages returned."""
     previous, previous_ids, messages = "", [], []
     for delta in deltas:
         ids = tokenizer.encode(delta)
@@ -229,6 +228,15 @@ def legacy(name: str, deltas: list[str], req=None, tokenizer=None) -> Folded:
             )
         )
         previous, previous_ids = current, current_ids
+    return messages
+
+
+def legacy(name: str, deltas: list[str], req=None, tokenizer=None) -> Folded:
+    """Call the tool parser itself with the accumulated texts, one call per delta."""
+    req = req if req is not None else request()
+    tokenizer = tokenizer if tokenizer is not None else Tokenizer()
+    tool_parser = ToolParserManager.get_tool_parser(name)(tokenizer, req.tools)
+    messages = deltas_through(tool_parser, deltas, req, tokenizer)
     finish = getattr(tool_parser, "finish_streaming", None)
     if finish is not None:
         messages.append(finish())

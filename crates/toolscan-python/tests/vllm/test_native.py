@@ -11,7 +11,7 @@ import gc
 import weakref
 
 import pytest
-from harness import Tokenizer, request, serve, split
+from harness import Tokenizer, deltas_through, request, serve, split
 from test_plugin import AGREED, HERMES_TEXT_AROUND, SIZES, VLLM_WRONG, size_id
 from vllm.entrypoints.generate.base.protocol import (
     DeltaFunctionCall,
@@ -51,16 +51,7 @@ def stream(name, deltas, native, req=None):
     try:
         tokenizer, req = Tokenizer(), req if req is not None else request()
         tool_parser = plugin.PARSERS[name](tokenizer, req.tools)
-        previous, previous_ids, messages = "", [], []
-        for delta in deltas:
-            ids = tokenizer.encode(delta)
-            current, current_ids = previous + delta, previous_ids + ids
-            messages.append(
-                tool_parser.extract_tool_calls_streaming(
-                    previous, current, delta, previous_ids, current_ids, ids, req
-                )
-            )
-            previous, previous_ids = current, current_ids
+        messages = deltas_through(tool_parser, deltas, req, tokenizer)
         messages.append(tool_parser.finish_streaming())
         # A delta after the end: nothing.
         messages.append(tool_parser.extract_tool_calls_streaming("", "", "x", [], [], [], req))
