@@ -1506,6 +1506,20 @@ fn template_rows(skipped: &str) -> Option<Vec<(String, String)>> {
     Some(rows)
 }
 
+/// Adds the template `file` to `env` under its file name; its special
+/// tokens (see [`special_tokens`]), or why it cannot be used.
+fn load_template(
+    env: &mut Environment<'static>,
+    file: &str,
+) -> Result<(&'static str, &'static str), String> {
+    let source = std::fs::read_to_string(Path::new(TEMPLATES_DIR).join(file))
+        .map_err(|e| format!("{file}: listed in SOURCES.md but unreadable: {e}"))?;
+    let tokens = special_tokens(&source);
+    env.add_template_owned(file.to_owned(), source)
+        .map_err(|e| format!("{file}: does not compile: {e:#}"))?;
+    Ok(tokens)
+}
+
 /// `file` and `format` of each row of SOURCES.md (`—` rows left out).
 fn sources(text: &str) -> Vec<(String, String)> {
     let mut rows = Vec::new();
@@ -1590,7 +1604,6 @@ fn print_tallies(tallies: &BTreeMap<String, Tally>, not_built: &BTreeMap<String,
 
 #[test]
 fn templates_render_turns_the_parser_recovers() {
-    let dir = Path::new(TEMPLATES_DIR);
     let Some(rows) = template_rows("template tests skipped") else {
         return;
     };
@@ -1609,18 +1622,13 @@ fn templates_render_turns_the_parser_recovers() {
             *not_built.entry(format).or_default() += 1;
             continue;
         }
-        let source = match std::fs::read_to_string(dir.join(&file)) {
-            Ok(s) => s,
+        let tokens = match load_template(&mut env, &file) {
+            Ok(tokens) => tokens,
             Err(e) => {
-                failures.push(format!("{file}: listed in SOURCES.md but unreadable: {e}"));
+                failures.push(e);
                 continue;
             }
         };
-        let tokens = special_tokens(&source);
-        if let Err(e) = env.add_template_owned(file.clone(), source) {
-            failures.push(format!("{file}: does not compile: {e:#}"));
-            continue;
-        }
         let tally = tallies.entry(file.clone()).or_default();
         tally.format = format.clone();
 
@@ -1783,7 +1791,6 @@ const RENDERS_BYTE_FOR_BYTE: &[&str] = &[
 /// first difference of each template that does not always match.
 #[test]
 fn rendering_reproduces_the_templates_turns() {
-    let dir = Path::new(TEMPLATES_DIR);
     let Some(rows) = template_rows("rendering not compared") else {
         return;
     };
@@ -1796,13 +1803,9 @@ fn rendering_reproduces_the_templates_turns() {
             continue;
         }
         let Some(f) = reg.get(&format) else { continue };
-        let Ok(source) = std::fs::read_to_string(dir.join(&file)) else {
+        let Ok(tokens) = load_template(&mut env, &file) else {
             continue;
         };
-        let tokens = special_tokens(&source);
-        if env.add_template_owned(file.clone(), source).is_err() {
-            continue;
-        }
         for conv in Conv::all() {
             let tools_text = conv.set.tools();
             let rendered = (|| -> Result<(String, String, String), Error> {
@@ -2007,7 +2010,6 @@ fn first_difference(a: &str, b: &str) -> String {
 /// difference.
 #[test]
 fn tool_results_render_as_the_templates_write_them() {
-    let dir = Path::new(TEMPLATES_DIR);
     let Some(rows) = template_rows("tool results not compared") else {
         return;
     };
@@ -2020,13 +2022,9 @@ fn tool_results_render_as_the_templates_write_them() {
             continue;
         }
         let Some(f) = reg.get(&format) else { continue };
-        let Ok(source) = std::fs::read_to_string(dir.join(&file)) else {
+        let Ok(tokens) = load_template(&mut env, &file) else {
             continue;
         };
-        let tokens = special_tokens(&source);
-        if env.add_template_owned(file.clone(), source).is_err() {
-            continue;
-        }
         for conv in Conv::all() {
             // (Arguments as a string too: the results do not depend on
             // them, and some templates render only those.)

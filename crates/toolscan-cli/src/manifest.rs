@@ -8,19 +8,12 @@ use serde_json::json;
 
 use crate::args::{ManifestArgs, ManifestOutput};
 use crate::failure::Failure;
-use crate::setup::{read_tools, registry_with};
+use crate::setup::{format_named, read_tools, registry_with};
 
 pub fn run(args: ManifestArgs) -> Result<(), Failure> {
     let (registry, _) = registry_with(args.format_file.as_deref())?;
     let name = args.format.as_str();
-    let format = registry.get(name).ok_or_else(|| {
-        Failure::Usage(
-            registry
-                .grammar(name)
-                .err()
-                .map_or_else(|| format!("`{name}` is not one format"), |e| e.to_string()),
-        )
-    })?;
+    let format = format_named(&registry, name)?;
     let tools = read_tools(&args.tools)?;
     let template = args
         .template

@@ -11,19 +11,12 @@ use toolscan_core::{Arguments, Call, ToolResult};
 
 use crate::args::RenderArgs;
 use crate::failure::Failure;
-use crate::setup::{open_input, read_tools, registry_with, Input};
+use crate::setup::{format_named, open_input, read_tools, registry_with, Input};
 
 pub fn run(args: RenderArgs) -> Result<(), Failure> {
     let (registry, _) = registry_with(args.format_file.as_deref())?;
     let name = args.format.as_str();
-    let format = registry.get(name).ok_or_else(|| {
-        Failure::Usage(
-            registry
-                .grammar(name)
-                .err()
-                .map_or_else(|| format!("`{name}` is not one format"), |e| e.to_string()),
-        )
-    })?;
+    let format = format_named(&registry, name)?;
     let tools = args.tools.as_deref().map(read_tools).transpose()?;
     let input = open_input(args.input.as_deref())?;
     let label = input.name().to_owned();

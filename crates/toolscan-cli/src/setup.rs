@@ -7,7 +7,7 @@ use std::path::Path;
 
 use std::sync::Arc;
 
-use toolscan_core::{format_for_model, Grammar, Options, Registry, Tools};
+use toolscan_core::{format_for_model, Format, Grammar, Options, Registry, Tools};
 
 use crate::args::ContentArgs;
 
@@ -82,6 +82,19 @@ pub fn registry_with(format_file: Option<&Path>) -> Result<(Registry, Option<Str
         None => None,
     };
     Ok((registry, described))
+}
+
+/// The format named `name` in `registry` (`auto` is none: it names a
+/// grammar of all of them), or a usage error saying why not.
+pub fn format_named<'r>(registry: &'r Registry, name: &str) -> Result<&'r Format, Failure> {
+    registry.get(name).ok_or_else(|| {
+        Failure::Usage(
+            registry
+                .grammar(name)
+                .err()
+                .map_or_else(|| format!("`{name}` is not one format"), |e| e.to_string()),
+        )
+    })
 }
 
 /// Reads and checks the `--tools` file.

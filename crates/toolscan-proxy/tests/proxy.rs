@@ -72,8 +72,13 @@ impl Upstream {
     }
 
     async fn stats(&self) -> Value {
+        self.get("stats").await
+    }
+
+    /// The JSON the upstream answers at `/PATH`.
+    async fn get(&self, path: &str) -> Value {
         client()
-            .get(format!("{}/stats", self.url))
+            .get(format!("{}/{path}", self.url))
             .send()
             .await
             .unwrap()
@@ -1314,14 +1319,7 @@ async fn the_stream_reads_as_openai_clients_expect() {
 impl Upstream {
     /// The chat request bodies the upstream received, oldest first.
     async fn requests(&self) -> Vec<Value> {
-        let v = client()
-            .get(format!("{}/requests", self.url))
-            .send()
-            .await
-            .unwrap()
-            .json_value()
-            .await
-            .unwrap();
+        let v = self.get("requests").await;
         v.as_array().cloned().unwrap_or_default()
     }
 }
