@@ -77,7 +77,7 @@ fn streams(format: &str, opts: &Options, input: &str, value_at: usize, head: &st
         for piece in plan.pieces(input.as_bytes()) {
             fed += piece.len();
             let new = match api {
-                Api::Feed => p.feed(piece),
+                Api::Feed => p.feed(piece).into_vec(),
                 _ => {
                     let mut v = Vec::new();
                     p.feed_with(piece, &mut v);

@@ -97,7 +97,7 @@ pub fn run(mut parser: Parser, input: &[u8], chunking: u8, at_stop: bool) -> Vec
     }
     let mut after = parser.feed(b"<tool_call>{\"name\": \"f\"");
     parser.feed_str_with("[TOOL_CALLS]", &mut after);
-    parser.finish_into(&mut after);
+    parser.finish_with(&mut after);
     assert!(
         after.is_empty() && parser.is_finished(),
         "{api:?}: events after finish: {after:?}"

@@ -67,6 +67,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod batch;
 mod catalogue;
 mod engine;
 mod error;
@@ -86,6 +87,7 @@ mod tools;
 pub use catalogue::aliases;
 pub use lang::format_file;
 
+pub use batch::{Events, EventsIter};
 pub use catalogue::registry::{format_for_model, Registry};
 pub use engine::parser::Parser;
 pub use error::Error;

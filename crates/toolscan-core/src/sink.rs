@@ -43,26 +43,52 @@ impl Sink for Vec<Event> {
     // optimisation: it is the whole cost of the `Vec` API per feed.
     #[inline]
     fn event(&mut self, event: EventRef<'_>) {
-        match (self.last_mut(), event) {
-            (Some(Event::Text { delta }), EventRef::Text(t))
-            | (Some(Event::Reasoning { delta }), EventRef::Reasoning(t)) => delta.push_str(t),
-            (
-                Some(Event::ToolCallArgs { index: i, delta }),
-                EventRef::ToolCallArgs { index, delta: d },
-            ) if *i == index => delta.push_str(d),
-            // The common event, built in place: `extend` reserves first and
-            // then writes what the closure makes straight into the vector.
-            // `push` built the event on the stack and then copied it, with
-            // 16-byte loads of bytes just written by narrower stores (the
-            // inline `Delta`): a store-forwarding stall, most of the `Vec`
-            // API's cost on token-sized chunks (`Vec` ÷ sink API at 4-byte
-            // chunks, `hermes`: 1.51–1.56× with `push`, 1.36–1.37× with
-            // this, measured side by side).
-            (_, EventRef::Text(t)) => {
-                self.extend(std::iter::once_with(|| Event::Text { delta: t.into() }))
-            }
-            (_, e) => self.push(e.to_owned()),
-        }
+        own(self, event)
+    }
+}
+
+/// A growable list of owned events: what [`own`] needs of a `Vec<Event>`
+/// and of the inline list behind [`Events`](crate::Events).
+pub(crate) trait EventList {
+    /// The last event, if any.
+    fn last_event(&mut self) -> Option<&mut Event>;
+    /// Appends the event `make` builds, written in place.
+    fn push_made(&mut self, make: impl FnOnce() -> Event);
+}
+
+impl EventList for Vec<Event> {
+    #[inline]
+    fn last_event(&mut self) -> Option<&mut Event> {
+        self.last_mut()
+    }
+
+    #[inline]
+    fn push_made(&mut self, make: impl FnOnce() -> Event) {
+        self.extend(std::iter::once_with(make))
+    }
+}
+
+/// Appends `event` to `list` as an owned event; a delta that continues the
+/// last event is appended to it instead.
+#[inline]
+pub(crate) fn own<L: EventList>(list: &mut L, event: EventRef<'_>) {
+    match (list.last_event(), event) {
+        (Some(Event::Text { delta }), EventRef::Text(t))
+        | (Some(Event::Reasoning { delta }), EventRef::Reasoning(t)) => delta.push_str(t),
+        (
+            Some(Event::ToolCallArgs { index: i, delta }),
+            EventRef::ToolCallArgs { index, delta: d },
+        ) if *i == index => delta.push_str(d),
+        // The common event, built in place: `extend` reserves first and
+        // then writes what the closure makes straight into the list.
+        // `push` built the event on the stack and then copied it, with
+        // 16-byte loads of bytes just written by narrower stores (the
+        // inline `Delta`): a store-forwarding stall, most of the `Vec`
+        // API's cost on token-sized chunks (`Vec` ÷ sink API at 4-byte
+        // chunks, `hermes`: 1.51–1.56× with `push`, 1.36–1.37× with
+        // this, measured side by side).
+        (_, EventRef::Text(t)) => list.push_made(|| Event::Text { delta: t.into() }),
+        (_, e) => list.push_made(|| e.to_owned()),
     }
 }
 

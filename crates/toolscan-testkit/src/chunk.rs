@@ -286,7 +286,7 @@ pub fn feed(mut parser: Parser, api: Api, input: &[u8], plan: &Plan) -> Vec<Even
     }
     let mut after = parser.feed(b"<tool_call>{\"name\": \"f\"");
     parser.feed_str_with("[TOOL_CALLS]", &mut after);
-    parser.finish_into(&mut after);
+    parser.finish_with(&mut after);
     assert!(
         after.is_empty() && parser.is_finished(),
         "{api:?}: events after finish: {after:?}"

@@ -20,6 +20,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::batch::Events;
 use crate::engine::block::{self, Block, BlockCtx, Outcome};
 use crate::engine::call::calls::Session;
 use crate::engine::pending::{Chunk, Pending};
@@ -418,17 +419,18 @@ impl Parser {
 
     /// [`finish_at_stop_with`](Parser::finish_at_stop_with), returning the
     /// remaining events, `done` last.
-    pub fn finish_at_stop(&mut self) -> Vec<Event> {
-        let mut out = Vec::new();
+    pub fn finish_at_stop(&mut self) -> Events {
+        let mut out = Events::new();
         self.finish_at_stop_with(&mut out);
         out
     }
 
     /// Feeds the next chunk; returns the events it completes.
-    pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
-        // Room for the one event a token-sized chunk makes, allocated at
-        // once: growing an empty vector on its first event costs more.
-        let mut out = Vec::with_capacity(2);
+    ///
+    /// The one event a token-sized chunk makes is kept inline in
+    /// [`Events`]: no allocation.
+    pub fn feed(&mut self, chunk: &[u8]) -> Events {
+        let mut out = Events::new();
         self.feed_with(chunk, &mut out);
         out
     }
@@ -441,8 +443,8 @@ impl Parser {
     }
 
     /// Ends the stream; returns the remaining events, `done` last.
-    pub fn finish(&mut self) -> Vec<Event> {
-        let mut out = Vec::new();
+    pub fn finish(&mut self) -> Events {
+        let mut out = Events::new();
         self.finish_with(&mut out);
         out
     }
@@ -970,7 +972,7 @@ mod tests {
         let mut p = Parser::new(reg.grammar(&name).unwrap(), Options::default());
         let mut ev = p.feed(input);
         ev.extend(p.finish());
-        ev
+        ev.into_vec()
     }
 
     fn text(ev: &[Event]) -> String {
