@@ -63,6 +63,63 @@ pub(crate) fn push_json_str_content(raw: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&raw[start..]);
 }
 
+/// Writes `raw` escaped as [`push_json_str_content`] does into `out` from
+/// `at`, where the caller made room for it (its exact length, see
+/// [`json_str_content_len`], and eight bytes more); returns where it ends,
+/// or `None` if the room ran out (then what `out` holds from `at` on is
+/// unspecified).
+///
+/// For a long text with many escapes (source code in a parameter, written
+/// once when its call completes): eight bytes are stored at a time whether
+/// or not they all belong to the text, and the next store starts after the
+/// last byte that does — no call to `memcpy` for each short run between
+/// two escapes.
+pub(crate) fn write_json_str_content(raw: &[u8], out: &mut [u8], at: usize) -> Option<usize> {
+    let (mut i, mut o) = (0, at);
+    while let (Some(word), Some(dst)) = (raw.get(i..i + 8), out.get_mut(o..o + 8)) {
+        dst.copy_from_slice(word);
+        let mask = escape_mask(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+        if mask == 0 {
+            i += 8;
+            o += 8;
+            continue;
+        }
+        let k = mask.trailing_zeros() as usize / 8;
+        i += k;
+        o += k;
+        let b = raw[i];
+        o = write_escape(b, ESCAPE[usize::from(b)], out, o)?;
+        i += 1;
+    }
+    for &b in raw.get(i..).unwrap_or_default() {
+        o = write_escape(b, ESCAPE[usize::from(b)], out, o)?;
+    }
+    Some(o)
+}
+
+/// Writes byte `b` at `out[o]`, escaped if `e` (its entry in [`ESCAPE`])
+/// is not 0; returns where it ends.
+fn write_escape(b: u8, e: u8, out: &mut [u8], o: usize) -> Option<usize> {
+    // Each length its own store: a slice of a length known only at run
+    // time costs a call to `memcpy`.
+    match e {
+        0 => {
+            *out.get_mut(o)? = b;
+            Some(o + 1)
+        }
+        b'u' => {
+            let hex = [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]];
+            let six = [b'\\', b'u', b'0', b'0', hex[0], hex[1]];
+            out.get_mut(o..o + 6)?.copy_from_slice(&six);
+            Some(o + 6)
+        }
+        _ => {
+            out.get_mut(o..o + 2)?.copy_from_slice(&[b'\\', e]);
+            Some(o + 2)
+        }
+    }
+}
+
 /// How many bytes [`push_json_str_content`] appends for `raw`.
 pub(crate) fn json_str_content_len(raw: &[u8]) -> usize {
     raw.len()
@@ -267,6 +324,16 @@ mod tests {
             let back: String = serde_json::from_slice(&whole).expect("valid JSON string");
             assert_eq!(back, s);
             assert_eq!(json_str_content_len(raw), whole.len() - 2, "{s:?}");
+            // The slice writer, with exactly its room (and the slack), and
+            // with too little.
+            let len = whole.len() - 2;
+            let mut room = vec![0u8; 3 + len + 8];
+            assert_eq!(write_json_str_content(raw, &mut room, 3), Some(3 + len));
+            assert_eq!(room[3..3 + len], whole[1..whole.len() - 1], "{s:?}");
+            if len > 0 {
+                let mut short = vec![0u8; len - 1];
+                assert_eq!(write_json_str_content(raw, &mut short, 0), None, "{s:?}");
+            }
             for cut in 0..=raw.len() {
                 let mut pieces = vec![b'"'];
                 push_json_str_content(&raw[..cut], &mut pieces);

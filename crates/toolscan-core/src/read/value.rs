@@ -287,15 +287,38 @@ impl ValueRead {
 
     /// Whether [`feed`](Self::feed) would read all of `input` as value and
     /// change nothing: the value's end is markup, none of it is half met,
-    /// and no byte of `input` may begin any. (Then the caller takes the
+    /// and no markup begins in `input` — no byte of it may begin any, or
+    /// each that may is followed in `input` by a byte no markup continues
+    /// with (the `<` of `a < b` in source code). (Then the caller takes the
     /// bytes and calls [`hand`](Self::hand), as after `feed`.)
+    #[inline]
     pub(crate) fn is_plain_run(&self, input: &[u8]) -> bool {
         let starts = &self.starts;
+        let may_begin = |b: u8| starts[usize::from(b >> 6)] & (1 << (b & 63)) != 0;
         matches!(self.scan, Scan::Markup)
             && self.m.held.is_empty()
-            && !input
+            && input
                 .iter()
-                .any(|&b| starts[usize::from(b >> 6)] & (1 << (b & 63)) != 0)
+                .position(|&b| may_begin(b))
+                .is_none_or(|at| self.no_markup_in(&input[at..]))
+    }
+
+    /// Whether no markup sought begins in `rest`: each byte of it differs
+    /// from each markup within the bytes both have from there (so none
+    /// begins there, and none can once more bytes come).
+    #[cold]
+    #[inline(never)]
+    fn no_markup_in(&self, rest: &[u8]) -> bool {
+        (0..rest.len()).all(|at| {
+            self.opts.iter().all(|o| {
+                let lit = &o.lit;
+                !rest[at..]
+                    .iter()
+                    .take(lit.bytes.len())
+                    .enumerate()
+                    .all(|(i, &b)| lit.matches_at(i, b))
+            })
+        })
     }
 
     /// Whether a plain run `input` ([`is_plain_run`](Self::is_plain_run)),

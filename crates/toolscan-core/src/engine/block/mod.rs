@@ -328,6 +328,8 @@ mod tests {
                 "k=some value < with a lone angle, é 東京 & more</v>",
             ),
             (value(), "k=value with a closer cut </"),
+            (value(), "k=a < b, a <= b, x</y and <</v> < </v"),
+            (value(), "k=if (a < b) { a </ b } </w </v </v>"),
             (
                 value(),
                 "k=a \"quoted\" word,\ta tab, a \\ and\nnew lines\n</v>",
@@ -354,6 +356,8 @@ mod tests {
         for (steps, head, inside, end) in [
             (vec![Step::args()], "{\"a\": \"", "text", "x\""),
             (value(), "k=ab", "text", "x<"),
+            (value(), "k=ab", "a < b", "x</"),
+            (value(), "k=ab", "< b", "<x</"),
         ] {
             let prog = compile(&steps).expect("compiles");
             let mut b = Block::new(0, false);

@@ -10,7 +10,7 @@ use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::ids::IdSource;
 use crate::offset::Offset;
 use crate::options::{Admit, Check, Limits};
-use crate::read::escape::{json_str_content_len, push_json_str_content};
+use crate::read::escape::{json_str_content_len, push_json_str_content, write_json_str_content};
 use crate::read::reason::{Reason, Stop};
 pub(crate) use crate::read::src::HeldBytes;
 use crate::sink::Sink;
@@ -109,23 +109,51 @@ struct Cursor {
 /// The arguments text of a record with segments, whole: the record with
 /// each segment's raw bytes escaped in its place (the one copy a call's
 /// string values cost, made when `tool_call_end` needs the text).
-fn joined(args: &[u8], segs: &[Seg], src: HeldBytes<'_>) -> Vec<u8> {
+///
+/// `len` is its length when known (see [`Call::text_len`]).
+fn joined(args: &[u8], segs: &[Seg], src: HeldBytes<'_>, len: Option<usize>) -> Vec<u8> {
     let raw = |s: &Seg| src.between(s.from, s.to);
     // Exactly the room it needs: doubling would cost up to twice the text.
-    let len = args.len()
-        + segs
-            .iter()
-            .map(|s| json_str_content_len(raw(s)))
-            .sum::<usize>();
-    let mut out = Vec::with_capacity(len);
-    let mut lit = 0;
-    for s in segs {
-        out.extend_from_slice(args.get(lit..s.at).unwrap_or_default());
-        lit = lit.max(s.at);
-        push_json_str_content(raw(s), &mut out);
+    let len = len.unwrap_or_else(|| {
+        args.len()
+            + segs
+                .iter()
+                .map(|s| json_str_content_len(raw(s)))
+                .sum::<usize>()
+    });
+    // Written in place, with the writer's eight bytes of slack; were the
+    // length somehow short, the text is made again by appending.
+    let mut out = vec![0; len + 8];
+    match write_joined(args, segs, src, &mut out) {
+        Some(end) => out.truncate(end),
+        None => {
+            out.clear();
+            let mut lit = 0;
+            for s in segs {
+                out.extend_from_slice(args.get(lit..s.at).unwrap_or_default());
+                lit = lit.max(s.at);
+                push_json_str_content(raw(s), &mut out);
+            }
+            out.extend_from_slice(args.get(lit..).unwrap_or_default());
+        }
     }
-    out.extend_from_slice(args.get(lit..).unwrap_or_default());
+    debug_assert_eq!(out.len(), len, "the arguments' length was known");
     out
+}
+
+/// [`joined`] into `out`, which has room for it and eight bytes more;
+/// returns its length, or `None` if the room ran out.
+fn write_joined(args: &[u8], segs: &[Seg], src: HeldBytes<'_>, out: &mut [u8]) -> Option<usize> {
+    let (mut o, mut lit) = (0, 0);
+    for s in segs {
+        let piece = args.get(lit..s.at).unwrap_or_default();
+        out.get_mut(o..o + piece.len())?.copy_from_slice(piece);
+        lit = lit.max(s.at);
+        o = write_json_str_content(src.between(s.from, s.to), out, o + piece.len())?;
+    }
+    let rest = args.get(lit..).unwrap_or_default();
+    out.get_mut(o..o + rest.len())?.copy_from_slice(rest);
+    Some(o + rest.len())
 }
 
 /// One call being assembled.
@@ -174,6 +202,28 @@ pub(crate) struct Call {
 }
 
 impl Call {
+    /// The length of the whole arguments text of a record with segments,
+    /// counted without a second look at what the deltas sent: what was sent
+    /// or waits to be, and what the cursor has not reached yet (escaped
+    /// where it will be). `None` when the deltas did not begin (or met a
+    /// byte that is not UTF-8).
+    fn text_len(&self, src: HeldBytes<'_>) -> Option<usize> {
+        let cur = self.cursor.filter(|_| !self.bad_text)?;
+        let mut len = self.emitted + self.pending_text.len();
+        let mut lit = cur.lit;
+        for (k, s) in self.segs.iter().enumerate().skip(cur.seg) {
+            len += s.at.saturating_sub(lit);
+            lit = lit.max(s.at);
+            let from = if k == cur.seg {
+                cur.raw.max(s.from)
+            } else {
+                s.from
+            };
+            len += json_str_content_len(src.between(from, s.to));
+        }
+        Some(len + self.args.len().saturating_sub(lit))
+    }
+
     /// The direct path of a string value's run (see
     /// [`BlockCalls::extend_run`]): `run`, the input at `at`, goes on the
     /// last segment, which ends at `at` and nothing follows yet, and every
@@ -647,7 +697,7 @@ impl BlockCalls {
         if !c.segs.is_empty() {
             // The whole text, once: the deltas sent so far are its prefix
             // (`emitted` counts them), the rest is sent from it.
-            c.args = joined(&c.args, &c.segs, src);
+            c.args = joined(&c.args, &c.segs, src, c.text_len(src));
             c.segs = Vec::new();
             c.pending_text = Vec::new();
         }
