@@ -194,6 +194,76 @@ def test_async_streams_are_wrapped_too():
     assert len(asyncio.run(main_explicit())) == len(out)
 
 
+class Upstream:
+    """An upstream stream that counts what was read and whether it was closed
+    (as ``openai.Stream`` releases its response in ``close()``)."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self.read = 0
+        self.closed = 0
+
+    def __iter__(self):
+        for c in self.chunks:
+            self.read += 1
+            yield c
+
+    def close(self):
+        self.closed += 1
+
+
+def test_the_upstream_is_closed_when_the_consumer_stops_early():
+    up = Upstream(stream_objects(ANSWER))
+    wrapped = toolscan.openai.wrap(up, format="hermes")
+    first = next(wrapped)
+    assert first.choices[0].delta.role == "assistant"
+    assert up.closed == 0
+    wrapped.close()
+    assert up.closed == 1
+    assert up.read < len(up.chunks)
+    # A `for` loop left with `break`, the wrapper dropped.
+    up = Upstream(stream_objects(ANSWER))
+    for _ in toolscan.openai.wrap(up, format="hermes"):
+        break
+    assert up.closed == 1
+
+
+def test_the_upstream_is_closed_at_the_end_of_the_stream():
+    up = Upstream(stream_objects(ANSWER))
+    out = list(toolscan.openai.wrap(up, format="hermes"))
+    assert up.read == len(up.chunks) and up.closed == 1
+    assert accumulate(out).choices[0].message.tool_calls[0].function.name == "get_weather"
+
+
+def test_an_async_upstream_is_closed_when_the_consumer_stops_early():
+    closed = []
+
+    class AsyncUpstream:
+        def __init__(self):
+            self.chunks = iter(stream_objects(ANSWER))
+
+        def __aiter__(self):
+            return self
+
+        async def __anext__(self):
+            try:
+                return next(self.chunks)
+            except StopIteration:
+                raise StopAsyncIteration from None
+
+        async def close(self):  # as `openai.AsyncStream.close`
+            closed.append("close")
+
+    async def main():
+        wrapped = toolscan.openai.wrap(AsyncUpstream(), format="hermes")
+        async for _ in wrapped:
+            break
+        await wrapped.aclose()
+
+    asyncio.run(main())
+    assert closed == ["close"]
+
+
 def completion(content, finish_reason="stop"):
     return ChatCompletion.model_validate({
         "id": "chatcmpl-2", "object": "chat.completion", "created": 1700000000, "model": "qwen3",

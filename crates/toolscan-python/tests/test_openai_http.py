@@ -97,6 +97,18 @@ def test_the_openai_client_streams_calls_through_wrap(base_url):
     check_calls(final.choices[0].message)
 
 
+def test_breaking_off_the_wrapped_stream_closes_the_clients_response(base_url):
+    client = openai.OpenAI(base_url=base_url, api_key="test", max_retries=0)
+    stream = client.chat.completions.create(
+        model="qwen3", messages=[{"role": "user", "content": "weather?"}], stream=True,
+    )
+    wrapped = toolscan.openai.wrap(stream, format="hermes")
+    next(wrapped)
+    assert not stream.response.is_closed
+    wrapped.close()
+    assert stream.response.is_closed
+
+
 def test_the_async_client_streams_calls_through_wrap(base_url):
     import asyncio
 

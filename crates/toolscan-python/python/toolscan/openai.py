@@ -35,6 +35,12 @@ what a choice still holds when the stream ends without a ``finish_reason``
 (or at the usage chunk) comes in one extra chunk. A chunk the rewrite does
 not change is yielded as it came (the same object).
 
+The wrapped stream is closed when the wrapper ends: at the end of the
+stream, or early, when the wrapper is closed (``close()``, ``aclose()``
+for the async one, or a ``for`` loop left with ``break`` once the wrapper
+is dropped) — so the HTTP response of an ``openai`` stream is released as
+soon as its consumer stops reading.
+
 The options are ``toolscan.Parser``'s (``tools``, ``reasoning``,
 ``model``, ``check_calls``, limits, ``ids``/``seed``…), plus
 ``complete_at_stop`` (default ``True``: a choice the server ended with
@@ -46,7 +52,20 @@ once it completed and passed the check.
 from __future__ import annotations
 
 import copy
-from typing import Any, AsyncIterable, AsyncIterator, Dict, Iterable, Iterator, List, Optional, TypeVar, Union, overload
+import inspect
+from typing import (
+    Any,
+    AsyncGenerator,
+    AsyncIterable,
+    Dict,
+    Generator,
+    Iterable,
+    List,
+    Optional,
+    TypeVar,
+    Union,
+    overload,
+)
 
 from ._native import Diagnostic, Parser, Reasoning, Text, ToolCallArgs, ToolCallEnd, ToolCallStart
 
@@ -396,27 +415,44 @@ class _Rewriter:
         return out
 
 
-def _iterate(stream: Iterable[T], rewriter: _Rewriter) -> Iterator[T]:
-    for chunk in stream:
-        yield from rewriter.chunk(chunk)
-    yield from rewriter.end()
+def _iterate(stream: Iterable[T], rewriter: _Rewriter) -> Generator[T, None, None]:
+    try:
+        for chunk in stream:
+            yield from rewriter.chunk(chunk)
+        yield from rewriter.end()
+    finally:
+        # Closed early (the consumer broke off, or called ``close()``) or
+        # not: the upstream's response is released now, not when the
+        # garbage collector finds it.
+        close = getattr(stream, "close", None)
+        if callable(close):
+            close()
 
 
-async def _iterate_async(stream: AsyncIterable[T], rewriter: _Rewriter) -> AsyncIterator[T]:
-    async for chunk in stream:
-        for out in rewriter.chunk(chunk):
+async def _iterate_async(stream: AsyncIterable[T], rewriter: _Rewriter) -> AsyncGenerator[T, None]:
+    try:
+        async for chunk in stream:
+            for out in rewriter.chunk(chunk):
+                yield out
+        for out in rewriter.end():
             yield out
-    for out in rewriter.end():
-        yield out
+    finally:
+        # ``AsyncStream.close`` and an async generator's ``aclose`` are
+        # coroutines.
+        close = getattr(stream, "aclose", None) or getattr(stream, "close", None)
+        if callable(close):
+            closing = close()
+            if inspect.isawaitable(closing):
+                await closing
 
 
 @overload
-def wrap(stream: AsyncIterable[T], format: Optional[str] = "auto", **options: Any) -> AsyncIterator[T]: ...
+def wrap(stream: AsyncIterable[T], format: Optional[str] = "auto", **options: Any) -> AsyncGenerator[T, None]: ...
 @overload
-def wrap(stream: Iterable[T], format: Optional[str] = "auto", **options: Any) -> Iterator[T]: ...
+def wrap(stream: Iterable[T], format: Optional[str] = "auto", **options: Any) -> Generator[T, None, None]: ...
 def wrap(
     stream: Union[Iterable[T], AsyncIterable[T]], format: Optional[str] = "auto", **options: Any
-) -> Union[Iterator[T], AsyncIterator[T]]:
+) -> Union[Generator[T, None, None], AsyncGenerator[T, None]]:
     """Rewrites a chat-completions stream (``ChatCompletionChunk`` objects or
     dicts): text tool calls become ``delta.tool_calls``.
 
@@ -432,7 +468,7 @@ def wrap(
     return _iterate(stream, _Rewriter(config))  # type: ignore[arg-type]
 
 
-def wrap_async(stream: AsyncIterable[T], format: Optional[str] = "auto", **options: Any) -> AsyncIterator[T]:
+def wrap_async(stream: AsyncIterable[T], format: Optional[str] = "auto", **options: Any) -> AsyncGenerator[T, None]:
     """``wrap`` for an async iterable of chunks (``AsyncStream``)."""
     return _iterate_async(stream, _Rewriter(_Config(format, options)))
 
