@@ -1,10 +1,50 @@
-"""Type stubs of the extension module (the classes ``toolscan`` re-exports)."""
+"""Type stubs of the extension module (the classes ``toolscan`` re-exports).
 
-from typing import Any, Callable, ClassVar, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
+They describe the module as the Rust code in ``src/`` builds it, and
+``tests/test_stubs.py`` holds them to it (``mypy.stubtest``): each class is
+made with ``__new__`` (there is no ``__init__`` to call), none can be
+subclassed (``@final``), the events and results are read-only. ``Event``,
+``FinishReason`` and ``Tools`` are names for annotations only: they exist in
+these stubs, not in the module (``toolscan.Event`` is the one to import at
+run time).
+"""
+
+from typing import Any, Callable, ClassVar, Dict, List, Literal, Mapping, Optional, Sequence, Union, final
+
+from typing_extensions import TypeAlias
+
+__all__ = [
+    "__version__",
+    "Parser",
+    "Text",
+    "Reasoning",
+    "ToolCallStart",
+    "ToolCallArgs",
+    "ToolCallEnd",
+    "Diagnostic",
+    "Done",
+    "Response",
+    "ToolCall",
+    "FormatInfo",
+    "VllmBuilders",
+    "VllmStream",
+    "parse",
+    "formats",
+    "format_for_model",
+    "ToolscanError",
+    "UnknownFormatError",
+    "OptionsError",
+    "FinishedError",
+]
 
 __version__: str
 
-FinishReason = Literal["stop", "tool_calls", "length"]
+#: Why an answer ended (``Done.finish_reason``, ``Response.finish_reason``).
+FinishReason: TypeAlias = Literal["stop", "tool_calls", "length"]
+
+#: The ``tools`` option: the OpenAI ``tools`` array, as JSON text or as
+#: Python objects (``json.dumps`` makes them JSON text).
+Tools: TypeAlias = Union[str, Sequence[Mapping[str, Any]]]
 
 class ToolscanError(Exception):
     """The base of every error toolscan raises."""
@@ -18,88 +58,144 @@ class OptionsError(ToolscanError):
 class FinishedError(ToolscanError):
     """The parser was fed after ``finish()``."""
 
+@final
 class Text:
-    """Text of the answer."""
+    """Text of the answer: ``Text(delta)``, type ``"text"``."""
 
-    __match_args__: ClassVar[Tuple[str]] = ("delta",)
-    type: Literal["text"]
-    delta: str
-    def __init__(self, delta: str) -> None: ...
-    def to_dict(self) -> Dict[str, Any]: ...
+    __match_args__ = ("delta",)
+    def __new__(cls, delta: str) -> "Text": ...
+    @property
+    def type(self) -> Literal["text"]:
+        """The contract's name of this event."""
+    @property
+    def delta(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object ``toolscan parse --output events`` writes for this event, as a dict."""
 
+@final
 class Reasoning:
-    """Reasoning (with reasoning separation on)."""
+    """Reasoning (with reasoning separation on): ``Reasoning(delta)``, type ``"reasoning"``."""
 
-    __match_args__: ClassVar[Tuple[str]] = ("delta",)
-    type: Literal["reasoning"]
-    delta: str
-    def __init__(self, delta: str) -> None: ...
-    def to_dict(self) -> Dict[str, Any]: ...
+    __match_args__ = ("delta",)
+    def __new__(cls, delta: str) -> "Reasoning": ...
+    @property
+    def type(self) -> Literal["reasoning"]:
+        """The contract's name of this event."""
+    @property
+    def delta(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object ``toolscan parse --output events`` writes for this event, as a dict."""
 
+@final
 class ToolCallStart:
-    """A call begins: its index, id and name."""
+    """A call begins: ``ToolCallStart(index, id, name)``, type ``"tool_call_start"``."""
 
-    __match_args__: ClassVar[Tuple[str, str, str]] = ("index", "id", "name")
-    type: Literal["tool_call_start"]
-    index: int
-    id: str
-    name: str
-    def __init__(self, index: int, id: str, name: str) -> None: ...
-    def to_dict(self) -> Dict[str, Any]: ...
+    __match_args__ = ("index", "id", "name")
+    def __new__(cls, index: int, id: str, name: str) -> "ToolCallStart": ...
+    @property
+    def type(self) -> Literal["tool_call_start"]:
+        """The contract's name of this event."""
+    @property
+    def index(self) -> int: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object ``toolscan parse --output events`` writes for this event, as a dict."""
 
+@final
 class ToolCallArgs:
-    """A piece of a call's arguments (JSON text)."""
+    """A piece of a call's arguments (JSON text): ``ToolCallArgs(index, delta)``, type
+    ``"tool_call_args"``. The pieces of a call add up to its ``ToolCallEnd.arguments``."""
 
-    __match_args__: ClassVar[Tuple[str, str]] = ("index", "delta")
-    type: Literal["tool_call_args"]
-    index: int
-    delta: str
-    def __init__(self, index: int, delta: str) -> None: ...
-    def to_dict(self) -> Dict[str, Any]: ...
+    __match_args__ = ("index", "delta")
+    def __new__(cls, index: int, delta: str) -> "ToolCallArgs": ...
+    @property
+    def type(self) -> Literal["tool_call_args"]:
+        """The contract's name of this event."""
+    @property
+    def index(self) -> int: ...
+    @property
+    def delta(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object ``toolscan parse --output events`` writes for this event, as a dict."""
 
+@final
 class ToolCallEnd:
-    """A call is complete; ``arguments`` is the JSON text of an object."""
+    """A call is complete: ``ToolCallEnd(index, id, name, arguments)``, type ``"tool_call_end"``.
+    ``arguments`` is the JSON text of an object as the model wrote it; ``parsed()`` gives it as a
+    dict."""
 
-    __match_args__: ClassVar[Tuple[str, str, str, str]] = ("index", "id", "name", "arguments")
-    type: Literal["tool_call_end"]
-    index: int
-    id: str
-    name: str
-    arguments: str
-    def __init__(self, index: int, id: str, name: str, arguments: str) -> None: ...
+    __match_args__ = ("index", "id", "name", "arguments")
+    def __new__(cls, index: int, id: str, name: str, arguments: str) -> "ToolCallEnd": ...
+    @property
+    def type(self) -> Literal["tool_call_end"]:
+        """The contract's name of this event."""
+    @property
+    def index(self) -> int: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> str: ...
     def parsed(self) -> Dict[str, Any]:
-        """The arguments as a dict (``json.loads(arguments)``)."""
-    def to_dict(self) -> Dict[str, Any]: ...
+        """The arguments as a dict (``json.loads(arguments)``, a new one on each call)."""
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object ``toolscan parse --output events`` writes for this event, as a dict
+        (the arguments parsed)."""
 
+@final
 class Diagnostic:
-    """Something was not as the format says, at a byte offset of the input."""
+    """Something was not as the format says: ``Diagnostic(kind, offset, message)``, type
+    ``"diagnostic"``. ``kind`` is the contract's name (``"malformed"``, ``"truncated"``,
+    ``"limit"``, …), ``offset`` the byte offset in the whole input."""
 
-    __match_args__: ClassVar[Tuple[str, str, str]] = ("kind", "offset", "message")
-    type: Literal["diagnostic"]
-    kind: str
-    offset: int
-    message: str
-    def __init__(self, kind: str, offset: int, message: str) -> None: ...
-    def to_dict(self) -> Dict[str, Any]: ...
+    __match_args__ = ("kind", "offset", "message")
+    def __new__(cls, kind: str, offset: int, message: str) -> "Diagnostic": ...
+    @property
+    def type(self) -> Literal["diagnostic"]:
+        """The contract's name of this event."""
+    @property
+    def kind(self) -> str: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def message(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object ``toolscan parse --output events`` writes for this event, as a dict."""
 
+@final
 class Done:
-    """The end of the answer, always the last event."""
+    """The end of the answer, always the last event: ``Done(finish_reason)``, type ``"done"``;
+    ``finish_reason`` is ``"stop"``, ``"tool_calls"`` or ``"length"``."""
 
-    __match_args__: ClassVar[Tuple[str]] = ("finish_reason",)
-    type: Literal["done"]
-    finish_reason: FinishReason
-    def __init__(self, finish_reason: str) -> None: ...
-    def to_dict(self) -> Dict[str, Any]: ...
+    __match_args__ = ("finish_reason",)
+    def __new__(cls, finish_reason: str) -> "Done": ...
+    @property
+    def type(self) -> Literal["done"]:
+        """The contract's name of this event."""
+    @property
+    def finish_reason(self) -> FinishReason: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object ``toolscan parse --output events`` writes for this event, as a dict."""
 
-Event = Union[Text, Reasoning, ToolCallStart, ToolCallArgs, ToolCallEnd, Diagnostic, Done]
+#: Any event a ``Parser`` returns (``toolscan.Event`` at run time).
+Event: TypeAlias = Union[Text, Reasoning, ToolCallStart, ToolCallArgs, ToolCallEnd, Diagnostic, Done]
 
-Tools = Union[str, Sequence[Mapping[str, Any]]]
-
+@final
 class Parser:
-    """A streaming parser for one answer."""
+    """A streaming parser for one answer.
 
-    def __init__(
-        self,
+    ``feed(chunk)`` takes the next piece of the model's output (``str``, or ``bytes``, in which
+    a character may be split across chunks) and returns the events it decides, in order;
+    ``finish()`` returns the last ones, ending with ``Done``. Any chunking of the same output
+    gives the same events once consecutive deltas are merged.
+    """
+
+    def __new__(
+        cls,
         format: Optional[str] = None,
         *,
         model: Optional[str] = None,
@@ -117,90 +213,145 @@ class Parser:
         max_depth: Optional[int] = None,
         max_holdback: Optional[int] = None,
         max_name_bytes: Optional[int] = None,
-    ) -> None: ...
+    ) -> "Parser": ...
     def feed(self, chunk: Union[str, bytes, bytearray]) -> List[Event]:
-        """Feeds the next chunk; returns this chunk's events."""
-    def finish(self, *, at_stop: bool = False) -> List[Event]:
-        """Ends the answer; returns the last events, ending with ``Done``."""
-    @property
-    def format(self) -> str: ...
-    @property
-    def offset(self) -> int: ...
-    @property
-    def finished(self) -> bool: ...
+        """Feeds the next chunk (``str`` or ``bytes``); returns this chunk's events.
 
+        Raises ``FinishedError`` after ``finish()``."""
+    def finish(self, *, at_stop: bool = False) -> List[Event]:
+        """Ends the answer; returns the last events, the last of which is ``Done``. With
+        ``at_stop=True`` (the server stopped at a stop sequence) and the ``complete_at_stop``
+        option, a call whose closing markup the stop sequence cut is completed. A second
+        ``finish()`` returns ``[]``."""
+    @property
+    def format(self) -> str:
+        """The format this parser reads (its canonical name, or ``"auto"``)."""
+    @property
+    def offset(self) -> int:
+        """How many bytes were fed so far."""
+    @property
+    def finished(self) -> bool:
+        """Whether ``finish()`` was called."""
+
+@final
 class ToolCall:
     """One completed call of a ``Response``."""
 
-    index: int
-    id: str
-    name: str
-    arguments: str
+    # Equal when their fields are, so not hashable.
+    __hash__: ClassVar[None]  # type: ignore[assignment]
     @property
-    def diagnostics(self) -> List[Diagnostic]: ...
-    def parsed(self) -> Dict[str, Any]: ...
-    def to_dict(self) -> Dict[str, Any]: ...
+    def index(self) -> int:
+        """The call's index among the answer's calls (as in its events)."""
+    @property
+    def id(self) -> str:
+        """The call id (the format's, or one minted for it)."""
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+    @property
+    def arguments(self) -> str:
+        """The arguments: the JSON text of an object, as the model wrote it."""
+    @property
+    def diagnostics(self) -> List[Diagnostic]:
+        """The schema check's diagnostics about this call (``check_calls``)."""
+    def parsed(self) -> Dict[str, Any]:
+        """The arguments as a dict (``json.loads(arguments)``)."""
+    def to_dict(self) -> Dict[str, Any]:
+        """``{"id", "name", "arguments"}`` (arguments parsed), plus ``"diagnostics"`` when there
+        are some: a call of ``--output final``."""
 
+@final
 class Response:
-    """A whole answer."""
+    """A whole answer: its text, reasoning, completed calls, diagnostics and finish reason."""
 
-    text: str
-    reasoning: Optional[str]
-    finish_reason: FinishReason
     @property
-    def tool_calls(self) -> List[ToolCall]: ...
+    def text(self) -> str:
+        """Every text delta, concatenated."""
     @property
-    def diagnostics(self) -> List[Diagnostic]: ...
-    def to_dict(self) -> Dict[str, Any]: ...
+    def reasoning(self) -> Optional[str]:
+        """Every reasoning delta, concatenated, or None when there was none (reasoning
+        separation off, or no reasoning)."""
+    @property
+    def finish_reason(self) -> FinishReason: ...
+    @property
+    def tool_calls(self) -> List[ToolCall]:
+        """The completed calls, in order."""
+    @property
+    def diagnostics(self) -> List[Diagnostic]:
+        """Every diagnostic, in order."""
+    def to_dict(self) -> Dict[str, Any]:
+        """The object ``toolscan parse --output final`` prints, as a dict."""
 
+@final
 class FormatInfo:
-    """A built-in format."""
+    """A built-in format: its name, the models that write it, and what it is."""
 
-    __match_args__: ClassVar[Tuple[str, str, str]] = ("name", "models", "description")
-    name: str
-    models: str
-    description: str
+    __match_args__ = ("name", "models", "description")
+    @property
+    def name(self) -> str:
+        """The format's name (what ``Parser(format=...)`` takes)."""
+    @property
+    def models(self) -> str:
+        """The models that write it."""
+    @property
+    def description(self) -> str:
+        """One line about the format."""
 
+@final
 class VllmBuilders:
-    """vLLM's ``DeltaMessage``, ``DeltaToolCall`` and ``DeltaFunctionCall``
-    built without pydantic's validation (for ``toolscan.vllm``)."""
+    """vLLM's ``DeltaMessage``, ``DeltaToolCall`` and ``DeltaFunctionCall`` built without
+    pydantic's validation (for ``toolscan.vllm``):
+    ``VllmBuilders(DeltaMessage, DeltaToolCall, DeltaFunctionCall)``."""
 
-    def __init__(self, message: type, tool_call: type, function: type) -> None: ...
-    def message(self, content: Optional[str], tool_calls: Optional[List[Any]] = None) -> Any: ...
+    def __new__(cls, message: type, tool_call: type, function: type) -> "VllmBuilders": ...
+    def message(self, content: Optional[str], tool_calls: Optional[List[Any]] = None) -> Any:
+        """``DeltaMessage(content=content)``, with ``tool_calls`` if not empty."""
     def tool_call(
         self,
         index: int,
         function: Any,
         id: Optional[str] = None,
         type: Optional[str] = None,
-    ) -> Any: ...
-    def function(self, name: Optional[str] = None, arguments: Optional[str] = None) -> Any: ...
-    def text_message(self, content: str) -> Any: ...
-    def args_message(self, index: int, arguments: str) -> Any: ...
+    ) -> Any:
+        """``DeltaToolCall(index=index, function=function)``, with ``id`` and ``type`` if
+        ``id`` is given."""
+    def function(self, name: Optional[str] = None, arguments: Optional[str] = None) -> Any:
+        """``DeltaFunctionCall(name=name)``, or ``(arguments=arguments)``."""
+    def text_message(self, content: str) -> Any:
+        """``message(content)``."""
+    def args_message(self, index: int, arguments: str) -> Any:
+        """``message(None, [tool_call(index, function(arguments=arguments))])``."""
 
+@final
 class VllmStream:
     """The native streaming path of one request of ``toolscan.vllm``."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         parser: Parser,
         builders: VllmBuilders,
         tool_parser: Any,
-        on_diagnostic: Callable[[Diagnostic], Any],
-    ) -> None: ...
+        on_diagnostic: Callable[[Diagnostic], object],
+    ) -> "VllmStream": ...
     def extract_tool_calls_streaming(
         self,
-        previous_text: str,
-        current_text: str,
-        delta_text: str,
+        previous_text: Any,
+        current_text: Any,
+        delta_text: Optional[str],
         previous_token_ids: Any,
         current_token_ids: Any,
         delta_token_ids: Any,
         request: Any,
-    ) -> Any: ...
-    def finish(self) -> Any: ...
+    ) -> Any:
+        """vLLM's ``ToolParser.extract_tool_calls_streaming``: feeds ``delta_text`` (the other
+        arguments are not read) and returns the ``DeltaMessage`` of what it decided, or None
+        (also after ``finish()``)."""
+    def finish(self) -> Any:
+        """The end of the stream: the ``DeltaMessage`` of what the parser held back and the
+        calls it could only close now, or None."""
     @property
-    def finished(self) -> bool: ...
+    def finished(self) -> bool:
+        """Whether ``finish()`` was called."""
 
 def parse(
     text: Union[str, bytes],
@@ -222,10 +373,13 @@ def parse(
     max_holdback: Optional[int] = None,
     max_name_bytes: Optional[int] = None,
 ) -> Response:
-    """Parses a whole answer."""
+    """Parses a whole answer (``str`` or ``bytes``) into a ``Response``; takes the options
+    ``Parser`` takes."""
 
 def formats() -> List[FormatInfo]:
     """The built-in formats, in ``auto``'s order of precedence."""
 
 def format_for_model(model: str) -> Optional[str]:
-    """The built-in format a model writes, or None."""
+    """The built-in format a model writes, from its id (a Hugging Face repo id, a served model
+    name: ``"Qwen/Qwen3-8B"``), or None when it is not known (then ``"auto"`` detects the format
+    from the content)."""
