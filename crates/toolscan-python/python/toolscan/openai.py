@@ -62,6 +62,7 @@ from typing import (
     Iterable,
     List,
     Optional,
+    Set,
     TypeVar,
     Union,
     overload,
@@ -110,7 +111,7 @@ class _Indices:
     def __init__(self) -> None:
         self._text: Dict[int, int] = {}
         self._native: Dict[int, int] = {}
-        self._used: set = set()
+        self._used: Set[int] = set()
         self._next = 0
 
     def text(self, index: int) -> int:
@@ -229,7 +230,8 @@ def _as_dict(obj: Any) -> Optional[Dict[str, Any]]:
         return copy.deepcopy(obj)
     dump = getattr(obj, "model_dump", None)
     if dump is not None:
-        return dump(by_alias=True, exclude_unset=True)
+        d: Dict[str, Any] = dump(by_alias=True, exclude_unset=True)
+        return d
     return None
 
 
@@ -464,7 +466,7 @@ def wrap(
     """
     config = _Config(format, options)
     if hasattr(stream, "__aiter__") and not hasattr(stream, "__iter__"):
-        return _iterate_async(stream, _Rewriter(config))  # type: ignore[arg-type]
+        return _iterate_async(stream, _Rewriter(config))
     return _iterate(stream, _Rewriter(config))  # type: ignore[arg-type]
 
 

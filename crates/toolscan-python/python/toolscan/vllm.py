@@ -68,7 +68,7 @@ if __name__ == "vllm":
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, Tuple, cast
 
 from vllm.entrypoints.generate.base.protocol import (
     DeltaFunctionCall,
@@ -126,7 +126,7 @@ class ToolscanToolParser(ToolParser):
     # each delta without accumulating the answer (see the module docs).
     engine_based_streaming = True
 
-    def __init__(self, tokenizer: Any, tools: list | None = None):
+    def __init__(self, tokenizer: Any, tools: list[Any] | None = None):
         super().__init__(tokenizer, tools)
         self._parser: toolscan.Parser | None = None
         # The native streaming path of this request (see `_native_stream`).
@@ -173,7 +173,7 @@ class ToolscanToolParser(ToolParser):
         if builders is None:
             return None
         stream = _native.VllmStream(parser, builders, self, self._diagnostic)
-        self.extract_tool_calls_streaming = stream.extract_tool_calls_streaming
+        self.extract_tool_calls_streaming = stream.extract_tool_calls_streaming  # type: ignore[method-assign]
         return stream
 
     def _new_parser(self, request: Any) -> toolscan.Parser:
@@ -261,7 +261,8 @@ class ToolscanToolParser(ToolParser):
         if len(events) == 1:
             # The common deltas, a piece of text or of a call's arguments
             # (told apart by class: cheaper than reading `type`).
-            event = events[0]
+            # `Any`: mypy does not follow `kind is _Text` to the event's class.
+            event: Any = events[0]
             kind = type(event)
             if kind is _Text:
                 return _TextMessage(event.delta)
@@ -306,7 +307,9 @@ class ToolscanToolParser(ToolParser):
         while len(self._args_sent) <= index:
             self._args_sent.append([])
 
-    def _message(self, events: list) -> DeltaMessage | None:
+    def _message(self, events: list[Any]) -> DeltaMessage | None:
+        # The events are told apart by their `type` (read once each), which
+        # mypy does not follow to their classes: `Any`.
         # vLLM's delta objects come from the builders below (see
         # `_fast_builders`).
         if not events:
@@ -369,32 +372,47 @@ class ToolscanToolParser(ToolParser):
         return _Message(text or None, calls)
 
 
-def _validated_builders():
-    def message(content, tool_calls=None):
+#: Builders of vLLM's delta objects: `message(content, tool_calls=None)`,
+#: `tool_call(index, function, id=None, type=None)`,
+#: `function(name=None, arguments=None)`, `text_message(content)`,
+#: `args_message(index, arguments)`.
+_Builders = Tuple[
+    Callable[..., Any],
+    Callable[..., Any],
+    Callable[..., Any],
+    Callable[[str], Any],
+    Callable[[int, str], Any],
+]
+
+
+def _validated_builders() -> _Builders:
+    def message(content: str | None, tool_calls: list[Any] | None = None) -> DeltaMessage:
         if tool_calls:
             return DeltaMessage(content=content, tool_calls=tool_calls)
         return DeltaMessage(content=content)
 
-    def tool_call(index, function, id=None, type=None):
+    def tool_call(
+        index: int, function: Any, id: str | None = None, type: str | None = None
+    ) -> DeltaToolCall:
         if id is None:
             return DeltaToolCall(index=index, function=function)
         return DeltaToolCall(index=index, id=id, type=type, function=function)
 
-    def function(name=None, arguments=None):
+    def function(name: str | None = None, arguments: str | None = None) -> DeltaFunctionCall:
         if arguments is None:
             return DeltaFunctionCall(name=name)
         return DeltaFunctionCall(arguments=arguments)
 
-    def text_message(content):
+    def text_message(content: str) -> DeltaMessage:
         return message(content)
 
-    def args_message(index, arguments):
+    def args_message(index: int, arguments: str) -> DeltaMessage:
         return message(None, [tool_call(index, function(arguments=arguments))])
 
     return message, tool_call, function, text_message, args_message
 
 
-def _fast_builders():
+def _fast_builders() -> _Builders:
     """Builders of vLLM's delta objects that skip pydantic's validation (the
     values are of the declared types by construction). Validation, with
     vLLM's hook for extra fields, costs more than parsing the delta does;
@@ -416,7 +434,7 @@ def _fast_builders():
         for cls in (DeltaMessage, DeltaToolCall, DeltaFunctionCall)
     )
 
-    def message(content, tool_calls=None):
+    def message(content: str | None, tool_calls: list[Any] | None = None) -> DeltaMessage:
         m = new(DeltaMessage)
         set_dict(
             m,
@@ -428,7 +446,9 @@ def _fast_builders():
         set_private(m, None)
         return m
 
-    def tool_call(index, function, id=None, type=None):
+    def tool_call(
+        index: int, function: Any, id: str | None = None, type: str | None = None
+    ) -> DeltaToolCall:
         c = new(DeltaToolCall)
         set_dict(c, "__dict__", {"id": id, "type": type, "index": index, "function": function})
         set_fields(c, {"index", "function"} if id is None else {"index", "function", "id", "type"})
@@ -436,7 +456,7 @@ def _fast_builders():
         set_private(c, None)
         return c
 
-    def function(name=None, arguments=None):
+    def function(name: str | None = None, arguments: str | None = None) -> DeltaFunctionCall:
         f = new(DeltaFunctionCall)
         set_dict(f, "__dict__", {"name": name, "arguments": arguments})
         set_fields(f, {"name"} if arguments is None else {"arguments"})
@@ -444,7 +464,7 @@ def _fast_builders():
         set_private(f, None)
         return f
 
-    def text_message(content):
+    def text_message(content: str) -> DeltaMessage:
         m = new(DeltaMessage)
         set_dict(
             m, "__dict__", {"role": None, "content": content, "reasoning": None, "tool_calls": []}
@@ -454,7 +474,7 @@ def _fast_builders():
         set_private(m, None)
         return m
 
-    def args_message(index, arguments):
+    def args_message(index: int, arguments: str) -> DeltaMessage:
         # message(None, [tool_call(index, function(arguments=...))]) in one go:
         # the most frequent delta of a call.
         f = new(DeltaFunctionCall)
@@ -479,7 +499,13 @@ def _fast_builders():
     return message, tool_call, function, text_message, args_message
 
 
-def _samples(message, tool_call, function, text_message, args_message):
+def _samples(
+    message: Callable[..., Any],
+    tool_call: Callable[..., Any],
+    function: Callable[..., Any],
+    text_message: Callable[[str], Any],
+    args_message: Callable[[int, str], Any],
+) -> list[Any]:
     return [
         text_message("t"),
         args_message(2, '"x'),
@@ -495,7 +521,7 @@ def _samples(message, tool_call, function, text_message, args_message):
     ]
 
 
-def _same_objects(built, checked) -> bool:
+def _same_objects(built: _Builders, checked: _Builders) -> bool:
     """Whether builders `built` give the objects of validated `checked` on
     the samples: equal, serialised alike, with the same fields set, down to
     the nested objects."""
@@ -522,7 +548,7 @@ def _same_objects(built, checked) -> bool:
     )
 
 
-def _builders():
+def _builders() -> _Builders:
     checked = _validated_builders()
     try:
         fast = _fast_builders()
@@ -536,14 +562,14 @@ def _builders():
 _Message, _ToolCall, _Function, _TextMessage, _ArgsMessage = _builders()
 
 
-def _native_builders():
+def _native_builders() -> _native.VllmBuilders | None:
     """vLLM's delta objects built in Rust (`toolscan._native.VllmBuilders`,
     the same construction as `_fast_builders`), for the native streaming
     path; checked as `_builders` checks the Python ones. None, and the
     Python path, where they differ from validated objects."""
     try:
         native = _native.VllmBuilders(DeltaMessage, DeltaToolCall, DeltaFunctionCall)
-        built = (
+        built: _Builders = (
             native.message,
             native.tool_call,
             native.function,
@@ -579,10 +605,17 @@ def register() -> dict[str, type[ToolscanToolParser]]:
         if fmt is None:
             cls = ToolscanToolParser
         else:
-            cls = type(
-                _class_name(fmt),
-                (ToolscanToolParser,),
-                {"format": fmt, "__module__": __name__, "__doc__": f"toolscan's `{fmt}` format."},
+            cls = cast(
+                "type[ToolscanToolParser]",
+                type(
+                    _class_name(fmt),
+                    (ToolscanToolParser,),
+                    {
+                        "format": fmt,
+                        "__module__": __name__,
+                        "__doc__": f"toolscan's `{fmt}` format.",
+                    },
+                ),
             )
         PARSERS[name] = cls
         ToolParserManager.register_module(name=name, module=cls)
