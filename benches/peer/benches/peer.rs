@@ -26,8 +26,8 @@
 //!   with a 256 KiB `content`, in 4-byte chunks; toolscan only (the peer
 //!   would take hours).
 //! - In the prose groups, toolscan's `feed` rows use the convenience
-//!   `Parser::feed` (a new `Vec<Event>` for every chunk); the `vec` rows
-//!   reuse one `Vec` (`feed_into`).
+//!   `Parser::feed` (a new `Events` list for every chunk: its first event
+//!   inline, no allocation); the `vec` rows reuse one `Vec` (`feed_into`).
 //!
 //! Before timing, every contender's output is checked: the prose comes back
 //! as text unchanged and no call, the call comes back with its name and the

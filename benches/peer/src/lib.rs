@@ -350,7 +350,7 @@ pub mod ours {
         }
 
         /// Feeds a chunk given as bytes, through the convenience `feed`
-        /// (a new `Vec` of owned events for every chunk).
+        /// (a new `Events` list of owned events for every chunk).
         #[inline]
         pub fn feed_new_vec(&mut self, chunk: &[u8]) {
             self.events += self.parser.feed(chunk).len();

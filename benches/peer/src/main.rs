@@ -245,7 +245,7 @@ fn targets(t: &Times, s: Stat, n: &Counts) -> Vec<Row> {
         let bytes = format!("toolscan_{format}_bytes");
         let x = t.get(s, p4, &feed) / t.get(s, p4, &bytes);
         row(
-            "the convenience `feed` (a new Vec a chunk) over the sink API",
+            "the convenience `feed` (its `Events` a chunk) over the sink API",
             format!("`{p4}`: time of `{feed}` ÷ `{bytes}`"),
             x,
             fmt_ratio(x),
