@@ -11,7 +11,9 @@
 //! - memory does not grow with the number of calls, nor with blocks that
 //!   fail: it is O(largest call), not O(response).
 
-use toolscan::{sink, DiagnosticKind, EventRef, IdMint, Limits, Options, Parser, Registry, Tools};
+use toolscan::{
+    sink, DiagnosticKind, Event, EventRef, IdMint, Limits, Options, Parser, Registry, Tools,
+};
 use toolscan_testkit::alloc::{mark, since, Counting};
 
 #[global_allocator]
@@ -102,6 +104,40 @@ fn the_text_path_allocates_nothing_per_feed() {
         assert_eq!(allocs, 0, "{format}: {allocs} allocations in {feeds} feeds");
         p.finish_with(&mut s);
         assert!(text > 4 * (1 << 16), "{format}: {text}");
+    }
+}
+
+/// `feed`, the convenience API, returns the one event of a token-sized
+/// chunk inline: no allocation either (a `Vec` cost one per chunk).
+#[test]
+fn the_convenience_feed_allocates_nothing_per_token() {
+    for format in ["hermes", "auto"] {
+        let mut p = parser(format);
+        let mut prose = Prose { state: 11 };
+        let mut buf = String::with_capacity(1 << 16);
+        prose.fill(&mut buf, 1 << 16);
+        let pieces: Vec<&[u8]> = buf.as_bytes().chunks(4).collect();
+        let (warm, timed) = pieces.split_at(pieces.len() / 2);
+        for piece in warm {
+            drop(p.feed(piece));
+        }
+        let m = mark();
+        let mut text = 0usize;
+        for piece in timed {
+            for event in p.feed(piece) {
+                if let Event::Text { delta } = event {
+                    text += delta.len();
+                }
+            }
+        }
+        let (allocs, _) = since(m);
+        assert_eq!(
+            allocs,
+            0,
+            "{format}: {allocs} allocations in {} feeds",
+            timed.len()
+        );
+        assert!(text > (1 << 14), "{format}: {text}");
     }
 }
 
