@@ -13,7 +13,7 @@ use std::ops::{Deref, DerefMut};
 use smallvec::SmallVec;
 
 use crate::event::{Event, EventRef};
-use crate::sink::{own, EventList, Sink};
+use crate::sink::{own, Sink};
 
 /// The inline list: one event without allocating.
 type Inline = SmallVec<[Event; 1]>;
@@ -57,18 +57,6 @@ impl Events {
     /// The events as a `Vec` (no copy when they already moved to the heap).
     pub fn into_vec(self) -> Vec<Event> {
         self.0.into_vec()
-    }
-}
-
-impl EventList for Inline {
-    #[inline]
-    fn last_event(&mut self) -> Option<&mut Event> {
-        self.last_mut()
-    }
-
-    #[inline]
-    fn push_made(&mut self, make: impl FnOnce() -> Event) {
-        self.extend(std::iter::once_with(make))
     }
 }
 
