@@ -174,7 +174,7 @@ use std::sync::{Arc, Mutex};
 use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Value, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, State};
 use serde_json::Value as Json;
-use toolscan::{Options, Registry, Response, Tools};
+use toolscan::{Format, Options, Registry, Response, Tools};
 use toolscan_testkit::check::check_events;
 use toolscan_testkit::chunk::{self, seeded_options, Api, Plan};
 use toolscan_testkit::corpus::{check_expect, normalize_ws, Outcome};
@@ -1506,6 +1506,29 @@ fn template_rows(skipped: &str) -> Option<Vec<(String, String)>> {
     Some(rows)
 }
 
+/// The rows whose format is in scope and built in, each with its format
+/// and the special tokens of its template, which is added to `env`; rows
+/// whose template cannot be used are left out (the first template test
+/// reports those).
+fn usable_templates<'r>(
+    rows: Vec<(String, String)>,
+    reg: &'r Registry,
+    env: &mut Environment<'static>,
+) -> Vec<(String, String, &'r Format, (&'static str, &'static str))> {
+    let mut out = Vec::new();
+    for (file, format) in rows {
+        if !IN_SCOPE.contains(&format.as_str()) {
+            continue;
+        }
+        let Some(f) = reg.get(&format) else { continue };
+        let Ok(tokens) = load_template(env, &file) else {
+            continue;
+        };
+        out.push((file, format, f, tokens));
+    }
+    out
+}
+
 /// Adds the template `file` to `env` under its file name; its special
 /// tokens (see [`special_tokens`]), or why it cannot be used.
 fn load_template(
@@ -1798,14 +1821,7 @@ fn rendering_reproduces_the_templates_turns() {
     let mut env = environment();
     // (template, format) -> (matched, compared, first difference)
     let mut tally: BTreeMap<(String, String), (usize, usize, Option<String>)> = BTreeMap::new();
-    for (file, format) in rows {
-        if !IN_SCOPE.contains(&format.as_str()) {
-            continue;
-        }
-        let Some(f) = reg.get(&format) else { continue };
-        let Ok(tokens) = load_template(&mut env, &file) else {
-            continue;
-        };
+    for (file, format, f, tokens) in usable_templates(rows, &reg, &mut env) {
         for conv in Conv::all() {
             let tools_text = conv.set.tools();
             let rendered = (|| -> Result<(String, String, String), Error> {
@@ -2017,14 +2033,7 @@ fn tool_results_render_as_the_templates_write_them() {
     let mut env = environment();
     // (template, format) -> (counts by kind, first difference)
     let mut tally: BTreeMap<(String, String), ResultsTally> = BTreeMap::new();
-    for (file, format) in rows {
-        if !IN_SCOPE.contains(&format.as_str()) {
-            continue;
-        }
-        let Some(f) = reg.get(&format) else { continue };
-        let Ok(tokens) = load_template(&mut env, &file) else {
-            continue;
-        };
+    for (file, format, f, tokens) in usable_templates(rows, &reg, &mut env) {
         for conv in Conv::all() {
             // (Arguments as a string too: the results do not depend on
             // them, and some templates render only those.)
