@@ -296,8 +296,21 @@ impl Parser {
         let Mode::Block(b) = &mut self.mode else {
             return false;
         };
+        if block::steady(b, &mut self.stream.pending, out, text) {
+            return true;
+        }
         let prog = &self.g.openers[b.opener].program;
         block::direct(prog, b, &mut self.stream.env(out), text)
+    }
+
+    /// Brings the block's counters up to date after a steady run (see
+    /// `block::Block::settle`): the first thing every way but the direct
+    /// path does.
+    #[inline]
+    fn settle(&mut self) {
+        if let Mode::Block(b) = &mut self.mode {
+            b.settle();
+        }
     }
 
     /// The fast path of the text mode for token-sized chunks: nothing is
@@ -371,6 +384,7 @@ impl Parser {
             return;
         }
         let out = &mut SinkRef(sink);
+        self.settle();
         self.stream.finished = true;
         // The reasoning block never closed: the held calls were meant.
         self.send_held(true, out);
@@ -456,6 +470,7 @@ impl Parser {
     }
 
     fn process(&mut self, ch: &Chunk<'_>, out: &mut dyn Sink) {
+        self.settle();
         let mut i = 0;
         while i < ch.bytes.len() {
             // While calls are held, text may add only so much to the hold;

@@ -335,6 +335,13 @@ impl ValueRead {
             && !(self.entities && memchr::memchr(b'&', input).is_some())
     }
 
+    /// What a run of plain chunks of this value must watch for (see
+    /// `block::steady`): the bytes that may begin its end markup, whether
+    /// `&` begins an entity, and which trailing whitespace may be markup.
+    pub(crate) fn run_bytes(&self) -> ([u64; 4], bool, Trim) {
+        (self.starts, self.entities, self.trim)
+    }
+
     /// `n` bytes were handed on whole (see [`hands_whole`](Self::hands_whole)).
     pub(crate) fn handed(&mut self, n: usize) {
         self.done = self.done.after(n);

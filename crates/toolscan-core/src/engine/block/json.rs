@@ -3,7 +3,7 @@
 //! so is the rest of it.
 
 use super::fail::{release, report};
-use super::reader::{Block, BlockCtx, Flow, Input, JsonState, Outcome, StepState};
+use super::reader::{room, Block, BlockCtx, Flow, Input, JsonState, Outcome, StepState};
 use crate::engine::call::json::{CallMapper, JsonMapping};
 use crate::lang::format::JsonStep;
 use crate::lang::program::Op;
@@ -29,6 +29,10 @@ pub(super) fn string_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> b
         && b.calls.extend_span_run(text, env.out)
     {
         env.pending.take_text(text);
+        // The next such chunks need no look at the block.
+        if let Some(index) = b.calls.started_index() {
+            b.steady.begin_span(index, room(b, env).1);
+        }
         return true;
     }
     // The scanner first: such bytes only pass through `JsonMapping::output`,

@@ -13,9 +13,10 @@
 //! returns, are in `reader.rs`; `fail.rs` says what a failure does,
 //! `end.rs` what the end of the stream does.
 
-use crate::engine::pending::Chunk;
+use crate::engine::pending::{Chunk, Pending};
 use crate::lang::program::Op;
 use crate::read::reason::{Reason, Stop};
+use crate::sink::Sink;
 
 #[macro_use]
 mod reader;
@@ -27,6 +28,7 @@ mod fail;
 mod json;
 mod marks;
 mod python;
+mod steady;
 mod then;
 mod value;
 
@@ -45,6 +47,7 @@ pub(crate) fn run(
     ch: &Chunk<'_>,
     mut i: usize,
 ) -> (usize, Outcome) {
+    b.settle();
     // Steps that read nothing must not loop (a custom program may jump to
     // itself): give up after visiting every step twice without progress.
     let (mut spins, mut last) = (0usize, i);
@@ -87,6 +90,18 @@ pub(crate) fn run(
     }
 }
 
+/// The steadiest path of a token-sized chunk `text`: the next chunk of
+/// the steady run the block is in, if one is on (see `steady.rs`: a run
+/// begins when [`direct`] reads the plain content of a string or raw
+/// value whose every earlier byte went out), held in `pending` and sent
+/// as the delta with no look at the block. `false`: nothing changed;
+/// [`direct`] or [`run`] reads the chunk, and brings the block up to date
+/// first.
+#[inline]
+pub(crate) fn steady(b: &mut Block, pending: &mut Pending, out: &mut dyn Sink, text: &str) -> bool {
+    b.steady.take(text, pending, out)
+}
+
 /// The direct path of a token-sized chunk `text` that the current step
 /// reads whole without meeting anything: a run inside a JSON string
 /// (`json::string_run`) or inside a raw value (`value::plain_run`) — the
@@ -94,6 +109,7 @@ pub(crate) fn run(
 /// without the loop around it, which would only find the step still
 /// reading and ask for more. `false`: nothing was read; `run` is the way.
 pub(crate) fn direct(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
+    b.settle();
     if text.len() > room(b, env).0 {
         return false;
     }
@@ -156,14 +172,26 @@ mod tests {
         drive(steps, chunks, limits, false)
     }
 
-    /// [`run_steps`], each chunk offered to [`direct`] first when `direct`.
+    /// [`run_steps`], each chunk offered to [`steady`] and [`direct`]
+    /// first when `direct`.
     fn drive(steps: Vec<Step>, chunks: &[&str], limits: Limits, direct: bool) -> (Ran, Vec<Event>) {
+        drive_with(steps, chunks, limits, direct, None)
+    }
+
+    /// [`drive`] with the request's tools.
+    fn drive_with(
+        steps: Vec<Step>,
+        chunks: &[&str],
+        limits: Limits,
+        direct: bool,
+        tools: Option<crate::tools::Tools>,
+    ) -> (Ran, Vec<Event>) {
         let mut steps = steps;
         steps.push(Step::lit("#"));
         let prog = compile(&steps).expect("the program compiles");
         let mut b = Block::new(0, false);
         let mut pending = Pending::default();
-        let mut session = Session::new(IdSource::new(&IdMint::Seeded(0)), None, limits);
+        let mut session = Session::new(IdSource::new(&IdMint::Seeded(0)), tools, limits);
         let mut out: Vec<Event> = Vec::new();
         let (mut base, mut ran) = (Offset::START, None);
         for chunk in chunks {
@@ -175,7 +203,10 @@ mod tests {
                 out: &mut out,
                 reasoning: false,
             };
-            if direct && super::direct(&prog, &mut b, &mut env, chunk) {
+            if direct
+                && (steady(&mut b, env.pending, env.out, chunk)
+                    || super::direct(&prog, &mut b, &mut env, chunk))
+            {
                 let (at, outcome, pc) = (chunk.len(), "need more", b.pc);
                 ran = Some(Ran { at, outcome, pc });
                 continue;
@@ -380,6 +411,138 @@ mod tests {
             );
             assert!(direct(&prog, &mut b, &mut env, inside), "{head}: inside");
             assert!(!direct(&prog, &mut b, &mut env, end), "{head}: at markup");
+        }
+    }
+
+    /// The steady run (`steady.rs`) of a named call's string value or JSON
+    /// string gives exactly the events of the runner, one by one, under
+    /// every chunking, near a limit too; and it is taken.
+    #[test]
+    fn the_steady_run_is_the_runners() {
+        use crate::lang::format::Trim;
+        let tools = crate::tools::Tools::from_json(&serde_json::json!([{
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "properties": { "k": { "type": "string" } }
+                }
+            }
+        }]))
+        .expect("tools");
+        let value = |v: ValueStep| {
+            vec![
+                Step::name_until(">"),
+                Step::key_until("="),
+                Step::Value(v),
+                Step::Dispatch,
+            ]
+        };
+        let json = || vec![Step::name_until(">"), Step::args(), Step::Dispatch];
+        let text = "plain words,\nsaid \"hi\"\t\\ é 東京 \u{1} ☂\n\nx\ny\n \n";
+        let cases: Vec<(Vec<Step>, String)> = vec![
+            (
+                value(ValueStep::until("</v>").trim(Trim::Newline)),
+                format!("f>k=\n{text}a < b\n</v>"),
+            ),
+            (
+                value(ValueStep::until("</v>").trim(Trim::Newline)),
+                format!("f>k=\n{text}\n\n</v>"),
+            ),
+            (
+                value(ValueStep::until("</v>")),
+                format!("f>k={text} ends</v>"),
+            ),
+            (
+                value(ValueStep::until("</v>").trim(Trim::All)),
+                format!("f>k= {text} ends \n</v>"),
+            ),
+            (
+                value(ValueStep::until("</v>").entities()),
+                format!("f>k={text} &amp; &lt;b&gt; &#233;</v>"),
+            ),
+            (
+                json(),
+                format!(
+                    "f>{{\"k\": {}, \"n\": 1}}",
+                    serde_json::to_string(&format!("{text}\u{1f}\\/")).expect("json")
+                ),
+            ),
+        ];
+        for (steps, input) in &cases {
+            for size in 1..=8 {
+                let chunks = toolscan_testkit::prose::pieces(input, size);
+                let run = |direct, limits| {
+                    drive_with(steps.clone(), &chunks, limits, direct, Some(tools.clone()))
+                };
+                let want = run(false, Limits::default());
+                assert!(
+                    want.1
+                        .iter()
+                        .any(|e| matches!(e, Event::ToolCallEnd { .. })),
+                    "{input:?}: a call ({:?})",
+                    want.1
+                );
+                assert_eq!(
+                    run(true, Limits::default()),
+                    want,
+                    "{input:?} in pieces of {size}"
+                );
+                // A limit met inside the run: the same failure at the same byte.
+                let limits = Limits {
+                    max_call_bytes: input.len() * 2 / 3,
+                    ..Limits::default()
+                };
+                assert_eq!(
+                    run(true, limits),
+                    run(false, limits),
+                    "{input:?} with a limit"
+                );
+            }
+        }
+        // Taken: after a chunk read directly, the next is the run's.
+        for (steps, head, stop) in [
+            (
+                value(ValueStep::until("</v>").trim(Trim::Newline)),
+                "f>k=\nab",
+                "<",
+            ),
+            (json(), "f>{\"k\": \"ab", "\""),
+        ] {
+            let prog = compile(&steps).expect("compiles");
+            let mut b = Block::new(0, false);
+            let mut pending = Pending::default();
+            let mut session = Session::new(
+                IdSource::new(&IdMint::Seeded(0)),
+                Some(tools.clone()),
+                Limits::default(),
+            );
+            let mut out: Vec<Event> = Vec::new();
+            let mut env = BlockCtx {
+                pending: &mut pending,
+                session: &mut session,
+                out: &mut out,
+                reasoning: false,
+            };
+            run(
+                &prog,
+                &mut b,
+                &mut env,
+                &Chunk::from_str(head, Offset::START),
+                0,
+            );
+            assert!(!b.steady.is_on(), "{head}: no run yet");
+            assert!(direct(&prog, &mut b, &mut env, "cd"), "{head}: direct");
+            assert!(b.steady.is_on(), "{head}: a run begins");
+            assert!(
+                steady(&mut b, env.pending, env.out, "ef"),
+                "{head}: the run's"
+            );
+            assert!(
+                !steady(&mut b, env.pending, env.out, stop),
+                "{head}: {stop}"
+            );
         }
     }
 

@@ -4,6 +4,7 @@
 //! readers (the other files of this folder) see the block through these
 //! alone; `run` (in `mod.rs`) dispatches to them.
 
+use crate::engine::block::steady::Steady;
 use crate::engine::call::calls::{BlockCalls, Session};
 use crate::engine::call::json::JsonMapping;
 use crate::engine::pending::{Chunk, Pending};
@@ -42,6 +43,10 @@ pub(crate) struct Block {
     /// Where a failed call goes on (the seek of a `Step::Recover`), once
     /// armed.
     pub(crate) recover: Option<usize>,
+    /// The steady run of a long argument's chunks, when one is on: the
+    /// reader's and the call's counters lag behind it until
+    /// [`settle`](Block::settle).
+    pub(crate) steady: Steady,
 }
 
 impl Block {
@@ -52,6 +57,16 @@ impl Block {
             st: StepState::Fresh,
             calls: BlockCalls::new(tentative),
             recover: None,
+            steady: Steady::default(),
+        }
+    }
+
+    /// Brings the counters a steady run left behind up to date (before
+    /// anything but the run reads the block).
+    #[inline]
+    pub(crate) fn settle(&mut self) {
+        if self.steady.is_on() {
+            self.steady.settle(&mut self.st, &mut self.calls);
         }
     }
 

@@ -2,7 +2,7 @@
 //! it is read; its end by its closing tag, by markup that ends it unclosed,
 //! or, for a container, by the step it nests into.
 
-use super::reader::{Block, BlockCtx, Flow, Input, Outcome, StepState};
+use super::reader::{room, Block, BlockCtx, Flow, Input, Outcome, StepState};
 use crate::engine::call::calls::BlockCalls;
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::lang::program::ValueOp;
@@ -90,6 +90,12 @@ pub(super) fn plain_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bo
     if vr.hands_whole(pos, text.as_bytes()) && b.calls.extend_run(pos, text, env.out) {
         env.pending.take_text(text);
         vr.handed(text.len());
+        // The next such chunks need no look at the block.
+        if let Some(index) = b.calls.started_index() {
+            let (starts, entities, trim) = vr.run_bytes();
+            let limit = room(b, env).1;
+            b.steady.begin_value(index, limit, starts, entities, trim);
+        }
         return true;
     }
     env.pending.take_text(text);

@@ -597,6 +597,33 @@ impl BlockCalls {
         true
     }
 
+    /// A steady run of JSON string content (see `block::steady`) held
+    /// `raw` more bytes of arguments that are a span of the input, and
+    /// sent them as deltas: the span and the count of what was sent grow
+    /// by them, as [`extend_span_run`](Self::extend_span_run) would have
+    /// made them grow.
+    pub(crate) fn settle_span_run(&mut self, raw: usize) {
+        if let Some(c) = self.call.as_mut() {
+            if let Some((_, len)) = c.span.as_mut() {
+                *len += raw;
+                c.emitted = *len;
+            }
+        }
+    }
+
+    /// A steady run of a raw string value (see `block::steady`) held `raw`
+    /// more bytes of its segment, and sent `text` bytes of deltas: the
+    /// segment, the cursor in it and the count of what was sent grow by
+    /// them, as [`extend_run`](Self::extend_run) would have made them grow.
+    pub(crate) fn settle_value_run(&mut self, raw: usize, text: usize) {
+        let Some(c) = self.call.as_mut() else { return };
+        if let (Some(s), Some(cur)) = (c.segs.last_mut(), c.cursor.as_mut()) {
+            s.to = s.to.after(raw);
+            cur.raw = s.to;
+            c.emitted += text;
+        }
+    }
+
     /// How long the current call's arguments text is so far (as
     /// [`sync`](Self::sync) sends it), if it has a plain one (no string
     /// segments).

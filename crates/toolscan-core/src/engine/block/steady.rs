@@ -1,0 +1,369 @@
+//! A steady run: the chunks of a long argument taken with no look at the
+//! block.
+//!
+//! Once the direct path (`block::direct`) has read a chunk whole inside a
+//! JSON string or a raw string value, and every byte before it went out,
+//! the block is in a state that the next such chunk leaves unchanged but
+//! for a handful of counters: the pending buffer holds the chunk, the
+//! arguments (a span of the input, or a raw value's segment) grow by it,
+//! the reader's and the call's counts of what was handed on and sent grow
+//! with them, and the chunk (escaped, for a raw value) is the delta. A
+//! [`Steady`] is that state remembered: it checks a chunk's bytes against
+//! a set of the bytes that could change anything (markup, a string's end,
+//! a limit), holds the chunk and sends the delta, and counts what the
+//! block's counters lag behind. [`Steady::settle`] brings them up to date;
+//! the block does so before anything else reads it (`Block::settle`).
+//!
+//! Invariant: while a run is on, the block's state is the one the direct
+//! path would have left after the same chunks, except that the step's
+//! reader and the call count `raw` bytes handed on (and the call `text`
+//! bytes of deltas) fewer than they should. A raw value whose trailing
+//! newline may be markup (Qwen3-Coder's template writes one before the
+//! closing tag) holds a chunk's last newline back, as the reader does: it
+//! is in the pending buffer, not handed on, and goes out with the next
+//! chunk.
+
+use crate::engine::block::reader::StepState;
+use crate::engine::call::calls::BlockCalls;
+use crate::engine::pending::Pending;
+use crate::event::EventRef;
+use crate::lang::format::Trim;
+use crate::read::escape::push_json_str_content;
+use crate::read::steps::is_ws;
+use crate::sink::Sink;
+
+/// A 256-bit set of bytes.
+type ByteSet = [u64; 4];
+
+fn has(set: &ByteSet, b: u8) -> bool {
+    set[usize::from(b >> 6)] >> (b & 63) & 1 != 0
+}
+
+fn add(set: &mut ByteSet, b: u8) {
+    set[usize::from(b >> 6)] |= 1 << (b & 63);
+}
+
+/// The bytes a JSON string escapes: control bytes, `"` and `\\`.
+const JSON_ESCAPED: ByteSet = [0xffff_ffff | 1 << b'"', 1 << (b'\\' - 64), 0, 0];
+
+/// What the run's chunks grow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// The content of a JSON string in arguments that are a span of the
+    /// input: the chunk is the delta as it stands.
+    Span,
+    /// A raw string value, a segment of the input: the chunk escaped is
+    /// the delta.
+    Value,
+}
+
+/// The run a block is in, if any (see the module's documentation).
+#[derive(Debug)]
+pub(crate) struct Steady {
+    /// A run is on: the fields below describe it. Off, they mean nothing
+    /// (`raw` and `text` are 0).
+    on: bool,
+    kind: Option<Kind>,
+    /// The index of the call whose deltas the chunks are.
+    index: usize,
+    /// The most bytes the block may hold (the limit in force for it).
+    limit: usize,
+    /// Bytes handed on since the run began that the step's reader and the
+    /// call have not counted yet.
+    raw: usize,
+    /// The last byte held is a newline that may be markup, not handed on
+    /// yet ([`Kind::Value`] with [`Trim::Newline`] only).
+    newline: bool,
+    /// Bytes of deltas sent since the run began that the call has not
+    /// counted yet.
+    text: usize,
+    /// Bytes that end the run: the general way reads a chunk holding one.
+    /// For [`Kind::Span`], a backslash is taken with the byte after it
+    /// when that makes a two-byte escape.
+    stops: ByteSet,
+    /// For [`Kind::Value`]: `stops` and the bytes a JSON string escapes.
+    escapes: ByteSet,
+    /// A raw value's trailing whitespace that may be markup (a chunk that
+    /// ends with such a byte ends the run).
+    trim: Trim,
+    /// A raw value's delta, when it is not the chunk as it stands (kept
+    /// from run to run).
+    scratch: Vec<u8>,
+}
+
+impl Default for Steady {
+    fn default() -> Steady {
+        Steady {
+            on: false,
+            kind: None,
+            index: 0,
+            limit: 0,
+            raw: 0,
+            newline: false,
+            text: 0,
+            stops: [0; 4],
+            escapes: [0; 4],
+            trim: Trim::None,
+            scratch: Vec::new(),
+        }
+    }
+}
+
+impl Steady {
+    /// Whether a run is on.
+    #[inline]
+    pub(crate) fn is_on(&self) -> bool {
+        self.on
+    }
+
+    /// A run of JSON string content begins (the chunk just read was one),
+    /// for call `index` under `limit`.
+    pub(crate) fn begin_span(&mut self, index: usize, limit: usize) {
+        let stops = JSON_ESCAPED;
+        self.begin(Kind::Span, index, limit, stops, stops, Trim::None);
+    }
+
+    /// A run of a raw string value begins (the chunk just read was one):
+    /// `starts` are the bytes that may begin its end markup, `entities`
+    /// whether `&` begins something to decode, `trim` which of its
+    /// trailing whitespace may be markup.
+    pub(crate) fn begin_value(
+        &mut self,
+        index: usize,
+        limit: usize,
+        starts: [u64; 4],
+        entities: bool,
+        trim: Trim,
+    ) {
+        let mut stops = starts;
+        if entities {
+            add(&mut stops, b'&');
+        }
+        let escapes = std::array::from_fn(|k| stops[k] | JSON_ESCAPED[k]);
+        self.begin(Kind::Value, index, limit, stops, escapes, trim);
+    }
+
+    fn begin(
+        &mut self,
+        kind: Kind,
+        index: usize,
+        limit: usize,
+        stops: ByteSet,
+        escapes: ByteSet,
+        trim: Trim,
+    ) {
+        debug_assert!(!self.on, "a run begins only after the last settled");
+        *self = Steady {
+            on: true,
+            kind: Some(kind),
+            index,
+            limit,
+            raw: 0,
+            newline: false,
+            text: 0,
+            stops,
+            escapes,
+            trim,
+            scratch: std::mem::take(&mut self.scratch),
+        };
+    }
+
+    /// Takes `text`, the next chunk, if the run reads it whole: holds it in
+    /// `pending` and sends its delta. `false`: nothing changed, and the
+    /// block must be settled before it reads the chunk the general way.
+    #[inline]
+    pub(crate) fn take(&mut self, text: &str, pending: &mut Pending, out: &mut dyn Sink) -> bool {
+        let bytes = text.as_bytes();
+        if !self.on || pending.held() + bytes.len() > self.limit {
+            return false;
+        }
+        let (delta, handed) = match self.kind {
+            Some(Kind::Span) if self.is_span_run(bytes) => (text, bytes.len()),
+            Some(Kind::Value) if !self.newline && is_plain(&self.escapes, self.trim, bytes) => {
+                (text, bytes.len())
+            }
+            Some(Kind::Value) => match value_delta(
+                &self.stops,
+                self.trim,
+                &mut self.newline,
+                &mut self.scratch,
+                text,
+            ) {
+                Some(d) => d,
+                None => return false,
+            },
+            _ => return false,
+        };
+        if !delta.is_empty() {
+            out.event(EventRef::ToolCallArgs {
+                index: self.index,
+                delta,
+            });
+        }
+        self.text += delta.len();
+        self.raw += handed;
+        pending.take_text(text);
+        true
+    }
+
+    /// Whether `bytes` are JSON string content that leaves the scanner
+    /// where it was: no quote, no control byte, and each backslash with
+    /// the byte of a two-byte escape after it.
+    fn is_span_run(&self, bytes: &[u8]) -> bool {
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            if has(&self.stops, b) {
+                let pair = b == b'\\'
+                    && matches!(
+                        bytes.get(i + 1),
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+                    );
+                if !pair {
+                    return false;
+                }
+                i += 1;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// Brings the block's counters up to date and ends the run.
+    pub(crate) fn settle(&mut self, st: &mut StepState, calls: &mut BlockCalls) {
+        if !self.on {
+            return;
+        }
+        self.on = false;
+        self.newline = false;
+        let (raw, text) = (
+            std::mem::take(&mut self.raw),
+            std::mem::take(&mut self.text),
+        );
+        match self.kind {
+            Some(Kind::Span) => calls.settle_span_run(raw),
+            Some(Kind::Value) => {
+                if let StepState::Value(vr) = st {
+                    vr.handed(raw);
+                }
+                calls.settle_value_run(raw, text);
+            }
+            None => {}
+        }
+    }
+}
+
+/// Whether `bytes`, a chunk of a raw value, is its own delta: none of
+/// `escapes` (the bytes that stop the run, and those a JSON string
+/// escapes), and no trailing whitespace that may be markup. One look at
+/// each byte.
+#[inline]
+fn is_plain(escapes: &ByteSet, trim: Trim, bytes: &[u8]) -> bool {
+    let Some(&last) = bytes.last() else {
+        return false;
+    };
+    let tail = match trim {
+        Trim::None => false,
+        Trim::Newline => last == b'\n',
+        Trim::All => is_ws(last),
+    };
+    !tail
+        && bytes
+            .iter()
+            .fold(0, |any, &b| any | u8::from(has(escapes, b)))
+            == 0
+}
+
+/// The delta of `text`, a chunk of a raw value with these `stops` and
+/// `trim`, and how many of its bytes (and of the newline held before it)
+/// it hands on — when it is not [`is_plain`]: it escapes bytes, or ends
+/// in a newline that is held back, or follows one. `None`: the run ends
+/// here (a byte that may begin markup, trailing whitespace that may be
+/// markup other than one newline).
+#[cold]
+#[inline(never)]
+fn value_delta<'s>(
+    stops: &ByteSet,
+    trim: Trim,
+    newline: &mut bool,
+    scratch: &'s mut Vec<u8>,
+    text: &'s str,
+) -> Option<(&'s str, usize)> {
+    let bytes = text.as_bytes();
+    let &last = bytes.last()?;
+    if bytes.iter().any(|&b| has(stops, b)) {
+        return None;
+    }
+    let tail = match trim {
+        Trim::None => false,
+        Trim::Newline => last == b'\n',
+        Trim::All if is_ws(last) => return None,
+        Trim::All => false,
+    };
+    let body = &bytes[..bytes.len() - usize::from(tail)];
+    scratch.clear();
+    if *newline {
+        // The newline held goes first.
+        scratch.extend_from_slice(b"\\n");
+    }
+    push_json_str_content(body, scratch);
+    let handed = usize::from(*newline) + body.len();
+    // Escapes are ASCII and every other byte is copied: whole characters
+    // stay whole, so this is text (not checked again when short and ASCII).
+    let delta = crate::scan::utf8::as_text(scratch)?;
+    *newline = tail;
+    Some((delta, handed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_json_escaped_set_is_what_the_escaper_escapes() {
+        for b in 0..=u8::MAX {
+            let mut out = Vec::new();
+            push_json_str_content(&[b], &mut out);
+            assert_eq!(has(&JSON_ESCAPED, b), out != [b], "byte {b:#04x}");
+        }
+    }
+
+    #[test]
+    fn a_chunk_of_a_raw_value_by_what_it_holds() {
+        let mut stops = [0; 4];
+        add(&mut stops, b'<');
+        let escapes = std::array::from_fn(|k| stops[k] | JSON_ESCAPED[k]);
+        // (chunk, newline held before, trim, delta and bytes handed on,
+        // newline held after)
+        type Row = (
+            &'static str,
+            bool,
+            Trim,
+            Option<(&'static str, usize)>,
+            bool,
+        );
+        let table: [Row; 9] = [
+            ("ab", false, Trim::Newline, Some(("ab", 2)), false),
+            ("a\"b", false, Trim::Newline, Some(("a\\\"b", 3)), false),
+            ("ab\n", false, Trim::Newline, Some(("ab", 2)), true),
+            ("ab", true, Trim::Newline, Some(("\\nab", 3)), false),
+            ("\n", true, Trim::Newline, Some(("\\n", 1)), true),
+            ("\n", false, Trim::Newline, Some(("", 0)), true),
+            ("ab\n", false, Trim::None, Some(("ab\\n", 3)), false),
+            ("ab ", false, Trim::All, None, false),
+            ("a<b", false, Trim::None, None, false),
+        ];
+        for (chunk, before, trim, want, after) in table {
+            let plain = !before && is_plain(&escapes, trim, chunk.as_bytes());
+            let (mut newline, mut scratch) = (before, Vec::new());
+            let got = if plain {
+                Some((chunk, chunk.len()))
+            } else {
+                value_delta(&stops, trim, &mut newline, &mut scratch, chunk)
+            };
+            assert_eq!(got, want, "{chunk:?} after a newline: {before}");
+            if want.is_some() {
+                assert_eq!(newline, after, "{chunk:?}: newline held after");
+            }
+        }
+    }
+}
