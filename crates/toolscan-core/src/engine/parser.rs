@@ -280,7 +280,17 @@ impl Parser {
                 true
             }),
             Mode::Block(_) if chunk.len() <= TOKEN_SIZED && self.stream.hold.is_none() => {
-                text(chunk).is_some_and(|t| self.string_run(t, out))
+                let Some(t) = text(chunk) else {
+                    return false;
+                };
+                // The next chunk of a steady run, here: the commonest
+                // chunk of a long argument costs no call.
+                if let Mode::Block(b) = &mut self.mode {
+                    if block::steady(b, &mut self.stream.pending, out, t) {
+                        return true;
+                    }
+                }
+                self.string_run(t, out)
             }
             _ => false,
         }
@@ -291,14 +301,11 @@ impl Parser {
     /// the mode loop and the block runner around it, which would only find
     /// the step still reading. (Not while calls are held: their bytes are
     /// searched for a reasoning closer.) `false`: nothing was read.
-    #[inline]
+    #[inline(never)]
     fn string_run(&mut self, text: &str, out: &mut dyn Sink) -> bool {
         let Mode::Block(b) = &mut self.mode else {
             return false;
         };
-        if block::steady(b, &mut self.stream.pending, out, text) {
-            return true;
-        }
         let prog = &self.g.openers[b.opener].program;
         block::direct(prog, b, &mut self.stream.env(out), text)
     }

@@ -97,6 +97,15 @@ pub(crate) fn write_json_str_content(raw: &[u8], out: &mut [u8], at: usize) -> O
     Some(o)
 }
 
+/// Writes byte `b` escaped as [`push_json_str_content`] does at `out[o]`;
+/// returns where it ends, or `None` if the room ran out (six bytes always
+/// suffice). For a token's bytes, too few for the eight-byte stores of
+/// [`write_json_str_content`].
+#[inline]
+pub(crate) fn write_json_str_byte(b: u8, out: &mut [u8], o: usize) -> Option<usize> {
+    write_escape(b, ESCAPE[usize::from(b)], out, o)
+}
+
 /// Writes byte `b` at `out[o]`, escaped if `e` (its entry in [`ESCAPE`])
 /// is not 0; returns where it ends.
 fn write_escape(b: u8, e: u8, out: &mut [u8], o: usize) -> Option<usize> {

@@ -28,7 +28,7 @@ use crate::engine::call::calls::BlockCalls;
 use crate::engine::pending::Pending;
 use crate::event::EventRef;
 use crate::lang::format::Trim;
-use crate::read::escape::push_json_str_content;
+use crate::read::escape::write_json_str_byte;
 use crate::read::steps::is_ws;
 use crate::sink::Sink;
 
@@ -45,6 +45,10 @@ fn add(set: &mut ByteSet, b: u8) {
 
 /// The bytes a JSON string escapes: control bytes, `"` and `\\`.
 const JSON_ESCAPED: ByteSet = [0xffff_ffff | 1 << b'"', 1 << (b'\\' - 64), 0, 0];
+
+/// Room for a token-sized chunk of a raw value escaped (the parser's
+/// direct path takes chunks of up to 64 bytes), after a held newline.
+const TOKEN_ROOM: usize = 2 + 6 * 64;
 
 /// What the run's chunks grow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,26 +294,39 @@ fn value_delta<'s>(
 ) -> Option<(&'s str, usize)> {
     let bytes = text.as_bytes();
     let &last = bytes.last()?;
-    if bytes.iter().any(|&b| has(stops, b)) {
-        return None;
-    }
     let tail = match trim {
         Trim::None => false,
         Trim::Newline => last == b'\n',
         Trim::All if is_ws(last) => return None,
         Trim::All => false,
     };
-    let body = &bytes[..bytes.len() - usize::from(tail)];
-    scratch.clear();
-    if *newline {
-        // The newline held goes first.
-        scratch.extend_from_slice(b"\\n");
+    if tail && has(stops, last) {
+        return None;
     }
-    push_json_str_content(body, scratch);
+    let body = &bytes[..bytes.len() - usize::from(tail)];
+    // Room for the held newline and every byte escaped in six.
+    let room = 2 + 6 * body.len();
+    if scratch.len() < room {
+        scratch.resize(room.max(TOKEN_ROOM), 0);
+    }
+    let mut o = if *newline {
+        // The newline held goes first.
+        scratch.get_mut(..2)?.copy_from_slice(b"\\n");
+        2
+    } else {
+        0
+    };
+    for &b in body {
+        if has(stops, b) {
+            return None;
+        }
+        o = write_json_str_byte(b, scratch, o)?;
+    }
+    let end = o;
     let handed = usize::from(*newline) + body.len();
     // Escapes are ASCII and every other byte is copied: whole characters
     // stay whole, so this is text (not checked again when short and ASCII).
-    let delta = crate::scan::utf8::as_text(scratch)?;
+    let delta = crate::scan::utf8::as_text(scratch.get(..end)?)?;
     *newline = tail;
     Some((delta, handed))
 }
@@ -321,9 +338,9 @@ mod tests {
     #[test]
     fn the_json_escaped_set_is_what_the_escaper_escapes() {
         for b in 0..=u8::MAX {
-            let mut out = Vec::new();
-            push_json_str_content(&[b], &mut out);
-            assert_eq!(has(&JSON_ESCAPED, b), out != [b], "byte {b:#04x}");
+            let mut out = [0; 6];
+            let n = write_json_str_byte(b, &mut out, 0).expect("room");
+            assert_eq!(has(&JSON_ESCAPED, b), out[..n] != [b], "byte {b:#04x}");
         }
     }
 
