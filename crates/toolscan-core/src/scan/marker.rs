@@ -349,12 +349,16 @@ pub(crate) struct MarkerSet {
     rare: RareBytes,
     /// `class[b]`: [`BEGINS`] if some marker begins with it as written
     /// (either case for a case-insensitive marker), [`WORD`] iff
-    /// `is_word(b)`.
+    /// `is_word(b)` (two bits: `first_begin` packs a byte's class in two).
     class: Box<[u8; 256]>,
     /// Invariant: bit `b` of `pairs[a]` is set iff some marker begins with
     /// the bytes `a`, `b` (either case for a case-insensitive marker), or
     /// is one byte long and is `a`.
     pairs: Box<[[u64; 4]; 256]>,
+    /// `by_first[b]`: the indexes in `patterns` of the markers of two
+    /// bytes or more that begin with `b` (either case for a
+    /// case-insensitive marker), in order.
+    by_first: Vec<Vec<usize>>,
     any_ci: bool,
 }
 
@@ -453,6 +457,24 @@ impl MarkerSet {
                 }
             }
         }
+        let mut by_first = vec![Vec::new(); 256];
+        for (i, p) in patterns
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.bytes.len() > 1)
+        {
+            let b = p.bytes[0];
+            let mut firsts = [b, b.to_ascii_lowercase(), b.to_ascii_uppercase()];
+            let n = if p.case_insensitive { 3 } else { 1 };
+            firsts[..n].sort_unstable();
+            let mut last = None;
+            for &f in &firsts[..n] {
+                if last != Some(f) {
+                    by_first[usize::from(f)].push(i);
+                    last = Some(f);
+                }
+            }
+        }
         for p in &patterns {
             let b = p.bytes[0];
             class[usize::from(b)] |= BEGINS;
@@ -465,6 +487,7 @@ impl MarkerSet {
             follow: Vec::new(),
             class,
             pairs,
+            by_first,
             dfa,
             start,
             depth,
@@ -595,7 +618,12 @@ impl MarkerSet {
         (1..=d)
             .rev()
             .find(|&k| {
-                self.patterns.iter().any(|p| {
+                // Only a marker longer than `k` that begins with the
+                // suffix's first byte may be held: those are listed.
+                self.by_first[usize::from(suffix(k, 0))].iter().any(|&i| {
+                    let Some(p) = self.patterns.get(i) else {
+                        return false;
+                    };
                     p.bytes.len() > k
                         && p.bytes[..k].iter().enumerate().all(|(i, a)| {
                             let b = suffix(k, i);
