@@ -390,28 +390,35 @@ mod tests {
             (value(), "k=ab", "a < b", "x</"),
             (value(), "k=ab", "< b", "<x</"),
         ] {
-            let prog = compile(&steps).expect("compiles");
-            let mut b = Block::new(0, false);
-            let mut pending = Pending::default();
-            let mut session =
-                Session::new(IdSource::new(&IdMint::Seeded(0)), None, Limits::default());
-            let mut out: Vec<Event> = Vec::new();
-            let mut env = BlockCtx {
-                pending: &mut pending,
-                session: &mut session,
-                out: &mut out,
-                reasoning: false,
-            };
-            run(
-                &prog,
-                &mut b,
-                &mut env,
-                &Chunk::from_str(head, Offset::START),
-                0,
-            );
-            assert!(direct(&prog, &mut b, &mut env, inside), "{head}: inside");
-            assert!(!direct(&prog, &mut b, &mut env, end), "{head}: at markup");
+            after_head(&steps, head, None, |prog, b, env| {
+                assert!(direct(prog, b, env, inside), "{head}: inside");
+                assert!(!direct(prog, b, env, end), "{head}: at markup");
+            });
         }
+    }
+
+    /// Runs the program of `steps` over `head` (the block's marker already
+    /// read), then hands the block to `then`.
+    fn after_head(
+        steps: &[Step],
+        head: &str,
+        tools: Option<crate::tools::Tools>,
+        then: impl FnOnce(&[Op], &mut Block, &mut BlockCtx<'_>),
+    ) {
+        let prog = compile(steps).expect("compiles");
+        let mut b = Block::new(0, false);
+        let mut pending = Pending::default();
+        let mut session = Session::new(IdSource::new(&IdMint::Seeded(0)), tools, Limits::default());
+        let mut out: Vec<Event> = Vec::new();
+        let mut env = BlockCtx {
+            pending: &mut pending,
+            session: &mut session,
+            out: &mut out,
+            reasoning: false,
+        };
+        let head = Chunk::from_str(head, Offset::START);
+        run(&prog, &mut b, &mut env, &head, 0);
+        then(&prog, &mut b, &mut env);
     }
 
     /// The steady run (`steady.rs`) of a named call's string value or JSON
@@ -510,39 +517,13 @@ mod tests {
             ),
             (json(), "f>{\"k\": \"ab", "\""),
         ] {
-            let prog = compile(&steps).expect("compiles");
-            let mut b = Block::new(0, false);
-            let mut pending = Pending::default();
-            let mut session = Session::new(
-                IdSource::new(&IdMint::Seeded(0)),
-                Some(tools.clone()),
-                Limits::default(),
-            );
-            let mut out: Vec<Event> = Vec::new();
-            let mut env = BlockCtx {
-                pending: &mut pending,
-                session: &mut session,
-                out: &mut out,
-                reasoning: false,
-            };
-            run(
-                &prog,
-                &mut b,
-                &mut env,
-                &Chunk::from_str(head, Offset::START),
-                0,
-            );
-            assert!(!b.steady.is_on(), "{head}: no run yet");
-            assert!(direct(&prog, &mut b, &mut env, "cd"), "{head}: direct");
-            assert!(b.steady.is_on(), "{head}: a run begins");
-            assert!(
-                steady(&mut b, env.pending, env.out, "ef"),
-                "{head}: the run's"
-            );
-            assert!(
-                !steady(&mut b, env.pending, env.out, stop),
-                "{head}: {stop}"
-            );
+            after_head(&steps, head, Some(tools.clone()), |prog, b, env| {
+                assert!(!b.steady.is_on(), "{head}: no run yet");
+                assert!(direct(prog, b, env, "cd"), "{head}: direct");
+                assert!(b.steady.is_on(), "{head}: a run begins");
+                assert!(steady(b, env.pending, env.out, "ef"), "{head}: the run's");
+                assert!(!steady(b, env.pending, env.out, stop), "{head}: {stop}");
+            });
         }
     }
 

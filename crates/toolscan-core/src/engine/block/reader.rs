@@ -4,7 +4,7 @@
 //! readers (the other files of this folder) see the block through these
 //! alone; `run` (in `mod.rs`) dispatches to them.
 
-use crate::engine::block::steady::Steady;
+use crate::engine::block::steady::{Lag, Steady};
 use crate::engine::call::calls::{BlockCalls, Session};
 use crate::engine::call::json::JsonMapping;
 use crate::engine::pending::{Chunk, Pending};
@@ -66,7 +66,22 @@ impl Block {
     #[inline]
     pub(crate) fn settle(&mut self) {
         if self.steady.is_on() {
-            self.steady.settle(&mut self.st, &mut self.calls);
+            let lag = self.steady.end();
+            self.apply(lag);
+        }
+    }
+
+    /// A run's lag added to the counters it left behind.
+    fn apply(&mut self, lag: Option<Lag>) {
+        match lag {
+            Some(Lag::Span { raw }) => self.calls.settle_span_run(raw),
+            Some(Lag::Value { raw, text }) => {
+                if let StepState::Value(vr) = &mut self.st {
+                    vr.handed(raw);
+                }
+                self.calls.settle_value_run(raw, text);
+            }
+            None => {}
         }
     }
 

@@ -11,8 +11,9 @@
 //! [`Steady`] is that state remembered: it checks a chunk's bytes against
 //! a set of the bytes that could change anything (markup, a string's end,
 //! a limit), holds the chunk and sends the delta, and counts what the
-//! block's counters lag behind. [`Steady::settle`] brings them up to date;
-//! the block does so before anything else reads it (`Block::settle`).
+//! block's counters lag behind. [`Steady::end`] ends the run and says by
+//! how much ([`Lag`]); the block adds that to its counters before anything
+//! else reads it (`Block::settle`).
 //!
 //! Invariant: while a run is on, the block's state is the one the direct
 //! path would have left after the same chunks, except that the step's
@@ -23,8 +24,6 @@
 //! is in the pending buffer, not handed on, and goes out with the next
 //! chunk.
 
-use crate::engine::block::reader::StepState;
-use crate::engine::call::calls::BlockCalls;
 use crate::engine::pending::Pending;
 use crate::event::EventRef;
 use crate::lang::format::Trim;
@@ -232,10 +231,11 @@ impl Steady {
         true
     }
 
-    /// Brings the block's counters up to date and ends the run.
-    pub(crate) fn settle(&mut self, st: &mut StepState, calls: &mut BlockCalls) {
+    /// Ends the run: what the block's counters lag behind, which the block
+    /// adds to them (`Block::settle`). `None` if no run was on.
+    pub(crate) fn end(&mut self) -> Option<Lag> {
         if !self.on {
-            return;
+            return None;
         }
         self.on = false;
         self.newline = false;
@@ -243,17 +243,22 @@ impl Steady {
             std::mem::take(&mut self.raw),
             std::mem::take(&mut self.text),
         );
-        match self.kind {
-            Some(Kind::Span) => calls.settle_span_run(raw),
-            Some(Kind::Value) => {
-                if let StepState::Value(vr) = st {
-                    vr.handed(raw);
-                }
-                calls.settle_value_run(raw, text);
-            }
-            None => {}
+        match self.kind? {
+            Kind::Span => Some(Lag::Span { raw }),
+            Kind::Value => Some(Lag::Value { raw, text }),
         }
     }
+}
+
+/// What a run left the block's counters behind by (see [`Steady::end`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lag {
+    /// `raw` more bytes of arguments that are a span of the input, held
+    /// and sent.
+    Span { raw: usize },
+    /// `raw` more bytes of a raw value handed on (its reader's and its
+    /// segment's), and `text` more bytes of deltas sent.
+    Value { raw: usize, text: usize },
 }
 
 /// Whether `bytes`, a chunk of a raw value, is its own delta: none of
