@@ -185,6 +185,28 @@ pub(crate) struct ValueRead {
     /// The bytes that may begin one of `opts` (bit `b` of word `b / 64`):
     /// set with `opts` (see [`first_bytes`]).
     starts: [u64; 4],
+    /// The bytes that may come second in one of `opts`: set with `opts`
+    /// (see [`second_bytes`]).
+    seconds: [u64; 4],
+}
+
+/// The bytes that may come second in one of `opts`, as a 256-bit set;
+/// every byte if one of them is a single byte (after which anything
+/// may come).
+fn second_bytes(opts: &[ThenOpt]) -> [u64; 4] {
+    let mut set = [0u64; 4];
+    for o in opts {
+        let Some(&b1) = o.lit.bytes.get(1) else {
+            return [u64::MAX; 4];
+        };
+        let mut add = |b: u8| set[usize::from(b >> 6)] |= 1 << (b & 63);
+        add(b1);
+        if o.lit.case_insensitive {
+            add(b1.to_ascii_lowercase());
+            add(b1.to_ascii_uppercase());
+        }
+    }
+    set
 }
 
 /// The bytes that may begin one of `opts`, as a 256-bit set.
@@ -202,6 +224,21 @@ fn first_bytes(opts: &[ThenOpt]) -> [u64; 4] {
         }
     }
     set
+}
+
+/// What a run of plain chunks of a value watches for (see
+/// [`ValueRead::run_bytes`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunBytes {
+    /// The bytes that may begin the value's end markup.
+    pub(crate) starts: [u64; 4],
+    /// The bytes that may come second in it: a byte of `starts` followed
+    /// by none of these begins no markup.
+    pub(crate) seconds: [u64; 4],
+    /// `&` begins an entity.
+    pub(crate) entities: bool,
+    /// Which trailing whitespace may be markup.
+    pub(crate) trim: Trim,
 }
 
 /// Where a value's bytes go as they are decided: the call being built
@@ -274,6 +311,7 @@ impl ValueRead {
             or_end: op.or_end,
             scratch: Vec::new(),
             starts: first_bytes(&opts),
+            seconds: second_bytes(&opts),
             opts,
         }
     }
@@ -282,6 +320,7 @@ impl ValueRead {
     /// `starts` follows).
     fn set_opts(&mut self, opts: Vec<ThenOpt>) {
         self.starts = first_bytes(&opts);
+        self.seconds = second_bytes(&opts);
         self.opts = opts;
     }
 
@@ -336,10 +375,16 @@ impl ValueRead {
     }
 
     /// What a run of plain chunks of this value must watch for (see
-    /// `block::steady`): the bytes that may begin its end markup, whether
-    /// `&` begins an entity, and which trailing whitespace may be markup.
-    pub(crate) fn run_bytes(&self) -> ([u64; 4], bool, Trim) {
-        (self.starts, self.entities, self.trim)
+    /// `block::steady`): the bytes that may begin its end markup and those
+    /// that may come second in it, whether `&` begins an entity, and
+    /// which trailing whitespace may be markup.
+    pub(crate) fn run_bytes(&self) -> RunBytes {
+        RunBytes {
+            starts: self.starts,
+            seconds: self.seconds,
+            entities: self.entities,
+            trim: self.trim,
+        }
     }
 
     /// `n` bytes were handed on whole (see [`hands_whole`](Self::hands_whole)).

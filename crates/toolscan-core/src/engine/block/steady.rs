@@ -29,6 +29,7 @@ use crate::event::EventRef;
 use crate::lang::format::Trim;
 use crate::read::escape::write_json_str_byte;
 use crate::read::steps::is_ws;
+use crate::read::value::RunBytes;
 use crate::sink::Sink;
 
 /// A 256-bit set of bytes.
@@ -86,6 +87,12 @@ pub(crate) struct Steady {
     stops: ByteSet,
     /// For [`Kind::Value`]: `stops` and the bytes a JSON string escapes.
     escapes: ByteSet,
+    /// For [`Kind::Value`]: the bytes that may come second in its end
+    /// markup; a byte of `stops` followed in the chunk by none of them
+    /// begins no markup (but `&` where `entities`).
+    seconds: ByteSet,
+    /// For [`Kind::Value`]: `&` begins an entity (and is in `stops`).
+    entities: bool,
     /// A raw value's trailing whitespace that may be markup (a chunk that
     /// ends with such a byte ends the run).
     trim: Trim,
@@ -106,6 +113,8 @@ impl Default for Steady {
             text: 0,
             stops: [0; 4],
             escapes: [0; 4],
+            seconds: [0; 4],
+            entities: false,
             trim: Trim::None,
             scratch: Vec::new(),
         }
@@ -122,53 +131,37 @@ impl Steady {
     /// A run of JSON string content begins (the chunk just read was one),
     /// for call `index` under `limit`.
     pub(crate) fn begin_span(&mut self, index: usize, limit: usize) {
-        let stops = JSON_ESCAPED;
-        self.begin(Kind::Span, index, limit, stops, stops, Trim::None);
+        self.begin(Kind::Span, index, limit);
+        self.stops = JSON_ESCAPED;
+        self.escapes = JSON_ESCAPED;
     }
 
-    /// A run of a raw string value begins (the chunk just read was one):
-    /// `starts` are the bytes that may begin its end markup, `entities`
-    /// whether `&` begins something to decode, `trim` which of its
-    /// trailing whitespace may be markup.
-    pub(crate) fn begin_value(
-        &mut self,
-        index: usize,
-        limit: usize,
-        starts: [u64; 4],
-        entities: bool,
-        trim: Trim,
-    ) {
-        let mut stops = starts;
-        if entities {
+    /// A run of a raw string value begins (the chunk just read was one),
+    /// for call `index` under `limit`, watching for what `watch` says.
+    pub(crate) fn begin_value(&mut self, index: usize, limit: usize, watch: RunBytes) {
+        self.begin(Kind::Value, index, limit);
+        let mut stops = watch.starts;
+        if watch.entities {
             add(&mut stops, b'&');
         }
-        let escapes = std::array::from_fn(|k| stops[k] | JSON_ESCAPED[k]);
-        self.begin(Kind::Value, index, limit, stops, escapes, trim);
+        self.stops = stops;
+        self.escapes = std::array::from_fn(|k| stops[k] | JSON_ESCAPED[k]);
+        self.seconds = watch.seconds;
+        self.entities = watch.entities;
+        self.trim = watch.trim;
     }
 
-    fn begin(
-        &mut self,
-        kind: Kind,
-        index: usize,
-        limit: usize,
-        stops: ByteSet,
-        escapes: ByteSet,
-        trim: Trim,
-    ) {
-        debug_assert!(!self.on, "a run begins only after the last settled");
-        *self = Steady {
-            on: true,
-            kind: Some(kind),
-            index,
-            limit,
-            raw: 0,
-            newline: false,
-            text: 0,
-            stops,
-            escapes,
-            trim,
-            scratch: std::mem::take(&mut self.scratch),
-        };
+    /// A run begins: the fields every kind has (the others are the
+    /// caller's to set).
+    fn begin(&mut self, kind: Kind, index: usize, limit: usize) {
+        debug_assert!(!self.on, "a run begins only after the last ended");
+        self.on = true;
+        self.kind = Some(kind);
+        self.index = index;
+        self.limit = limit;
+        self.raw = 0;
+        self.newline = false;
+        self.text = 0;
     }
 
     /// Takes `text`, the next chunk, if the run reads it whole: holds it in
@@ -186,8 +179,12 @@ impl Steady {
                 (text, bytes.len())
             }
             Some(Kind::Value) => match value_delta(
-                &self.stops,
-                self.trim,
+                &Watch {
+                    stops: &self.stops,
+                    seconds: &self.seconds,
+                    entities: self.entities,
+                    trim: self.trim,
+                },
                 &mut self.newline,
                 &mut self.scratch,
                 text,
@@ -282,21 +279,30 @@ fn is_plain(escapes: &ByteSet, trim: Trim, bytes: &[u8]) -> bool {
             == 0
 }
 
-/// The delta of `text`, a chunk of a raw value with these `stops` and
-/// `trim`, and how many of its bytes (and of the newline held before it)
-/// it hands on — when it is not [`is_plain`]: it escapes bytes, or ends
-/// in a newline that is held back, or follows one. `None`: the run ends
-/// here (a byte that may begin markup, trailing whitespace that may be
-/// markup other than one newline).
+/// What [`value_delta`] watches for (see the fields of [`Steady`]).
+struct Watch<'a> {
+    stops: &'a ByteSet,
+    seconds: &'a ByteSet,
+    entities: bool,
+    trim: Trim,
+}
+
+/// The delta of `text`, a chunk of a raw value, and how many of its bytes
+/// (and of the newline held before it) it hands on — when it is not
+/// [`is_plain`]: it escapes bytes, or ends in a newline that is held back,
+/// or follows one, or has a byte that may begin markup but is followed by
+/// one that no markup has second. `None`: the run ends here (a byte that
+/// may begin markup, trailing whitespace that may be markup other than one
+/// newline).
 #[cold]
 #[inline(never)]
 fn value_delta<'s>(
-    stops: &ByteSet,
-    trim: Trim,
+    watch: &Watch<'_>,
     newline: &mut bool,
     scratch: &'s mut Vec<u8>,
     text: &'s str,
 ) -> Option<(&'s str, usize)> {
+    let (stops, trim) = (watch.stops, watch.trim);
     let bytes = text.as_bytes();
     let &last = bytes.last()?;
     let tail = match trim {
@@ -321,9 +327,15 @@ fn value_delta<'s>(
     } else {
         0
     };
-    for &b in body {
+    for (i, &b) in body.iter().enumerate() {
         if has(stops, b) {
-            return None;
+            // It begins no markup if the next byte, in this chunk, is
+            // one no markup has second (the `<` of `a < b`).
+            let next = bytes.get(i + 1);
+            let entity = watch.entities && b == b'&';
+            if entity || next.is_none_or(|&n| has(watch.seconds, n)) {
+                return None;
+            }
         }
         o = write_json_str_byte(b, scratch, o)?;
     }
@@ -351,8 +363,14 @@ mod tests {
 
     #[test]
     fn a_chunk_of_a_raw_value_by_what_it_holds() {
-        let mut stops = [0; 4];
-        add(&mut stops, b'<');
+        // A value ended by `</v>` or `<w>`, entities decoded.
+        let (mut stops, mut seconds) = ([0; 4], [0; 4]);
+        for b in [b'<', b'&'] {
+            add(&mut stops, b);
+        }
+        for b in [b'/', b'w'] {
+            add(&mut seconds, b);
+        }
         let escapes = std::array::from_fn(|k| stops[k] | JSON_ESCAPED[k]);
         // (chunk, newline held before, trim, delta and bytes handed on,
         // newline held after)
@@ -363,7 +381,7 @@ mod tests {
             Option<(&'static str, usize)>,
             bool,
         );
-        let table: [Row; 9] = [
+        let table: [Row; 14] = [
             ("ab", false, Trim::Newline, Some(("ab", 2)), false),
             ("a\"b", false, Trim::Newline, Some(("a\\\"b", 3)), false),
             ("ab\n", false, Trim::Newline, Some(("ab", 2)), true),
@@ -372,7 +390,12 @@ mod tests {
             ("\n", false, Trim::Newline, Some(("", 0)), true),
             ("ab\n", false, Trim::None, Some(("ab\\n", 3)), false),
             ("ab ", false, Trim::All, None, false),
-            ("a<b", false, Trim::None, None, false),
+            ("a<b", false, Trim::None, Some(("a<b", 3)), false),
+            ("a</", false, Trim::None, None, false),
+            ("a<w", false, Trim::None, None, false),
+            ("a <", false, Trim::None, None, false),
+            ("a&b", false, Trim::None, None, false),
+            ("<\n", false, Trim::Newline, Some(("<", 1)), true),
         ];
         for (chunk, before, trim, want, after) in table {
             let plain = !before && is_plain(&escapes, trim, chunk.as_bytes());
@@ -380,7 +403,13 @@ mod tests {
             let got = if plain {
                 Some((chunk, chunk.len()))
             } else {
-                value_delta(&stops, trim, &mut newline, &mut scratch, chunk)
+                let watch = Watch {
+                    stops: &stops,
+                    seconds: &seconds,
+                    entities: true,
+                    trim,
+                };
+                value_delta(&watch, &mut newline, &mut scratch, chunk)
             };
             assert_eq!(got, want, "{chunk:?} after a newline: {before}");
             if want.is_some() {

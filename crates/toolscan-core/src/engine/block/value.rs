@@ -92,9 +92,9 @@ pub(super) fn plain_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bo
         vr.handed(text.len());
         // The next such chunks need no look at the block.
         if let Some(index) = b.calls.started_index() {
-            let (starts, entities, trim) = vr.run_bytes();
+            let watch = vr.run_bytes();
             let limit = room(b, env).1;
-            b.steady.begin_value(index, limit, starts, entities, trim);
+            b.steady.begin_value(index, limit, watch);
         }
         return true;
     }
