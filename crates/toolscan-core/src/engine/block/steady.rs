@@ -93,8 +93,9 @@ pub(crate) struct Steady {
     seconds: ByteSet,
     /// For [`Kind::Value`]: `&` begins an entity (and is in `stops`).
     entities: bool,
-    /// A raw value's trailing whitespace that may be markup (a chunk that
-    /// ends with such a byte ends the run).
+    /// For [`Kind::Value`]: which of its trailing whitespace may be
+    /// markup. One newline ([`Trim::Newline`]) is held back within the
+    /// run (`newline`); any other ([`Trim::All`]) ends it.
     trim: Trim,
     /// A raw value's delta, when it is not the chunk as it stands (kept
     /// from run to run).
