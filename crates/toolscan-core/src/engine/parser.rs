@@ -300,7 +300,8 @@ impl Parser {
     /// (a long argument, token by token): the JSON reader takes it without
     /// the mode loop and the block runner around it, which would only find
     /// the step still reading. (Not while calls are held: their bytes are
-    /// searched for a reasoning closer.) `false`: nothing was read.
+    /// searched for a reasoning closer.) `false`: nothing was read. Out of
+    /// line: the steady run tried before it takes the commoner chunk.
     #[inline(never)]
     fn string_run(&mut self, text: &str, out: &mut dyn Sink) -> bool {
         let Mode::Block(b) = &mut self.mode else {
@@ -311,8 +312,9 @@ impl Parser {
     }
 
     /// Brings the block's counters up to date after a steady run (see
-    /// `block::Block::settle`): the first thing every way but the direct
-    /// path does.
+    /// `block::Block::settle`): the first thing every way into the block
+    /// but the run's own does (`block::direct` and `block::run` do it
+    /// too).
     #[inline]
     fn settle(&mut self) {
         if let Mode::Block(b) = &mut self.mode {

@@ -194,33 +194,30 @@ pub(crate) struct ValueRead {
 /// every byte if one of them is a single byte (after which anything
 /// may come).
 fn second_bytes(opts: &[ThenOpt]) -> [u64; 4] {
-    let mut set = [0u64; 4];
-    for o in opts {
-        let Some(&b1) = o.lit.bytes.get(1) else {
-            return [u64::MAX; 4];
-        };
-        let mut add = |b: u8| set[usize::from(b >> 6)] |= 1 << (b & 63);
-        add(b1);
-        if o.lit.case_insensitive {
-            add(b1.to_ascii_lowercase());
-            add(b1.to_ascii_uppercase());
-        }
+    if opts.iter().any(|o| o.lit.bytes.len() < 2) {
+        return [u64::MAX; 4];
     }
-    set
+    bytes_at(opts, 1)
 }
 
 /// The bytes that may begin one of `opts`, as a 256-bit set.
 fn first_bytes(opts: &[ThenOpt]) -> [u64; 4] {
+    bytes_at(opts, 0)
+}
+
+/// The bytes at index `i` of `opts` (either case where a literal ignores
+/// case), as a 256-bit set; literals too short add nothing.
+fn bytes_at(opts: &[ThenOpt], i: usize) -> [u64; 4] {
     let mut set = [0u64; 4];
     for o in opts {
-        let Some(&b0) = o.lit.bytes.first() else {
+        let Some(&b) = o.lit.bytes.get(i) else {
             continue;
         };
         let mut add = |b: u8| set[usize::from(b >> 6)] |= 1 << (b & 63);
-        add(b0);
+        add(b);
         if o.lit.case_insensitive {
-            add(b0.to_ascii_lowercase());
-            add(b0.to_ascii_uppercase());
+            add(b.to_ascii_lowercase());
+            add(b.to_ascii_uppercase());
         }
     }
     set
