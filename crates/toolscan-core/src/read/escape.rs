@@ -9,6 +9,21 @@
 /// when it is copied as is. `u` stands for the six-byte `\u00XX` form.
 static ESCAPE: [u8; 256] = escape_table();
 
+/// The bytes [`ESCAPE`] escapes, as a 256-bit set (bit `b` of word
+/// `b / 64`).
+pub(crate) const ESCAPED: [u64; 4] = {
+    let table = escape_table();
+    let mut set = [0u64; 4];
+    let mut b = 0;
+    while b < 256 {
+        if table[b] != 0 {
+            set[b / 64] |= 1 << (b % 64);
+        }
+        b += 1;
+    }
+    set
+};
+
 /// Lowercase hexadecimal digits, for the `\u00XX` form.
 const HEX: &[u8; 16] = b"0123456789abcdef";
 

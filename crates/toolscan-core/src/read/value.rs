@@ -223,6 +223,17 @@ fn bytes_at(opts: &[ThenOpt], i: usize) -> [u64; 4] {
     set
 }
 
+/// How many whitespace bytes at the end of `bytes`, bytes of a value
+/// trimmed as `trim` says, may still be the markup before its end.
+#[inline]
+pub(crate) fn trailing_markup(trim: Trim, bytes: &[u8]) -> usize {
+    match trim {
+        Trim::None => 0,
+        Trim::Newline => usize::from(bytes.last() == Some(&b'\n')),
+        Trim::All => bytes.iter().rev().take_while(|&&b| is_ws(b)).count(),
+    }
+}
+
 /// What a run of plain chunks of a value watches for (see
 /// [`ValueRead::run_bytes`]).
 #[derive(Clone, Copy, Debug)]
@@ -393,11 +404,7 @@ impl ValueRead {
     /// the value, may still be the markup before its end: they wait for
     /// what follows them (and are dropped at the end).
     fn tail(&self, bytes: &[u8]) -> usize {
-        match self.trim {
-            Trim::None => 0,
-            Trim::Newline => usize::from(bytes.last() == Some(&b'\n')),
-            Trim::All => bytes.iter().rev().take_while(|&&b| is_ws(b)).count(),
-        }
+        trailing_markup(self.trim, bytes)
     }
 
     /// Reads `input` (the bytes after absolute offset `base`, not yet in

@@ -27,9 +27,8 @@
 use crate::engine::pending::Pending;
 use crate::event::EventRef;
 use crate::lang::format::Trim;
-use crate::read::escape::write_json_str_byte;
-use crate::read::steps::is_ws;
-use crate::read::value::RunBytes;
+use crate::read::escape::{write_json_str_byte, ESCAPED};
+use crate::read::value::{trailing_markup, RunBytes};
 use crate::sink::Sink;
 
 /// A 256-bit set of bytes.
@@ -42,9 +41,6 @@ fn has(set: &ByteSet, b: u8) -> bool {
 fn add(set: &mut ByteSet, b: u8) {
     set[usize::from(b >> 6)] |= 1 << (b & 63);
 }
-
-/// The bytes a JSON string escapes: control bytes, `"` and `\\`.
-const JSON_ESCAPED: ByteSet = [0xffff_ffff | 1 << b'"', 1 << (b'\\' - 64), 0, 0];
 
 /// Room for a token-sized chunk of a raw value escaped (the parser's
 /// direct path takes chunks of up to 64 bytes), after a held newline.
@@ -64,9 +60,8 @@ enum Kind {
 /// The run a block is in, if any (see the module's documentation).
 #[derive(Debug)]
 pub(crate) struct Steady {
-    /// A run is on: the fields below describe it. Off, they mean nothing
-    /// (`raw` and `text` are 0).
-    on: bool,
+    /// What the run grows; `None`: no run is on, and the fields below
+    /// mean nothing (`raw` and `text` are 0).
     kind: Option<Kind>,
     /// The index of the call whose deltas the chunks are.
     index: usize,
@@ -105,7 +100,6 @@ pub(crate) struct Steady {
 impl Default for Steady {
     fn default() -> Steady {
         Steady {
-            on: false,
             kind: None,
             index: 0,
             limit: 0,
@@ -126,15 +120,15 @@ impl Steady {
     /// Whether a run is on.
     #[inline]
     pub(crate) fn is_on(&self) -> bool {
-        self.on
+        self.kind.is_some()
     }
 
     /// A run of JSON string content begins (the chunk just read was one),
     /// for call `index` under `limit`.
     pub(crate) fn begin_span(&mut self, index: usize, limit: usize) {
         self.begin(Kind::Span, index, limit);
-        self.stops = JSON_ESCAPED;
-        self.escapes = JSON_ESCAPED;
+        self.stops = ESCAPED;
+        self.escapes = ESCAPED;
     }
 
     /// A run of a raw string value begins (the chunk just read was one),
@@ -146,7 +140,7 @@ impl Steady {
             add(&mut stops, b'&');
         }
         self.stops = stops;
-        self.escapes = std::array::from_fn(|k| stops[k] | JSON_ESCAPED[k]);
+        self.escapes = std::array::from_fn(|k| stops[k] | ESCAPED[k]);
         self.seconds = watch.seconds;
         self.entities = watch.entities;
         self.trim = watch.trim;
@@ -155,8 +149,7 @@ impl Steady {
     /// A run begins: the fields every kind has (the others are the
     /// caller's to set).
     fn begin(&mut self, kind: Kind, index: usize, limit: usize) {
-        debug_assert!(!self.on, "a run begins only after the last ended");
-        self.on = true;
+        debug_assert!(!self.is_on(), "a run begins only after the last ended");
         self.kind = Some(kind);
         self.index = index;
         self.limit = limit;
@@ -171,7 +164,7 @@ impl Steady {
     #[inline]
     pub(crate) fn take(&mut self, text: &str, pending: &mut Pending, out: &mut dyn Sink) -> bool {
         let bytes = text.as_bytes();
-        if !self.on || pending.held() + bytes.len() > self.limit {
+        if pending.held() + bytes.len() > self.limit {
             return false;
         }
         let (delta, handed) = match self.kind {
@@ -232,19 +225,16 @@ impl Steady {
     /// Ends the run: what the block's counters lag behind, which the block
     /// adds to them (`Block::settle`). `None` if no run was on.
     pub(crate) fn end(&mut self) -> Option<Lag> {
-        if !self.on {
-            return None;
-        }
-        self.on = false;
+        let kind = self.kind.take()?;
         self.newline = false;
         let (raw, text) = (
             std::mem::take(&mut self.raw),
             std::mem::take(&mut self.text),
         );
-        match self.kind? {
-            Kind::Span => Some(Lag::Span { raw }),
-            Kind::Value => Some(Lag::Value { raw, text }),
-        }
+        Some(match kind {
+            Kind::Span => Lag::Span { raw },
+            Kind::Value => Lag::Value { raw, text },
+        })
     }
 }
 
@@ -265,15 +255,8 @@ pub(crate) enum Lag {
 /// each byte.
 #[inline]
 fn is_plain(escapes: &ByteSet, trim: Trim, bytes: &[u8]) -> bool {
-    let Some(&last) = bytes.last() else {
-        return false;
-    };
-    let tail = match trim {
-        Trim::None => false,
-        Trim::Newline => last == b'\n',
-        Trim::All => is_ws(last),
-    };
-    !tail
+    !bytes.is_empty()
+        && trailing_markup(trim, bytes) == 0
         && bytes
             .iter()
             .fold(0, |any, &b| any | u8::from(has(escapes, b)))
@@ -306,16 +289,12 @@ fn value_delta<'s>(
     let (stops, trim) = (watch.stops, watch.trim);
     let bytes = text.as_bytes();
     let &last = bytes.last()?;
-    let tail = match trim {
-        Trim::None => false,
-        Trim::Newline => last == b'\n',
-        Trim::All if is_ws(last) => return None,
-        Trim::All => false,
-    };
-    if tail && has(stops, last) {
+    // Only one newline is held back within the run.
+    let tail = trailing_markup(trim, bytes);
+    if tail > usize::from(trim == Trim::Newline) || (tail == 1 && has(stops, last)) {
         return None;
     }
-    let body = &bytes[..bytes.len() - usize::from(tail)];
+    let body = &bytes[..bytes.len() - tail];
     // Room for the held newline and every byte escaped in six.
     let room = 2 + 6 * body.len();
     if scratch.len() < room {
@@ -345,7 +324,7 @@ fn value_delta<'s>(
     // Escapes are ASCII and every other byte is copied: whole characters
     // stay whole, so this is text (not checked again when short and ASCII).
     let delta = crate::scan::utf8::as_text(scratch.get(..end)?)?;
-    *newline = tail;
+    *newline = tail == 1;
     Some((delta, handed))
 }
 
@@ -358,7 +337,7 @@ mod tests {
         for b in 0..=u8::MAX {
             let mut out = [0; 6];
             let n = write_json_str_byte(b, &mut out, 0).expect("room");
-            assert_eq!(has(&JSON_ESCAPED, b), out[..n] != [b], "byte {b:#04x}");
+            assert_eq!(has(&ESCAPED, b), out[..n] != [b], "byte {b:#04x}");
         }
     }
 
@@ -372,7 +351,7 @@ mod tests {
         for b in [b'/', b'w'] {
             add(&mut seconds, b);
         }
-        let escapes = std::array::from_fn(|k| stops[k] | JSON_ESCAPED[k]);
+        let escapes = std::array::from_fn(|k| stops[k] | ESCAPED[k]);
         // (chunk, newline held before, trim, delta and bytes handed on,
         // newline held after)
         type Row = (
