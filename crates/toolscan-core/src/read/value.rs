@@ -247,6 +247,10 @@ pub(crate) struct RunBytes {
     pub(crate) entities: bool,
     /// Which trailing whitespace may be markup.
     pub(crate) trim: Trim,
+    /// A byte of `starts` at the end of the bytes read may be held as
+    /// markup half met ([`ValueRead::hold_start`]): no markup is that one
+    /// byte alone.
+    pub(crate) holds: bool,
 }
 
 /// Where a value's bytes go as they are decided: the call being built
@@ -392,7 +396,18 @@ impl ValueRead {
             seconds: self.seconds,
             entities: self.entities,
             trim: self.trim,
+            holds: self.opts.iter().all(|o| o.lit.bytes.len() > 1),
         }
+    }
+
+    /// A run of plain chunks ([`run_bytes`](Self::run_bytes)) ended with
+    /// `b`, a byte that may begin the end markup, held back: the matcher
+    /// holds it as markup half met, as [`feed`](Self::feed) would have
+    /// (the run hands on what comes before it, see [`handed`](Self::handed)).
+    pub(crate) fn hold_start(&mut self, b: u8) {
+        debug_assert!(self.m.held.is_empty(), "a run begins with nothing held");
+        self.m.held.clear();
+        self.m.held.push(b);
     }
 
     /// `n` bytes were handed on whole (see [`hands_whole`](Self::hands_whole)).

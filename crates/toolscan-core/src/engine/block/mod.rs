@@ -451,7 +451,7 @@ mod tests {
         let cases: Vec<(Vec<Step>, String)> = vec![
             (
                 value(ValueStep::until("</v>").trim(Trim::Newline)),
-                format!("f>k=\n{text}a < b\n</v>"),
+                format!("f>k=\n{text}a < b\n<c <<\n</v>"),
             ),
             (
                 value(ValueStep::until("</v>").trim(Trim::Newline)),
@@ -459,11 +459,11 @@ mod tests {
             ),
             (
                 value(ValueStep::until("</v>")),
-                format!("f>k={text} ends</v>"),
+                format!("f>k={text} a<<b <\n<w <</v>"),
             ),
             (
                 value(ValueStep::until("</v>").trim(Trim::All)),
-                format!("f>k= {text} ends \n</v>"),
+                format!("f>k= {text} a <b\n<</v>"),
             ),
             (
                 value(ValueStep::until("</v>").entities()),
@@ -513,7 +513,7 @@ mod tests {
             (
                 value(ValueStep::until("</v>").trim(Trim::Newline)),
                 "f>k=\nab",
-                "<",
+                "</",
             ),
             (json(), "f>{\"k\": \"ab", "\""),
         ] {

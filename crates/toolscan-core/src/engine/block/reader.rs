@@ -75,9 +75,12 @@ impl Block {
     fn apply(&mut self, lag: Option<Lag>) {
         match lag {
             Some(Lag::Span { raw }) => self.calls.settle_span_run(raw),
-            Some(Lag::Value { raw, text }) => {
+            Some(Lag::Value { raw, text, start }) => {
                 if let StepState::Value(vr) = &mut self.st {
                     vr.handed(raw);
+                    if let Some(b) = start {
+                        vr.hold_start(b);
+                    }
                 }
                 self.calls.settle_value_run(raw, text);
             }

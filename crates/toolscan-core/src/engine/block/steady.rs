@@ -18,11 +18,13 @@
 //! Invariant: while a run is on, the block's state is the one the direct
 //! path would have left after the same chunks, except that the step's
 //! reader and the call count `raw` bytes handed on (and the call `text`
-//! bytes of deltas) fewer than they should. A raw value whose trailing
-//! newline may be markup (Qwen3-Coder's template writes one before the
-//! closing tag) holds a chunk's last newline back, as the reader does: it
-//! is in the pending buffer, not handed on, and goes out with the next
-//! chunk.
+//! bytes of deltas) fewer than they should. A raw value may hold a chunk's
+//! last byte back, as the reader does: it is in the pending buffer, not
+//! handed on, and goes out with the next chunk if that shows it is value.
+//! It is a newline that may be markup (Qwen3-Coder's template writes one
+//! before the closing tag), or a byte that may begin the end markup (the
+//! `<` of `if (a <` where the chunk ends), which the reader's matcher
+//! holds as markup half met: [`Lag::Value`] says so.
 
 use crate::engine::pending::Pending;
 use crate::event::EventRef;
@@ -43,8 +45,20 @@ fn add(set: &mut ByteSet, b: u8) {
 }
 
 /// Room for a token-sized chunk of a raw value escaped (the parser's
-/// direct path takes chunks of up to 64 bytes), after a held newline.
-const TOKEN_ROOM: usize = 2 + 6 * 64;
+/// direct path takes chunks of up to 64 bytes), after a held byte.
+const TOKEN_ROOM: usize = 6 + 6 * 64;
+
+/// The last byte of the chunk a raw value's run took, held back (in the
+/// pending buffer, not handed on) until the next chunk decides it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Held {
+    Nothing,
+    /// A newline that may be markup ([`Trim::Newline`]).
+    Newline,
+    /// A byte that may begin the end markup, after bytes with no trailing
+    /// whitespace that may be markup.
+    Start(u8),
+}
 
 /// What the run's chunks grow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,9 +84,8 @@ pub(crate) struct Steady {
     /// Bytes handed on since the run began that the step's reader and the
     /// call have not counted yet.
     raw: usize,
-    /// The last byte held is a newline that may be markup, not handed on
-    /// yet ([`Kind::Value`] with [`Trim::Newline`] only).
-    newline: bool,
+    /// The last byte taken, if it is held back ([`Kind::Value`] only).
+    held: Held,
     /// Bytes of deltas sent since the run began that the call has not
     /// counted yet.
     text: usize,
@@ -90,8 +103,11 @@ pub(crate) struct Steady {
     entities: bool,
     /// For [`Kind::Value`]: which of its trailing whitespace may be
     /// markup. One newline ([`Trim::Newline`]) is held back within the
-    /// run (`newline`); any other ([`Trim::All`]) ends it.
+    /// run (`held`); any other ([`Trim::All`]) ends it.
     trim: Trim,
+    /// For [`Kind::Value`]: a byte of `stops` that ends a chunk may be
+    /// held back (`held`); otherwise it ends the run.
+    holds: bool,
     /// A raw value's delta, when it is not the chunk as it stands (kept
     /// from run to run).
     scratch: Vec<u8>,
@@ -104,13 +120,14 @@ impl Default for Steady {
             index: 0,
             limit: 0,
             raw: 0,
-            newline: false,
+            held: Held::Nothing,
             text: 0,
             stops: [0; 4],
             escapes: [0; 4],
             seconds: [0; 4],
             entities: false,
             trim: Trim::None,
+            holds: false,
             scratch: Vec::new(),
         }
     }
@@ -144,6 +161,7 @@ impl Steady {
         self.seconds = watch.seconds;
         self.entities = watch.entities;
         self.trim = watch.trim;
+        self.holds = watch.holds;
     }
 
     /// A run begins: the fields every kind has (the others are the
@@ -154,7 +172,7 @@ impl Steady {
         self.index = index;
         self.limit = limit;
         self.raw = 0;
-        self.newline = false;
+        self.held = Held::Nothing;
         self.text = 0;
     }
 
@@ -169,7 +187,9 @@ impl Steady {
         }
         let (delta, handed) = match self.kind {
             Some(Kind::Span) if self.is_span_run(bytes) => (text, bytes.len()),
-            Some(Kind::Value) if !self.newline && is_plain(&self.escapes, self.trim, bytes) => {
+            Some(Kind::Value)
+                if self.held == Held::Nothing && is_plain(&self.escapes, self.trim, bytes) =>
+            {
                 (text, bytes.len())
             }
             Some(Kind::Value) => match value_delta(
@@ -178,8 +198,9 @@ impl Steady {
                     seconds: &self.seconds,
                     entities: self.entities,
                     trim: self.trim,
+                    holds: self.holds,
                 },
-                &mut self.newline,
+                &mut self.held,
                 &mut self.scratch,
                 text,
             ) {
@@ -226,14 +247,17 @@ impl Steady {
     /// adds to them (`Block::settle`). `None` if no run was on.
     pub(crate) fn end(&mut self) -> Option<Lag> {
         let kind = self.kind.take()?;
-        self.newline = false;
+        let start = match std::mem::replace(&mut self.held, Held::Nothing) {
+            Held::Start(b) => Some(b),
+            Held::Nothing | Held::Newline => None,
+        };
         let (raw, text) = (
             std::mem::take(&mut self.raw),
             std::mem::take(&mut self.text),
         );
         Some(match kind {
             Kind::Span => Lag::Span { raw },
-            Kind::Value => Lag::Value { raw, text },
+            Kind::Value => Lag::Value { raw, text, start },
         })
     }
 }
@@ -245,8 +269,15 @@ pub(crate) enum Lag {
     /// and sent.
     Span { raw: usize },
     /// `raw` more bytes of a raw value handed on (its reader's and its
-    /// segment's), and `text` more bytes of deltas sent.
-    Value { raw: usize, text: usize },
+    /// segment's), and `text` more bytes of deltas sent; `start`: the
+    /// last byte held is one that may begin the end markup, which the
+    /// reader's matcher holds (a held newline needs nothing: the reader
+    /// finds it again at the end of what it has not handed on).
+    Value {
+        raw: usize,
+        text: usize,
+        start: Option<u8>,
+    },
 }
 
 /// Whether `bytes`, a chunk of a raw value, is its own delta: none of
@@ -269,43 +300,54 @@ struct Watch<'a> {
     seconds: &'a ByteSet,
     entities: bool,
     trim: Trim,
+    holds: bool,
 }
 
 /// The delta of `text`, a chunk of a raw value, and how many of its bytes
-/// (and of the newline held before it) it hands on — when it is not
-/// [`is_plain`]: it escapes bytes, or ends in a newline that is held back,
-/// or follows one, or has a byte that may begin markup but is followed by
-/// one that no markup has second. `None`: the run ends here (a byte that
-/// may begin markup, trailing whitespace that may be markup other than one
-/// newline).
+/// (and of the byte held before it) it hands on — when it is not
+/// [`is_plain`]: it escapes bytes, or follows a held byte, or ends in one
+/// it holds back (a newline that may be markup; a byte that may begin
+/// markup, after bytes with no trailing whitespace that may be markup), or
+/// has a byte that may begin markup but is followed by one that no markup
+/// has second. `None`: the run ends here and nothing changed (markup may
+/// begin, an entity does, or trailing whitespace that may be markup is
+/// more than one newline or comes before a byte held).
 #[cold]
 #[inline(never)]
 fn value_delta<'s>(
     watch: &Watch<'_>,
-    newline: &mut bool,
+    held: &mut Held,
     scratch: &'s mut Vec<u8>,
     text: &'s str,
 ) -> Option<(&'s str, usize)> {
     let (stops, trim) = (watch.stops, watch.trim);
     let bytes = text.as_bytes();
-    let &last = bytes.last()?;
+    let (&first, &last) = (bytes.first()?, bytes.last()?);
+    if matches!(*held, Held::Start(_)) && has(watch.seconds, first) {
+        // The markup the held byte may begin goes on.
+        return None;
+    }
     // Only one newline is held back within the run.
     let tail = trailing_markup(trim, bytes);
     if tail > usize::from(trim == Trim::Newline) || (tail == 1 && has(stops, last)) {
         return None;
     }
-    let body = &bytes[..bytes.len() - tail];
-    // Room for the held newline and every byte escaped in six.
-    let room = 2 + 6 * body.len();
+    let start = tail == 0 && watch.holds && has(stops, last) && !(watch.entities && last == b'&');
+    let body = &bytes[..bytes.len() - tail - usize::from(start)];
+    if start && (trailing_markup(trim, body) > 0 || (body.is_empty() && *held == Held::Newline)) {
+        // The reader would hold that whitespace back with the byte.
+        return None;
+    }
+    // Room for the held byte and every byte escaped in six.
+    let room = 6 + 6 * body.len();
     if scratch.len() < room {
         scratch.resize(room.max(TOKEN_ROOM), 0);
     }
-    let mut o = if *newline {
-        // The newline held goes first.
-        scratch.get_mut(..2)?.copy_from_slice(b"\\n");
-        2
-    } else {
-        0
+    // The byte held goes first: what follows shows it is value.
+    let mut o = match *held {
+        Held::Nothing => 0,
+        Held::Newline => write_json_str_byte(b'\n', scratch, 0)?,
+        Held::Start(b) => write_json_str_byte(b, scratch, 0)?,
     };
     for (i, &b) in body.iter().enumerate() {
         if has(stops, b) {
@@ -319,12 +361,15 @@ fn value_delta<'s>(
         }
         o = write_json_str_byte(b, scratch, o)?;
     }
-    let end = o;
-    let handed = usize::from(*newline) + body.len();
+    let handed = usize::from(*held != Held::Nothing) + body.len();
     // Escapes are ASCII and every other byte is copied: whole characters
     // stay whole, so this is text (not checked again when short and ASCII).
-    let delta = crate::scan::utf8::as_text(scratch.get(..end)?)?;
-    *newline = tail == 1;
+    let delta = crate::scan::utf8::as_text(scratch.get(..o)?)?;
+    *held = match (start, tail) {
+        (true, _) => Held::Start(last),
+        (false, 1) => Held::Newline,
+        _ => Held::Nothing,
+    };
     Some((delta, handed))
 }
 
@@ -343,6 +388,7 @@ mod tests {
 
     #[test]
     fn a_chunk_of_a_raw_value_by_what_it_holds() {
+        use Held::{Newline as Nl, Nothing as No, Start as St};
         // A value ended by `</v>` or `<w>`, entities decoded.
         let (mut stops, mut seconds) = ([0; 4], [0; 4]);
         for b in [b'<', b'&'] {
@@ -352,34 +398,50 @@ mod tests {
             add(&mut seconds, b);
         }
         let escapes = std::array::from_fn(|k| stops[k] | ESCAPED[k]);
-        // (chunk, newline held before, trim, delta and bytes handed on,
-        // newline held after)
+        // (chunk, byte held before, trim, delta and bytes handed on, byte
+        // held after)
         type Row = (
             &'static str,
-            bool,
+            Held,
             Trim,
             Option<(&'static str, usize)>,
-            bool,
+            Held,
         );
-        let table: [Row; 14] = [
-            ("ab", false, Trim::Newline, Some(("ab", 2)), false),
-            ("a\"b", false, Trim::Newline, Some(("a\\\"b", 3)), false),
-            ("ab\n", false, Trim::Newline, Some(("ab", 2)), true),
-            ("ab", true, Trim::Newline, Some(("\\nab", 3)), false),
-            ("\n", true, Trim::Newline, Some(("\\n", 1)), true),
-            ("\n", false, Trim::Newline, Some(("", 0)), true),
-            ("ab\n", false, Trim::None, Some(("ab\\n", 3)), false),
-            ("ab ", false, Trim::All, None, false),
-            ("a<b", false, Trim::None, Some(("a<b", 3)), false),
-            ("a</", false, Trim::None, None, false),
-            ("a<w", false, Trim::None, None, false),
-            ("a <", false, Trim::None, None, false),
-            ("a&b", false, Trim::None, None, false),
-            ("<\n", false, Trim::Newline, Some(("<", 1)), true),
+        let table: [Row; 25] = [
+            ("ab", No, Trim::Newline, Some(("ab", 2)), No),
+            ("a\"b", No, Trim::Newline, Some(("a\\\"b", 3)), No),
+            ("ab\n", No, Trim::Newline, Some(("ab", 2)), Nl),
+            ("ab", Nl, Trim::Newline, Some(("\\nab", 3)), No),
+            ("\n", Nl, Trim::Newline, Some(("\\n", 1)), Nl),
+            ("\n", No, Trim::Newline, Some(("", 0)), Nl),
+            ("ab\n", No, Trim::None, Some(("ab\\n", 3)), No),
+            ("ab ", No, Trim::All, None, No),
+            ("a<b", No, Trim::None, Some(("a<b", 3)), No),
+            ("a</", No, Trim::None, None, No),
+            ("a<w", No, Trim::None, None, No),
+            ("a&b", No, Trim::None, None, No),
+            ("<\n", No, Trim::Newline, Some(("<", 1)), Nl),
+            // A byte that may begin markup, last: held back.
+            ("a <", No, Trim::None, Some(("a ", 2)), St(b'<')),
+            ("\"<", No, Trim::None, Some(("\\\"", 1)), St(b'<')),
+            ("<", No, Trim::Newline, Some(("", 0)), St(b'<')),
+            ("a<<", No, Trim::None, Some(("a<", 2)), St(b'<')),
+            // ... and what comes next decides it.
+            (" b", St(b'<'), Trim::None, Some(("< b", 3)), No),
+            ("<", St(b'<'), Trim::None, Some(("<", 1)), St(b'<')),
+            ("/v", St(b'<'), Trim::None, None, St(b'<')),
+            ("w", St(b'<'), Trim::None, None, St(b'<')),
+            // Whitespace that may be markup before it: the reader holds
+            // both, the run cannot.
+            ("a\n<", No, Trim::Newline, None, No),
+            ("<", Nl, Trim::Newline, None, Nl),
+            ("a <", No, Trim::All, None, No),
+            // `&` is an entity's: never held.
+            ("a&", No, Trim::None, None, No),
         ];
         for (chunk, before, trim, want, after) in table {
-            let plain = !before && is_plain(&escapes, trim, chunk.as_bytes());
-            let (mut newline, mut scratch) = (before, Vec::new());
+            let plain = before == No && is_plain(&escapes, trim, chunk.as_bytes());
+            let (mut held, mut scratch) = (before, Vec::new());
             let got = if plain {
                 Some((chunk, chunk.len()))
             } else {
@@ -388,13 +450,22 @@ mod tests {
                     seconds: &seconds,
                     entities: true,
                     trim,
+                    holds: true,
                 };
-                value_delta(&watch, &mut newline, &mut scratch, chunk)
+                value_delta(&watch, &mut held, &mut scratch, chunk)
             };
-            assert_eq!(got, want, "{chunk:?} after a newline: {before}");
-            if want.is_some() {
-                assert_eq!(newline, after, "{chunk:?}: newline held after");
-            }
+            assert_eq!(got, want, "{chunk:?} after {before:?}");
+            assert_eq!(held, after, "{chunk:?} after {before:?}: held after");
         }
+        // Where one markup is a single byte, the byte ends the run.
+        let watch = Watch {
+            stops: &stops,
+            seconds: &seconds,
+            entities: false,
+            trim: Trim::None,
+            holds: false,
+        };
+        let mut held = No;
+        assert_eq!(value_delta(&watch, &mut held, &mut Vec::new(), "a <"), None);
     }
 }
