@@ -40,8 +40,42 @@ fn has(set: &ByteSet, b: u8) -> bool {
     set[usize::from(b >> 6)] >> (b & 63) & 1 != 0
 }
 
-fn add(set: &mut ByteSet, b: u8) {
-    set[usize::from(b >> 6)] |= 1 << (b & 63);
+/// What each byte is to a run: a mask of [`ESC`], [`STOP`] and [`TRAIL`].
+/// One load a byte tells a plain chunk from one that needs a look.
+type Classes = [u8; 256];
+
+/// A JSON string escapes the byte.
+const ESC: u8 = 1;
+/// The byte may change what the reader does (markup may begin there, an
+/// entity, a string's end or escape): the run looks at what follows it.
+const STOP: u8 = 2;
+/// Last in a chunk of a raw value, the byte is whitespace that may be
+/// markup (the value trims it).
+const TRAIL: u8 = 4;
+
+/// The classes of a run of JSON string content: every byte a JSON string
+/// escapes stops it (a backslash is looked at with the byte after it).
+const SPAN: Classes = {
+    let mut c = [0; 256];
+    let mut b = 0;
+    while b < 256 {
+        if ESCAPED[b / 64] >> (b % 64) & 1 != 0 {
+            c[b] = STOP;
+        }
+        b += 1;
+    }
+    c
+};
+
+/// The classes of a run of a raw value that `watch` describes.
+fn value_classes(watch: &RunBytes) -> Classes {
+    std::array::from_fn(|b| {
+        let b = b as u8;
+        let esc = if has(&ESCAPED, b) { ESC } else { 0 };
+        let stop = has(&watch.starts, b) || (watch.entities && b == b'&');
+        let trail = trailing_markup(watch.trim, &[b]) == 1;
+        esc | if stop { STOP } else { 0 } | if trail { TRAIL } else { 0 }
+    })
 }
 
 /// Room for a token-sized chunk of a raw value escaped (the parser's
@@ -89,15 +123,13 @@ pub(crate) struct Steady {
     /// Bytes of deltas sent since the run began that the call has not
     /// counted yet.
     text: usize,
-    /// Bytes that end the run: the general way reads a chunk holding one.
-    /// For [`Kind::Span`], a backslash is taken with the byte after it
-    /// when that makes a two-byte escape.
-    stops: ByteSet,
-    /// For [`Kind::Value`]: `stops` and the bytes a JSON string escapes.
-    escapes: ByteSet,
+    /// For [`Kind::Value`]: what each byte is to the run. A byte of
+    /// [`STOP`] ends it, unless followed in the chunk by one not in
+    /// `seconds` (but `&` where `entities`), or last and held back
+    /// (`holds`). ([`Kind::Span`] has [`SPAN`].)
+    classes: Classes,
     /// For [`Kind::Value`]: the bytes that may come second in its end
-    /// markup; a byte of `stops` followed in the chunk by none of them
-    /// begins no markup (but `&` where `entities`).
+    /// markup.
     seconds: ByteSet,
     /// For [`Kind::Value`]: `&` begins an entity (and is in `stops`).
     entities: bool,
@@ -122,8 +154,7 @@ impl Default for Steady {
             raw: 0,
             held: Held::Nothing,
             text: 0,
-            stops: [0; 4],
-            escapes: [0; 4],
+            classes: [0; 256],
             seconds: [0; 4],
             entities: false,
             trim: Trim::None,
@@ -144,20 +175,13 @@ impl Steady {
     /// for call `index` under `limit`.
     pub(crate) fn begin_span(&mut self, index: usize, limit: usize) {
         self.begin(Kind::Span, index, limit);
-        self.stops = ESCAPED;
-        self.escapes = ESCAPED;
     }
 
     /// A run of a raw string value begins (the chunk just read was one),
     /// for call `index` under `limit`, watching for what `watch` says.
     pub(crate) fn begin_value(&mut self, index: usize, limit: usize, watch: RunBytes) {
         self.begin(Kind::Value, index, limit);
-        let mut stops = watch.starts;
-        if watch.entities {
-            add(&mut stops, b'&');
-        }
-        self.stops = stops;
-        self.escapes = std::array::from_fn(|k| stops[k] | ESCAPED[k]);
+        self.classes = value_classes(&watch);
         self.seconds = watch.seconds;
         self.entities = watch.entities;
         self.trim = watch.trim;
@@ -186,15 +210,13 @@ impl Steady {
             return false;
         }
         let (delta, handed) = match self.kind {
-            Some(Kind::Span) if self.is_span_run(bytes) => (text, bytes.len()),
-            Some(Kind::Value)
-                if self.held == Held::Nothing && is_plain(&self.escapes, self.trim, bytes) =>
-            {
+            Some(Kind::Span) if Self::is_span_run(bytes) => (text, bytes.len()),
+            Some(Kind::Value) if self.held == Held::Nothing && is_plain(&self.classes, bytes) => {
                 (text, bytes.len())
             }
             Some(Kind::Value) => match value_delta(
                 &Watch {
-                    stops: &self.stops,
+                    classes: &self.classes,
                     seconds: &self.seconds,
                     entities: self.entities,
                     trim: self.trim,
@@ -224,10 +246,11 @@ impl Steady {
     /// Whether `bytes` are JSON string content that leaves the scanner
     /// where it was: no quote, no control byte, and each backslash with
     /// the byte of a two-byte escape after it.
-    fn is_span_run(&self, bytes: &[u8]) -> bool {
+    fn is_span_run(bytes: &[u8]) -> bool {
+        let classes = &SPAN;
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
-            if has(&self.stops, b) {
+            if classes[usize::from(b)] & STOP != 0 {
                 let pair = b == b'\\'
                     && matches!(
                         bytes.get(i + 1),
@@ -280,23 +303,23 @@ pub(crate) enum Lag {
     },
 }
 
-/// Whether `bytes`, a chunk of a raw value, is its own delta: none of
-/// `escapes` (the bytes that stop the run, and those a JSON string
-/// escapes), and no trailing whitespace that may be markup. One look at
-/// each byte.
+/// Whether `bytes`, a chunk of a raw value, is its own delta: no byte
+/// stops the run or is escaped, and the last is no whitespace that may be
+/// markup. One load a byte.
 #[inline]
-fn is_plain(escapes: &ByteSet, trim: Trim, bytes: &[u8]) -> bool {
-    !bytes.is_empty()
-        && trailing_markup(trim, bytes) == 0
-        && bytes
-            .iter()
-            .fold(0, |any, &b| any | u8::from(has(escapes, b)))
-            == 0
+fn is_plain(classes: &Classes, bytes: &[u8]) -> bool {
+    let Some(&last) = bytes.last() else {
+        return false;
+    };
+    let any = bytes
+        .iter()
+        .fold(0, |any, &b| any | classes[usize::from(b)]);
+    (any & (ESC | STOP)) | (classes[usize::from(last)] & TRAIL) == 0
 }
 
 /// What [`value_delta`] watches for (see the fields of [`Steady`]).
 struct Watch<'a> {
-    stops: &'a ByteSet,
+    classes: &'a Classes,
     seconds: &'a ByteSet,
     entities: bool,
     trim: Trim,
@@ -312,15 +335,15 @@ struct Watch<'a> {
 /// has second. `None`: the run ends here and nothing changed (markup may
 /// begin, an entity does, or trailing whitespace that may be markup is
 /// more than one newline or comes before a byte held).
-#[cold]
-#[inline(never)]
+#[inline]
 fn value_delta<'s>(
     watch: &Watch<'_>,
     held: &mut Held,
     scratch: &'s mut Vec<u8>,
     text: &'s str,
 ) -> Option<(&'s str, usize)> {
-    let (stops, trim) = (watch.stops, watch.trim);
+    let classes = watch.classes;
+    let class = |b: u8| classes[usize::from(b)];
     let bytes = text.as_bytes();
     let (&first, &last) = (bytes.first()?, bytes.last()?);
     if matches!(*held, Held::Start(_)) && has(watch.seconds, first) {
@@ -328,13 +351,15 @@ fn value_delta<'s>(
         return None;
     }
     // Only one newline is held back within the run.
-    let tail = trailing_markup(trim, bytes);
-    if tail > usize::from(trim == Trim::Newline) || (tail == 1 && has(stops, last)) {
+    let tail = class(last) & TRAIL != 0;
+    if tail && (watch.trim != Trim::Newline || class(last) & STOP != 0) {
         return None;
     }
-    let start = tail == 0 && watch.holds && has(stops, last) && !(watch.entities && last == b'&');
-    let body = &bytes[..bytes.len() - tail - usize::from(start)];
-    if start && (trailing_markup(trim, body) > 0 || (body.is_empty() && *held == Held::Newline)) {
+    let start =
+        !tail && watch.holds && class(last) & STOP != 0 && !(watch.entities && last == b'&');
+    let body = &bytes[..bytes.len() - usize::from(tail) - usize::from(start)];
+    let body_tail = body.last().is_some_and(|&b| class(b) & TRAIL != 0);
+    if start && (body_tail || (body.is_empty() && *held == Held::Newline)) {
         // The reader would hold that whitespace back with the byte.
         return None;
     }
@@ -350,7 +375,13 @@ fn value_delta<'s>(
         Held::Start(b) => write_json_str_byte(b, scratch, 0)?,
     };
     for (i, &b) in body.iter().enumerate() {
-        if has(stops, b) {
+        let c = class(b);
+        if c == 0 {
+            *scratch.get_mut(o)? = b;
+            o += 1;
+            continue;
+        }
+        if c & STOP != 0 {
             // It begins no markup if the next byte, in this chunk, is
             // one no markup has second (the `<` of `a < b`).
             let next = bytes.get(i + 1);
@@ -367,8 +398,8 @@ fn value_delta<'s>(
     let delta = crate::scan::utf8::as_text(scratch.get(..o)?)?;
     *held = match (start, tail) {
         (true, _) => Held::Start(last),
-        (false, 1) => Held::Newline,
-        _ => Held::Nothing,
+        (false, true) => Held::Newline,
+        (false, false) => Held::Nothing,
     };
     Some((delta, handed))
 }
@@ -377,12 +408,17 @@ fn value_delta<'s>(
 mod tests {
     use super::*;
 
+    fn add(set: &mut ByteSet, b: u8) {
+        set[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+
     #[test]
     fn the_json_escaped_set_is_what_the_escaper_escapes() {
         for b in 0..=u8::MAX {
             let mut out = [0; 6];
             let n = write_json_str_byte(b, &mut out, 0).expect("room");
             assert_eq!(has(&ESCAPED, b), out[..n] != [b], "byte {b:#04x}");
+            assert_eq!(SPAN[usize::from(b)] == STOP, out[..n] != [b], "{b:#04x}");
         }
     }
 
@@ -390,14 +426,18 @@ mod tests {
     fn a_chunk_of_a_raw_value_by_what_it_holds() {
         use Held::{Newline as Nl, Nothing as No, Start as St};
         // A value ended by `</v>` or `<w>`, entities decoded.
-        let (mut stops, mut seconds) = ([0; 4], [0; 4]);
-        for b in [b'<', b'&'] {
-            add(&mut stops, b);
-        }
+        let (mut starts, mut seconds) = ([0; 4], [0; 4]);
+        add(&mut starts, b'<');
         for b in [b'/', b'w'] {
             add(&mut seconds, b);
         }
-        let escapes = std::array::from_fn(|k| stops[k] | ESCAPED[k]);
+        let watch = |trim, holds| RunBytes {
+            starts,
+            seconds,
+            entities: true,
+            trim,
+            holds,
+        };
         // (chunk, byte held before, trim, delta and bytes handed on, byte
         // held after)
         type Row = (
@@ -407,7 +447,7 @@ mod tests {
             Option<(&'static str, usize)>,
             Held,
         );
-        let table: [Row; 25] = [
+        let table: [Row; 27] = [
             ("ab", No, Trim::Newline, Some(("ab", 2)), No),
             ("a\"b", No, Trim::Newline, Some(("a\\\"b", 3)), No),
             ("ab\n", No, Trim::Newline, Some(("ab", 2)), Nl),
@@ -416,6 +456,8 @@ mod tests {
             ("\n", No, Trim::Newline, Some(("", 0)), Nl),
             ("ab\n", No, Trim::None, Some(("ab\\n", 3)), No),
             ("ab ", No, Trim::All, None, No),
+            ("a b", No, Trim::All, Some(("a b", 3)), No),
+            ("ab ", No, Trim::None, Some(("ab ", 3)), No),
             ("a<b", No, Trim::None, Some(("a<b", 3)), No),
             ("a</", No, Trim::None, None, No),
             ("a<w", No, Trim::None, None, No),
@@ -440,13 +482,14 @@ mod tests {
             ("a&", No, Trim::None, None, No),
         ];
         for (chunk, before, trim, want, after) in table {
-            let plain = before == No && is_plain(&escapes, trim, chunk.as_bytes());
+            let classes = value_classes(&watch(trim, true));
+            let plain = before == No && is_plain(&classes, chunk.as_bytes());
             let (mut held, mut scratch) = (before, Vec::new());
             let got = if plain {
                 Some((chunk, chunk.len()))
             } else {
                 let watch = Watch {
-                    stops: &stops,
+                    classes: &classes,
                     seconds: &seconds,
                     entities: true,
                     trim,
@@ -458,10 +501,11 @@ mod tests {
             assert_eq!(held, after, "{chunk:?} after {before:?}: held after");
         }
         // Where one markup is a single byte, the byte ends the run.
+        let classes = value_classes(&watch(Trim::None, false));
         let watch = Watch {
-            stops: &stops,
+            classes: &classes,
             seconds: &seconds,
-            entities: false,
+            entities: true,
             trim: Trim::None,
             holds: false,
         };
