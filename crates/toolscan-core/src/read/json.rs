@@ -356,6 +356,17 @@ impl JsonScanner {
         StringRun::Escapes
     }
 
+    /// A run of plain content (see [`is_plain_content`](Self::is_plain_content))
+    /// ended with a backslash that was not passed on: the next byte is its
+    /// escape's second, as [`string_run`](Self::string_run) leaves it.
+    pub(crate) fn hold_backslash(&mut self) {
+        debug_assert!(
+            self.st == St::Str && self.esc == Esc::None,
+            "inside plain content"
+        );
+        self.esc = Esc::Backslash;
+    }
+
     fn string_bytes<S: Visitor>(&mut self, bytes: &[u8], sink: &mut S) {
         self.record_key(bytes);
         sink.output(bytes);

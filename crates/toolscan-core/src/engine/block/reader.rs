@@ -74,7 +74,12 @@ impl Block {
     /// A run's lag added to the counters it left behind.
     fn apply(&mut self, lag: Option<Lag>) {
         match lag {
-            Some(Lag::Span { raw }) => self.calls.settle_span_run(raw),
+            Some(Lag::Span { raw, escape }) => {
+                self.calls.settle_span_run(raw);
+                if let (true, StepState::Json(js)) = (escape, &mut self.st) {
+                    js.scanner.hold_backslash();
+                }
+            }
             Some(Lag::Value { raw, text, start }) => {
                 if let StepState::Value(vr) = &mut self.st {
                     vr.handed(raw);

@@ -118,8 +118,12 @@ pub(crate) struct Steady {
     /// Bytes handed on since the run began that the step's reader and the
     /// call have not counted yet.
     raw: usize,
-    /// The last byte taken, if it is held back ([`Kind::Value`] only).
+    /// For [`Kind::Value`]: the last byte taken, if it is held back.
     held: Held,
+    /// For [`Kind::Span`]: the last byte taken is a backslash, held back:
+    /// the byte after it, which comes with the next chunk, makes the
+    /// escape.
+    backslash: bool,
     /// Bytes of deltas sent since the run began that the call has not
     /// counted yet.
     text: usize,
@@ -153,6 +157,7 @@ impl Default for Steady {
             limit: 0,
             raw: 0,
             held: Held::Nothing,
+            backslash: false,
             text: 0,
             classes: [0; 256],
             seconds: [0; 4],
@@ -197,6 +202,7 @@ impl Steady {
         self.limit = limit;
         self.raw = 0;
         self.held = Held::Nothing;
+        self.backslash = false;
         self.text = 0;
     }
 
@@ -210,7 +216,6 @@ impl Steady {
             return false;
         }
         let (delta, handed) = match self.kind {
-            Some(Kind::Span) if Self::is_span_run(bytes) => (text, bytes.len()),
             Some(Kind::Value) if self.held == Held::Nothing && is_plain(&self.classes, bytes) => {
                 (text, bytes.len())
             }
@@ -229,7 +234,11 @@ impl Steady {
                 Some(d) => d,
                 None => return false,
             },
-            _ => return false,
+            Some(Kind::Span) => match span_delta(&mut self.backslash, &mut self.scratch, text) {
+                Some(d) => d,
+                None => return false,
+            },
+            None => return false,
         };
         if !delta.is_empty() {
             out.event(EventRef::ToolCallArgs {
@@ -243,29 +252,6 @@ impl Steady {
         true
     }
 
-    /// Whether `bytes` are JSON string content that leaves the scanner
-    /// where it was: no quote, no control byte, and each backslash with
-    /// the byte of a two-byte escape after it.
-    fn is_span_run(bytes: &[u8]) -> bool {
-        let classes = &SPAN;
-        let mut i = 0;
-        while let Some(&b) = bytes.get(i) {
-            if classes[usize::from(b)] & STOP != 0 {
-                let pair = b == b'\\'
-                    && matches!(
-                        bytes.get(i + 1),
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
-                    );
-                if !pair {
-                    return false;
-                }
-                i += 1;
-            }
-            i += 1;
-        }
-        true
-    }
-
     /// Ends the run: what the block's counters lag behind, which the block
     /// adds to them (`Block::settle`). `None` if no run was on.
     pub(crate) fn end(&mut self) -> Option<Lag> {
@@ -274,12 +260,13 @@ impl Steady {
             Held::Start(b) => Some(b),
             Held::Nothing | Held::Newline => None,
         };
+        let escape = std::mem::take(&mut self.backslash);
         let (raw, text) = (
             std::mem::take(&mut self.raw),
             std::mem::take(&mut self.text),
         );
         Some(match kind {
-            Kind::Span => Lag::Span { raw },
+            Kind::Span => Lag::Span { raw, escape },
             Kind::Value => Lag::Value { raw, text, start },
         })
     }
@@ -289,8 +276,9 @@ impl Steady {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Lag {
     /// `raw` more bytes of arguments that are a span of the input, held
-    /// and sent.
-    Span { raw: usize },
+    /// and sent; `escape`: a backslash after them is held, not handed on,
+    /// and the JSON scanner reads the next byte as its escape's second.
+    Span { raw: usize, escape: bool },
     /// `raw` more bytes of a raw value handed on (its reader's and its
     /// segment's), and `text` more bytes of deltas sent; `start`: the
     /// last byte held is one that may begin the end markup, which the
@@ -301,6 +289,63 @@ pub(crate) enum Lag {
         text: usize,
         start: Option<u8>,
     },
+}
+
+/// The delta of `text`, a chunk of JSON string content in arguments that
+/// are a span of the input, and how many of its bytes (and of a backslash
+/// held before it) it hands on: the chunk as it stands when nothing is
+/// held before it and it does not end in a backslash. A backslash is
+/// taken with the byte after it when that makes a two-byte escape (the
+/// scanner passes both on, as they stand); one that ends the chunk is
+/// held back. `None`: the run ends here and nothing changed (the string
+/// ends, a control byte, a `\u` escape).
+#[inline]
+fn span_delta<'s>(
+    backslash: &mut bool,
+    scratch: &'s mut Vec<u8>,
+    text: &'s str,
+) -> Option<(&'s str, usize)> {
+    let bytes = text.as_bytes();
+    let two_byte = |b: Option<&u8>| {
+        matches!(
+            b,
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+        )
+    };
+    let after_backslash = *backslash;
+    if after_backslash && !two_byte(bytes.first()) {
+        return None;
+    }
+    let mut i = usize::from(after_backslash);
+    let mut end = bytes.len();
+    while let Some(&b) = bytes.get(i) {
+        if SPAN[usize::from(b)] & STOP != 0 {
+            if b != b'\\' {
+                return None;
+            }
+            if i + 1 == bytes.len() {
+                end = i;
+                break;
+            }
+            if !two_byte(bytes.get(i + 1)) {
+                return None;
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+    // (`end` is at the chunk's end or at its last byte, a backslash.)
+    let taken = text.get(..end)?;
+    let delta = if after_backslash {
+        scratch.clear();
+        scratch.push(b'\\');
+        scratch.extend_from_slice(taken.as_bytes());
+        crate::scan::utf8::as_text(scratch)?
+    } else {
+        taken
+    };
+    *backslash = end < bytes.len();
+    Some((delta, usize::from(after_backslash) + end))
 }
 
 /// Whether `bytes`, a chunk of a raw value, is its own delta: no byte
@@ -419,6 +464,40 @@ mod tests {
             let n = write_json_str_byte(b, &mut out, 0).expect("room");
             assert_eq!(has(&ESCAPED, b), out[..n] != [b], "byte {b:#04x}");
             assert_eq!(SPAN[usize::from(b)] == STOP, out[..n] != [b], "{b:#04x}");
+        }
+    }
+
+    #[test]
+    fn a_chunk_of_json_string_content_by_what_it_holds() {
+        let (bs, no) = (true, false);
+        // (chunk, backslash held before, delta and bytes handed on,
+        // backslash held after)
+        type Row = (&'static str, bool, Option<(&'static str, usize)>, bool);
+        let table: [Row; 14] = [
+            ("ab", no, Some(("ab", 2)), no),
+            ("a\\nb", no, Some(("a\\nb", 4)), no),
+            ("é\\\"", no, Some(("é\\\"", 4)), no),
+            // A backslash last: held back.
+            ("ab\\", no, Some(("ab", 2)), bs),
+            ("\\", no, Some(("", 0)), bs),
+            ("a\\\\\\", no, Some(("a\\\\", 3)), bs),
+            // ... and the next byte makes its escape.
+            ("n", bs, Some(("\\n", 2)), no),
+            ("\"ab", bs, Some(("\\\"ab", 4)), no),
+            ("\\", bs, Some(("\\\\", 2)), no),
+            ("/\\", bs, Some(("\\/", 2)), bs),
+            // The run ends: a `\u` escape, the string's end, a control
+            // byte.
+            ("u00e9", bs, None, bs),
+            ("a\\u", no, None, no),
+            ("a\"", no, None, no),
+            ("a\u{1}", no, None, no),
+        ];
+        for (chunk, before, want, after) in table {
+            let (mut held, mut scratch) = (before, Vec::new());
+            let got = span_delta(&mut held, &mut scratch, chunk);
+            assert_eq!(got, want, "{chunk:?} after {before:?}");
+            assert_eq!(held, after, "{chunk:?} after {before:?}: held after");
         }
     }
 
