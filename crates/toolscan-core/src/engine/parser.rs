@@ -279,6 +279,12 @@ impl Parser {
                 self.release_held_and_pass(t, out);
                 true
             }),
+            Mode::Text(_) => match self.plain_then_held(chunk) {
+                Some((held, sid)) => {
+                    text(chunk).is_some_and(|t| self.pass_and_hold(t, held, sid, out))
+                }
+                None => false,
+            },
             Mode::Block(_) if chunk.len() <= TOKEN_SIZED && self.stream.hold.is_none() => {
                 let Some(t) = text(chunk) else {
                     return false;
@@ -342,6 +348,46 @@ impl Parser {
             && st.sid == set.start()
             && self.stream.hold.is_none()
             && set.is_plain(chunk, p.after_word)
+    }
+
+    /// The fast path of the text mode for a token-sized chunk that is
+    /// plain but for its last bytes, which may begin a marker: nothing is
+    /// pending, the automaton is at its start, and no marker is in `chunk`
+    /// ([`MarkerSet::plain_then_held`](crate::scan::marker::MarkerSet::plain_then_held)).
+    /// How many bytes are held, and the automaton's state after them.
+    #[inline]
+    fn plain_then_held(&self, chunk: &[u8]) -> Option<(usize, StateID)> {
+        let Mode::Text(st) = &self.mode else {
+            return None;
+        };
+        let set = &self.g.text_set(self.stream.watch()).set;
+        let p = &self.stream.pending;
+        if p.buf.is_empty() && st.sid == set.start() && self.stream.hold.is_none() {
+            set.plain_then_held(chunk, p.after_word)
+        } else {
+            None
+        }
+    }
+
+    /// Passes `text` but for its last `held` bytes, which are held with
+    /// the automaton at `sid` (see [`plain_then_held`](Parser::plain_then_held)):
+    /// what the ordinary way does with such a chunk. `false` (nothing
+    /// done) if they do not begin a character.
+    fn pass_and_hold(&mut self, text: &str, held: usize, sid: StateID, out: &mut dyn Sink) -> bool {
+        let Some((pass, hold)) = text
+            .len()
+            .checked_sub(held)
+            .and_then(|cut| text.split_at_checked(cut))
+        else {
+            return false;
+        };
+        let p = &mut self.stream.pending;
+        p.pass_text(pass, out);
+        p.take_text(hold);
+        if let Mode::Text(st) = &mut self.mode {
+            st.sid = sid;
+        }
+        true
     }
 
     /// The fast path after a hold-back, for token-sized chunks: the held
@@ -987,6 +1033,7 @@ impl<S: Sink + ?Sized> Sink for SinkRef<'_, S> {
 mod tests {
     use super::*;
     use crate::catalogue::registry::Registry;
+    use crate::ids::IdMint;
     use crate::lang::format::{Format, Opener, Step};
 
     fn run(format: Format, input: &[u8]) -> Vec<Event> {
@@ -997,6 +1044,96 @@ mod tests {
         let mut ev = p.feed(input);
         ev.extend(p.finish());
         ev.into_vec()
+    }
+
+    /// The fast paths of token-sized chunks against the ordinary way
+    /// (`process`) alone, chunk by chunk: the same calls in the same
+    /// chunks, text and reasoning released no later (a fast path may
+    /// release sooner: the ordinary way holds the `f` of `of` for a marker
+    /// that only begins a word), the same events in the end. Text and
+    /// reasoning with marker fragments, in 1- to 8-byte chunks, under
+    /// formats with many markers.
+    #[test]
+    fn the_fast_paths_are_the_ordinary_way_or_sooner() {
+        // Text, reasoning, and every other event.
+        fn released(events: &[Event]) -> (String, String, Vec<Event>) {
+            let (mut text, mut reasoning, mut other) = (String::new(), String::new(), Vec::new());
+            for e in events {
+                match e {
+                    Event::Text { delta } => text.push_str(delta),
+                    Event::Reasoning { delta } => reasoning.push_str(delta),
+                    e => other.push(e.clone()),
+                }
+            }
+            (text, reasoning, other)
+        }
+        const PIECES: [&str; 24] = [
+            " fun",
+            "functools[",
+            "<tool",
+            "_call>",
+            "<｜",
+            "tool▁calls▁begin｜>",
+            "[TOOL",
+            "_CALLS]",
+            "TOOL_CALL",
+            "tool",
+            "\n",
+            "a ",
+            "often ",
+            "<func",
+            "tion=f>",
+            "[",
+            "{\"name\": \"f\", \"arguments\": {}}",
+            "</tool_call>",
+            "Let ",
+            "é ☂",
+            "<think>",
+            "</think>",
+            "{\"x\": \"a<b\\n\"}",
+            "<parameter=k>\nv <\n</parameter>",
+        ];
+        let mut rng = toolscan_testkit::rng::Rng::new(7);
+        let options = || Options {
+            ids: IdMint::Seeded(1),
+            reasoning: true,
+            ..Options::default()
+        };
+        for format in ["auto", "hermes", "deepseek-v3.1", "mistral", "qwen3-coder"] {
+            let g = Registry::builtin().grammar(format).expect("format");
+            for _ in 0..150 {
+                let n = 1 + rng.below(10);
+                let input: String = (0..n).map(|_| PIECES[rng.below(PIECES.len())]).collect();
+                let size = 1 + rng.below(8);
+                let (mut fast, mut ordinary) = (
+                    Parser::new(g.clone(), options()),
+                    Parser::new(g.clone(), options()),
+                );
+                let (mut a, mut b): (Vec<Event>, Vec<Event>) = (Vec::new(), Vec::new());
+                for piece in toolscan_testkit::prose::pieces(&input, size) {
+                    fast.feed_str_with(piece, &mut a);
+                    let ch = Chunk::from_str(piece, ordinary.stream.pending.pos);
+                    ordinary.process(&ch, &mut b);
+                    let (fa, or) = (released(&a), released(&b));
+                    let at = format!("{format}: {input:?} in pieces of {size}, at {piece:?}");
+                    assert_eq!(fa.2, or.2, "{at}");
+                    assert!(fa.0.starts_with(&or.0), "{at}: text {:?}, {:?}", fa.0, or.0);
+                    assert!(
+                        fa.1.starts_with(&or.1),
+                        "{at}: reasoning {:?}, {:?}",
+                        fa.1,
+                        or.1
+                    );
+                }
+                fast.finish_with(&mut a);
+                ordinary.finish_with(&mut b);
+                assert_eq!(
+                    crate::coalesce(a),
+                    crate::coalesce(b),
+                    "{format}: {input:?} in pieces of {size}, at the end"
+                );
+            }
+        }
     }
 
     fn text(ev: &[Event]) -> String {

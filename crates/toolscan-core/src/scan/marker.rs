@@ -573,14 +573,41 @@ impl MarkerSet {
     /// case for another marker's sake; a marker of the wrong case is never
     /// taken, so it need not be held).
     fn plain_from(&self, hay: &[u8]) -> bool {
+        self.walk(hay).is_some_and(|(held, _)| held == 0)
+    }
+
+    /// Reads `hay` with the automaton from its start state: `None` if it
+    /// meets a marker (accepted or not); else how many of its last bytes
+    /// may begin one ([`held`](Self::held)) and the state it ends in.
+    fn walk(&self, hay: &[u8]) -> Option<(usize, StateID)> {
         let mut sid = self.start;
         for &b in hay {
             sid = self.dfa.next_state(Anchored::No, sid, b);
             if self.dfa.is_special(sid) && self.dfa.is_match(sid) {
-                return false;
+                return None;
             }
         }
-        self.held(sid, &[], hay) == 0
+        Some((self.held(sid, &[], hay), sid))
+    }
+
+    /// For a short `hay` read from the start state (as
+    /// [`is_plain`](Self::is_plain)): if no marker is in it, how many of
+    /// its last bytes may begin one — the rest is text — and the
+    /// automaton's state after it. `None`: a marker may be in it, or it is
+    /// not short; the ordinary scan decides.
+    ///
+    /// What the scan decides for `hay` cut where a marker may first begin
+    /// ([`first_begin`](Self::first_begin)): the piece before is plain, the
+    /// piece after is read from the start state.
+    #[inline]
+    pub(crate) fn plain_then_held(&self, hay: &[u8], after_word: bool) -> Option<(usize, StateID)> {
+        if hay.len() >= SHORT {
+            return None;
+        }
+        match self.first_begin(hay, after_word) {
+            None => Some((0, self.start)),
+            Some(t) => self.walk(&hay[t..]),
+        }
     }
 
     /// How many of the last bytes fed may begin a marker, the automaton
