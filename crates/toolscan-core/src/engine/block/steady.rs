@@ -9,8 +9,9 @@
 //! the reader's and the call's counts of what was handed on and sent grow
 //! with them, and the chunk (escaped, for a raw value) is the delta. A
 //! [`Steady`] is that state remembered: it checks a chunk's bytes against
-//! a set of the bytes that could change anything (markup, a string's end,
-//! a limit), holds the chunk and sends the delta, and counts what the
+//! a table of what each byte is to the run (markup, a string's end or
+//! escape, a byte a JSON string escapes) and its length against the
+//! limit, holds the chunk and sends the delta, and counts what the
 //! block's counters lag behind. [`Steady::end`] ends the run and says by
 //! how much ([`Lag`]); the block adds that to its counters before anything
 //! else reads it (`Block::settle`).
@@ -18,13 +19,15 @@
 //! Invariant: while a run is on, the block's state is the one the direct
 //! path would have left after the same chunks, except that the step's
 //! reader and the call count `raw` bytes handed on (and the call `text`
-//! bytes of deltas) fewer than they should. A raw value may hold a chunk's
-//! last byte back, as the reader does: it is in the pending buffer, not
-//! handed on, and goes out with the next chunk if that shows it is value.
-//! It is a newline that may be markup (Qwen3-Coder's template writes one
-//! before the closing tag), or a byte that may begin the end markup (the
-//! `<` of `if (a <` where the chunk ends), which the reader's matcher
-//! holds as markup half met: [`Lag::Value`] says so.
+//! bytes of deltas) fewer than they should. A run may hold a chunk's last
+//! byte back, as the reader does: it is in the pending buffer, not handed
+//! on, and goes out with the next chunk if that allows. In a JSON string
+//! it is a backslash, whose escape the next byte makes (the scanner holds
+//! it: [`Lag::Span`] says so). In a raw value it is a newline that may be
+//! markup (Qwen3-Coder's template writes one before the closing tag), or
+//! a byte that may begin the end markup (the `<` of `if (a <` where the
+//! chunk ends), which the reader's matcher holds as markup half met:
+//! [`Lag::Value`] says so.
 
 use crate::engine::pending::Pending;
 use crate::event::EventRef;
