@@ -138,13 +138,13 @@ pub(crate) struct Steady {
     /// For [`Kind::Value`]: the bytes that may come second in its end
     /// markup.
     seconds: ByteSet,
-    /// For [`Kind::Value`]: `&` begins an entity (and is in `stops`).
+    /// For [`Kind::Value`]: `&` begins an entity (and is a [`STOP`]).
     entities: bool,
     /// For [`Kind::Value`]: which of its trailing whitespace may be
     /// markup. One newline ([`Trim::Newline`]) is held back within the
     /// run (`held`); any other ([`Trim::All`]) ends it.
     trim: Trim,
-    /// For [`Kind::Value`]: a byte of `stops` that ends a chunk may be
+    /// For [`Kind::Value`]: a [`STOP`] byte that ends a chunk may be
     /// held back (`held`); otherwise it ends the run.
     holds: bool,
     /// A raw value's delta, when it is not the chunk as it stands (kept
