@@ -112,13 +112,35 @@ pub(crate) fn write_json_str_content(raw: &[u8], out: &mut [u8], at: usize) -> O
     Some(o)
 }
 
+/// Each byte as [`push_json_str_content`] writes it, in the low bytes
+/// (little-endian), with its length (1, 2 or 6) in the top byte.
+static FORMS: [u64; 256] = {
+    let table = escape_table();
+    let mut forms = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let form: [u8; 8] = match table[b] {
+            0 => [b as u8, 0, 0, 0, 0, 0, 0, 1],
+            b'u' => [b'\\', b'u', b'0', b'0', HEX[b >> 4], HEX[b & 0x0f], 0, 6],
+            e => [b'\\', e, 0, 0, 0, 0, 0, 2],
+        };
+        forms[b] = u64::from_le_bytes(form);
+        b += 1;
+    }
+    forms
+};
+
 /// Writes byte `b` escaped as [`push_json_str_content`] does at `out[o]`;
-/// returns where it ends, or `None` if the room ran out (six bytes always
-/// suffice). For a token's bytes, too few for the eight-byte stores of
-/// [`write_json_str_content`].
+/// returns where it ends, or `None` if the room ran out: eight bytes are
+/// stored whatever the length (the bytes after the form are left
+/// unspecified). For a token's bytes, too few for the word-at-a-time
+/// stores of [`write_json_str_content`]: one store and no branch on the
+/// byte, which a chunk of source code would mispredict.
 #[inline]
 pub(crate) fn write_json_str_byte(b: u8, out: &mut [u8], o: usize) -> Option<usize> {
-    write_escape(b, ESCAPE[usize::from(b)], out, o)
+    let form = FORMS[usize::from(b)];
+    out.get_mut(o..o + 8)?.copy_from_slice(&form.to_le_bytes());
+    Some(o + (form >> 56) as usize)
 }
 
 /// Writes byte `b` at `out[o]`, escaped if `e` (its entry in [`ESCAPE`])
@@ -411,6 +433,24 @@ mod tests {
             push_json_str(&[b], &mut quoted);
             let back: String = serde_json::from_slice(&quoted).expect("valid JSON string");
             assert_eq!(back.as_bytes(), [b]);
+        }
+    }
+
+    /// The one-store form of each byte is what the escaper writes, and the
+    /// bytes before it stay.
+    #[test]
+    fn every_byte_in_one_store() {
+        for b in 0..=u8::MAX {
+            let mut want = b"ab".to_vec();
+            push_json_str_content(&[b], &mut want);
+            let mut out = *b"ab--------";
+            let end = write_json_str_byte(b, &mut out, 2).expect("room");
+            assert_eq!(out[..end], want[..], "{b:#04x}");
+            assert_eq!(
+                write_json_str_byte(b, &mut out, 3),
+                None,
+                "{b:#04x}: no room"
+            );
         }
     }
 }

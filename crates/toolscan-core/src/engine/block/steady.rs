@@ -82,8 +82,9 @@ fn value_classes(watch: &RunBytes) -> Classes {
 }
 
 /// Room for a token-sized chunk of a raw value escaped (the parser's
-/// direct path takes chunks of up to 64 bytes), after a held byte.
-const TOKEN_ROOM: usize = 6 + 6 * 64;
+/// direct path takes chunks of up to 64 bytes), after a held byte, and
+/// the eight bytes the last store writes.
+const TOKEN_ROOM: usize = 6 + 6 * 64 + 8;
 
 /// The last byte of the chunk a raw value's run took, held back (in the
 /// pending buffer, not handed on) until the next chunk decides it.
@@ -411,8 +412,9 @@ fn value_delta<'s>(
         // The reader would hold that whitespace back with the byte.
         return None;
     }
-    // Room for the held byte and every byte escaped in six.
-    let room = 6 + 6 * body.len();
+    // Room for the held byte and every byte escaped in six, and the
+    // eight bytes the last store writes.
+    let room = 6 + 6 * body.len() + 8;
     if scratch.len() < room {
         scratch.resize(room.max(TOKEN_ROOM), 0);
     }
@@ -423,13 +425,7 @@ fn value_delta<'s>(
         Held::Start(b) => write_json_str_byte(b, scratch, 0)?,
     };
     for (i, &b) in body.iter().enumerate() {
-        let c = class(b);
-        if c == 0 {
-            *scratch.get_mut(o)? = b;
-            o += 1;
-            continue;
-        }
-        if c & STOP != 0 {
+        if class(b) & STOP != 0 {
             // It begins no markup if the next byte, in this chunk, is
             // one no markup has second (the `<` of `a < b`).
             let next = bytes.get(i + 1);
@@ -463,7 +459,7 @@ mod tests {
     #[test]
     fn the_json_escaped_set_is_what_the_escaper_escapes() {
         for b in 0..=u8::MAX {
-            let mut out = [0; 6];
+            let mut out = [0; 8];
             let n = write_json_str_byte(b, &mut out, 0).expect("room");
             assert_eq!(has(&ESCAPED, b), out[..n] != [b], "byte {b:#04x}");
             assert_eq!(SPAN[usize::from(b)] == STOP, out[..n] != [b], "{b:#04x}");
