@@ -260,9 +260,11 @@ impl Parser {
 
     /// The fast paths of a token-sized chunk, `text` its UTF-8 check: plain
     /// text ([`plain`](Parser::plain)), text after a hold-back
-    /// ([`held_then_plain`](Parser::held_then_plain)), a chunk inside a
-    /// JSON string of a block ([`string_run`](Parser::string_run)).
-    /// `true`: the chunk was fed; `false`: nothing was done.
+    /// ([`held_then_plain`](Parser::held_then_plain)), text before a
+    /// hold-back ([`plain_then_held`](Parser::plain_then_held)), the next
+    /// chunk of a steady run or a chunk inside a string or value of a block
+    /// ([`string_run`](Parser::string_run)). `true`: the chunk was fed;
+    /// `false`: nothing was done.
     #[inline]
     fn fast<'c>(
         &mut self,
