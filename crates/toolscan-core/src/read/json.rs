@@ -182,6 +182,12 @@ fn err(at: Offset, reason: Reason) -> JsonError {
     JsonError { at, reason }
 }
 
+/// Whether `b` after a backslash makes one of JSON's two-byte escapes
+/// (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`; not `\u`).
+pub(crate) fn is_two_byte_escape(b: u8) -> bool {
+    matches!(b, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+}
+
 impl JsonScanner {
     pub(crate) fn new(lenient: bool, max_depth: usize) -> JsonScanner {
         JsonScanner {
@@ -332,7 +338,7 @@ impl JsonScanner {
         let mut escaped = escaped_before;
         for &b in bytes {
             if escaped {
-                if !matches!(b, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') {
+                if !is_two_byte_escape(b) {
                     return StringRun::No;
                 }
                 escaped = false;

@@ -33,6 +33,7 @@ use crate::engine::pending::Pending;
 use crate::event::EventRef;
 use crate::lang::format::Trim;
 use crate::read::escape::{write_json_str_byte, ESCAPED};
+use crate::read::json::is_two_byte_escape;
 use crate::read::value::{trailing_markup, RunBytes};
 use crate::sink::Sink;
 
@@ -310,12 +311,7 @@ fn span_delta<'s>(
     text: &'s str,
 ) -> Option<(&'s str, usize)> {
     let bytes = text.as_bytes();
-    let two_byte = |b: Option<&u8>| {
-        matches!(
-            b,
-            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
-        )
-    };
+    let two_byte = |b: Option<&u8>| b.is_some_and(|&b| is_two_byte_escape(b));
     let after_backslash = *backslash;
     if after_backslash && !two_byte(bytes.first()) {
         return None;
