@@ -107,8 +107,9 @@ pub(crate) struct Choice {
     pub(crate) finished: bool,
     /// Where calls and diagnostics are counted.
     tally: Option<std::sync::Arc<crate::tally::Tally>>,
-    /// `Some` when a call's entries wait for its end (the schema check
-    /// rejects calls: [`Check::Reject`]): the open call's, if any.
+    /// `Some` when a call's entries wait for its end (the default: see
+    /// [`Config::stream_arguments`]; always when the schema check rejects
+    /// calls, [`Check::Reject`]): the open call's, if any.
     held: Option<Held>,
 }
 
@@ -127,7 +128,8 @@ impl Choice {
             completed: 0,
             finished: false,
             tally: config.tally.clone(),
-            held: (config.options.check_calls == Check::Reject).then(Held::default),
+            held: (!config.stream_arguments || config.options.check_calls == Check::Reject)
+                .then(Held::default),
         }
     }
 

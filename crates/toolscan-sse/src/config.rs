@@ -16,6 +16,7 @@ use crate::tally::Tally;
 /// let grammar = Registry::builtin().grammar("hermes").unwrap();
 /// let config = Config::new(grammar).with_options(Options::new().with_reasoning(true));
 /// assert!(config.complete_at_stop);
+/// assert!(!config.stream_arguments, "a call is sent whole, once it ended");
 /// ```
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -31,18 +32,35 @@ pub struct Config {
     /// completes a call whose closing markup a stop sequence cut (see
     /// [`Options::complete_at_stop`]). Default: `true`.
     pub complete_at_stop: bool,
+    /// Whether a call's arguments are sent as they stream (`false`, the
+    /// default: a call's `tool_calls` entry — id, name and all its
+    /// arguments — is sent in the chunk where its end is confirmed, and a
+    /// call that fails or is cut short never produces one: its markup is
+    /// `content`, as the upstream sent it).
+    ///
+    /// `true` sends a call's first entry (id, name) when it starts and its
+    /// arguments as they come, for UIs that show them live. A call that
+    /// then breaks (malformed JSON, a stray closer, the token limit) has
+    /// already sent its entries with partial arguments (`{"city": `), and
+    /// its markup follows as `content`: clients that parse the arguments
+    /// of every entry they received (`openai-python`'s `.stream()` with a
+    /// typed tool, the AI SDK) then fail on a call the model never
+    /// completed. With [`Check::Reject`](toolscan_core::Check::Reject)
+    /// calls wait for their end either way.
+    pub stream_arguments: bool,
     /// Where the calls and diagnostics found are counted, if anywhere.
     pub tally: Option<Arc<Tally>>,
 }
 
 impl Config {
     /// Reads content with `grammar`, default options, `complete_at_stop`
-    /// on.
+    /// on, `stream_arguments` off.
     pub fn new(grammar: Arc<Grammar>) -> Config {
         Config {
             grammar,
             options: Options::default(),
             complete_at_stop: true,
+            stream_arguments: false,
             tally: None,
         }
     }
@@ -56,6 +74,12 @@ impl Config {
     /// Sets the parser options.
     pub fn with_options(mut self, options: Options) -> Config {
         self.options = options;
+        self
+    }
+
+    /// Sets [`Config::stream_arguments`].
+    pub fn with_stream_arguments(mut self, on: bool) -> Config {
+        self.stream_arguments = on;
         self
     }
 

@@ -4,7 +4,9 @@
 //!
 //! - [`rewrite_stream`] adapts an upstream SSE body (byte chunks cut
 //!   anywhere) to a rewritten SSE body, as the chunks arrive;
-//! - [`rewrite_body`] rewrites a whole `chat.completion` object.
+//! - [`rewrite_body`] rewrites a whole `chat.completion` object;
+//! - [`ChunkRewriter`] is the streaming rewrite over each chunk's JSON
+//!   text, without SSE (what bindings in other languages build on).
 //!
 //! Both read only the fields they need (`choices[].index`,
 //! `delta.content`/`message.content`, `delta.tool_calls[].index`,
@@ -19,12 +21,23 @@
 //!
 //! - text stays `delta.content`; reasoning (with
 //!   [`Options::reasoning`](toolscan_core::Options::reasoning)) goes to `delta.reasoning_content`;
-//! - a text call becomes `delta.tool_calls` entries: first
+//! - a text call becomes one `delta.tool_calls` entry,
 //!   `{"index", "id", "type": "function", "function": {"name", "arguments"}}`
-//!   (the arguments that came in the same chunk, maybe `""`), then
-//!   `{"index", "function": {"arguments": DELTA}}`; the concatenated
-//!   argument deltas are the call's arguments JSON text. A chunk holds at
-//!   most one entry per call (OpenAI's clients read one per index);
+//!   with all its arguments, in the chunk where the call's end is
+//!   confirmed (the chunk that brings its closing markup: still long
+//!   before `[DONE]`). A block that fails — malformed JSON, a stray closer,
+//!   cut by the token limit — never produces an entry: its markup is
+//!   `content`, as the upstream sent it, so a client never sees a call the
+//!   model did not complete (a *phantom call*). With
+//!   [`Config::stream_arguments`] a call's first entry (`index`, `id`,
+//!   `type`, `function.name`, and the arguments that came in the same
+//!   chunk, maybe `""`) is sent when it starts and
+//!   `{"index", "function": {"arguments": DELTA}}` entries as its
+//!   arguments come, for UIs that show them live; a call that then breaks
+//!   has sent entries whose arguments are not JSON, and its markup follows
+//!   as `content`. Either way the concatenated arguments of a call's
+//!   entries are its arguments JSON text, and a chunk holds at most one
+//!   entry per call (OpenAI's clients read one per index);
 //! - the upstream's own `delta.tool_calls` are passed on; a native call
 //!   keeps its index unless a text call of the same choice already took
 //!   it, in which case it gets the next free index (one above every index
@@ -38,8 +51,9 @@
 //!   (a call whose closing markup a stop sequence cut is completed, see
 //!   [`Config::complete_at_stop`]); with anything else with
 //!   [`finish_with`](toolscan_core::Parser::finish_with) (a call cut short
-//!   comes back as text). Tool-call entries already sent for a call that
-//!   is then cut short stay sent, as OpenAI's own truncated calls do.
+//!   comes back as text: `content`, with `"length"` kept). With
+//!   [`Config::stream_arguments`], entries already sent for a call that is
+//!   then cut short stay sent, as OpenAI's own truncated calls do.
 //!   A rewritten chunk whose choice carries tool calls and ends the choice
 //!   is sent as two: the calls with `finish_reason: null`, then the
 //!   envelope with an empty delta and the `finish_reason` (the stream
@@ -71,12 +85,14 @@
 
 mod body;
 mod choice;
+mod chunks;
 mod config;
 mod error;
 mod light;
 mod stream;
 mod tally;
 
+pub use chunks::{ChunkRewriter, Emit};
 pub use config::Config;
 pub use error::{BodyError, DecodeError, RewriteError};
 pub use tally::Tally;
@@ -112,7 +128,7 @@ use crate::stream::{Flow, Rewriter};
 /// let out: Vec<_> = futures::executor::block_on(rewrite_stream(out, config).collect());
 /// let sse: String = out.into_iter().map(|b| String::from_utf8(b.unwrap().to_vec()).unwrap()).collect();
 /// assert!(sse.contains(r#""tool_calls":[{"index":0,"id":"call_"#));
-/// assert!(sse.contains(r#""type":"function","function":{"name":"f","arguments":""}}"#));
+/// assert!(sse.contains(r#""type":"function","function":{"name":"f","arguments":"{}"}}"#));
 /// assert!(sse.contains(r#""finish_reason":"tool_calls""#));
 /// assert!(sse.ends_with("data: [DONE]\n\n"));
 /// ```

@@ -1,48 +1,18 @@
-//! The streaming rewrite: one upstream SSE event in, the bytes of zero or
-//! more SSE events out.
+//! The SSE rewrite: one upstream SSE event in, the bytes of zero or more
+//! SSE events out, over the chunk rewrite ([`ChunkRewriter`]).
 //!
-//! The rules (also in the crate documentation):
-//!
-//! - a `data` that is not JSON, not an object, or an object without a
-//!   `choices` array (an error object…) is passed on unchanged, as is an
-//!   event without `data`; invalid JSON is logged with `tracing::warn!`;
-//! - a chunk is rewritten choice by choice; a chunk the rewrite did not
-//!   change is passed on byte for byte (its `data` as it came);
-//! - a rewritten chunk whose choice carries tool calls and a
-//!   `finish_reason` is sent as two chunks, the `finish_reason` in the
-//!   second, after the calls ([`split_finish`]);
-//! - a changed chunk that now carries nothing — every choice's delta only
-//!   empty text or nulls, no `finish_reason`, no non-null field beyond the
-//!   envelope (`id`, `object`, `created`, `model`, `system_fingerprint`,
-//!   `service_tier`, `obfuscation`) — is not sent: its text was held back
-//!   (a possible marker) and comes in a later chunk, which has its own
-//!   envelope;
-//! - text, reasoning and calls still held when the upstream ends a choice
-//!   without a `finish_reason` (at `[DONE]`, at a usage-only chunk, or at
-//!   the end of the body) are sent in one extra chunk that copies the
-//!   envelope of the last upstream chunk;
-//! - `[DONE]` is sent once, last; the upstream is not read after it.
+//! - an event without `data` is passed on unchanged;
+//! - `[DONE]` ends every choice, is sent once, last; the upstream is not
+//!   read after it;
+//! - any other `data` is a chunk for the [`ChunkRewriter`]: the chunk as it
+//!   came is the event byte for byte, a rewritten chunk keeps the event's
+//!   other fields (`event`, `id`, `retry`), an added chunk is an event of
+//!   its own.
 
-use std::collections::BTreeMap;
-
-use serde_json::{Map, Value};
 use sse_stream::Sse;
 
-use crate::choice::{finish_reason, Choice, Pieces};
+use crate::chunks::{ChunkRewriter, Emit};
 use crate::config::Config;
-
-/// Top-level fields of a chunk that are the same in every chunk of a
-/// response (or carry no content): a chunk with nothing else is not worth
-/// sending.
-const ENVELOPE: [&str; 7] = [
-    "id",
-    "object",
-    "created",
-    "model",
-    "system_fingerprint",
-    "service_tier",
-    "obfuscation",
-];
 
 /// Whether the stream goes on after an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,72 +26,17 @@ pub(crate) enum Flow {
 /// The state of one streaming rewrite.
 #[derive(Debug)]
 pub(crate) struct Rewriter {
-    config: Config,
-    /// Each choice's state, by its `index`.
-    choices: BTreeMap<u64, Choice>,
-    /// The last chunk's top-level fields, without `usage`, `choices` set to
-    /// null in its place: the envelope of chunks this rewrite adds.
-    envelope: Map<String, Value>,
-    /// The data of a chunk later than `envelope`'s, read by the fast path
-    /// (which builds no `Value`): its envelope is taken when one is needed.
-    later: String,
-    /// Whether `later` holds such a chunk.
-    stale: bool,
-    /// A choice's events the fast path fed and found changed, for the
-    /// general path to use rather than feed the content again.
-    prefed: Option<(u64, Pieces)>,
+    chunks: ChunkRewriter,
+    /// What the chunk rewrite said of the current event (kept to reuse its
+    /// allocation).
+    emits: Vec<Emit>,
 }
 
 impl Rewriter {
     pub(crate) fn new(config: Config) -> Rewriter {
         Rewriter {
-            config,
-            choices: BTreeMap::new(),
-            envelope: Map::new(),
-            later: String::new(),
-            stale: false,
-            prefed: None,
-        }
-    }
-
-    /// The fast path: a chunk whose one choice carries text only, and whose
-    /// text the parser passes on unchanged (no marker begins in it, none
-    /// was held), goes out byte for byte without a `Value` being built.
-    /// `false`: the general path takes the chunk (with the events of the
-    /// feed, if the fast path fed it: see `prefed`).
-    fn fast(&mut self, data: &str) -> bool {
-        self.prefed = None;
-        let Some(t) = crate::light::text_only(data) else {
-            return false;
-        };
-        let config = &self.config;
-        let state = self
-            .choices
-            .entry(t.index)
-            .or_insert_with(|| Choice::new(config, t.index));
-        if !state.finished {
-            if let Some(content) = &t.content {
-                let mut pieces = Pieces::default();
-                state.feed(content, &mut pieces);
-                if pieces.text != **content || pieces.has_calls_or_reasoning() {
-                    self.prefed = Some((t.index, pieces));
-                    return false;
-                }
-            }
-        }
-        self.later.clear();
-        self.later.push_str(data);
-        self.stale = true;
-        true
-    }
-
-    /// Takes the envelope of the last chunk the fast path read, if it is
-    /// later than the one remembered.
-    fn refresh_envelope(&mut self) {
-        if std::mem::take(&mut self.stale) {
-            if let Ok(Value::Object(chunk)) = serde_json::from_str::<Value>(&self.later) {
-                self.remember_envelope(&chunk);
-            }
+            chunks: ChunkRewriter::new(config),
+            emits: Vec::new(),
         }
     }
 
@@ -136,322 +51,45 @@ impl Rewriter {
             write(out, Sse::default().data("[DONE]"));
             return Flow::Done;
         }
-        if self.fast(data) {
-            write(out, sse);
-            return Flow::Continue;
-        }
-        let mut chunk = match serde_json::from_str::<Value>(data) {
-            Ok(Value::Object(chunk)) => chunk,
-            Ok(_) => {
-                write(out, sse);
-                return Flow::Continue;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "toolscan-sse: an SSE data line is not JSON; passed on unchanged");
-                write(out, sse);
-                return Flow::Continue;
-            }
-        };
-        match chunk.get("choices") {
-            Some(Value::Array(choices)) if choices.is_empty() => {
-                // The usage chunk (`stream_options.include_usage`): every
-                // choice has ended.
-                if chunk.get("usage").is_some_and(|u| !u.is_null()) {
-                    self.end(out);
-                }
-                write(out, sse);
-                return Flow::Continue;
-            }
-            Some(Value::Array(_)) => {}
-            _ => {
-                write(out, sse);
-                return Flow::Continue;
-            }
-        }
-        self.stale = false;
-        self.remember_envelope(&chunk);
-        if !self.rewrite_choices(&mut chunk) {
-            write(out, sse);
-            return Flow::Continue;
-        }
-        if carries_nothing(&chunk) {
-            tracing::trace!("toolscan-sse: chunk held back entirely");
-            return Flow::Continue;
-        }
-        let end = split_finish(&mut chunk);
-        let data = Value::Object(chunk).to_string();
-        write(
-            out,
-            Sse {
-                data: Some(data),
-                ..sse
-            },
-        );
-        if let Some(end) = end {
-            write(out, Sse::default().data(Value::Object(end).to_string()));
-        }
+        let mut emits = std::mem::take(&mut self.emits);
+        self.chunks.chunk(data, &mut emits);
+        self.send(&mut emits, Some(sse), out);
+        self.emits = emits;
         Flow::Continue
     }
 
-    /// Ends every choice that is still open, sending what its parser still
-    /// held in one chunk (the upstream ended, or sent its usage).
+    /// Ends every choice that is still open (the upstream ended).
     pub(crate) fn end(&mut self, out: &mut Vec<u8>) {
-        let mut choices = Vec::new();
-        for (&index, state) in self.choices.iter_mut() {
-            if state.finished {
-                continue;
-            }
-            let mut pieces = Pieces::default();
-            state.finish(None, &mut pieces);
-            let mut choice = Map::new();
-            choice.insert("index".into(), index.into());
-            choice.insert("delta".into(), Value::Object(Map::new()));
-            let reason = match pieces.done {
-                Some(toolscan_core::FinishReason::ToolCalls) => Value::from("tool_calls"),
-                _ => Value::Null,
-            };
-            let changed = apply(&mut choice, None, pieces) || !reason.is_null();
-            choice.insert("finish_reason".into(), reason);
-            if changed {
-                choices.push(Value::Object(choice));
-            }
-        }
-        if choices.is_empty() {
-            return;
-        }
-        self.refresh_envelope();
-        let mut chunk = self.envelope.clone();
-        chunk.insert("choices".into(), Value::Array(choices));
-        let end = split_finish(&mut chunk);
-        write(out, Sse::default().data(Value::Object(chunk).to_string()));
-        if let Some(end) = end {
-            write(out, Sse::default().data(Value::Object(end).to_string()));
-        }
+        let mut emits = std::mem::take(&mut self.emits);
+        self.chunks.end(&mut emits);
+        self.send(&mut emits, None, out);
+        self.emits = emits;
     }
 
-    fn remember_envelope(&mut self, chunk: &Map<String, Value>) {
-        self.envelope.clear();
-        for (k, v) in chunk {
-            match k.as_str() {
-                "usage" => {}
-                "choices" => {
-                    self.envelope.insert(k.clone(), Value::Null);
+    /// Writes `emits` (drained) as SSE events; `upstream` is the event they
+    /// answer, if any.
+    fn send(&self, emits: &mut Vec<Emit>, mut upstream: Option<Sse>, out: &mut Vec<u8>) {
+        for emit in emits.drain(..) {
+            match emit {
+                Emit::Upstream => {
+                    if let Some(sse) = upstream.take() {
+                        write(out, sse);
+                    }
                 }
-                _ => {
-                    self.envelope.insert(k.clone(), v.clone());
-                }
+                Emit::Rewritten(data) => match upstream.take() {
+                    Some(sse) => write(
+                        out,
+                        Sse {
+                            data: Some(data),
+                            ..sse
+                        },
+                    ),
+                    None => write(out, Sse::default().data(data)),
+                },
+                Emit::Added(data) => write(out, Sse::default().data(data)),
             }
         }
     }
-
-    /// Rewrites every choice of `chunk`; whether anything changed.
-    fn rewrite_choices(&mut self, chunk: &mut Map<String, Value>) -> bool {
-        let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
-            return false;
-        };
-        let config = &self.config;
-        let mut prefed = self.prefed.take();
-        let mut changed = false;
-        for (pos, choice) in choices.iter_mut().enumerate() {
-            let Some(choice) = choice.as_object_mut() else {
-                continue;
-            };
-            let index = choice
-                .get("index")
-                .and_then(Value::as_u64)
-                .unwrap_or(pos as u64);
-            let state = self
-                .choices
-                .entry(index)
-                .or_insert_with(|| Choice::new(config, index));
-            let fed = prefed.take_if(|(i, _)| *i == index).map(|(_, p)| p);
-            changed |= rewrite_choice(state, choice, fed);
-        }
-        changed
-    }
-}
-
-/// Rewrites one choice of a chunk: its `delta.content` through its parser,
-/// native call indices, `finish_reason`. Whether anything changed.
-/// `fed`: the events of its content, when the fast path fed it already.
-fn rewrite_choice(
-    state: &mut Choice,
-    choice: &mut Map<String, Value>,
-    fed: Option<Pieces>,
-) -> bool {
-    if state.finished {
-        // Content after the choice's end: nothing to parse it with.
-        return false;
-    }
-    let mut pieces = Pieces::default();
-    let mut changed = false;
-    let mut original = None;
-    if let Some(delta) = choice.get_mut("delta").and_then(Value::as_object_mut) {
-        if let Some(Value::String(content)) = delta.get_mut("content") {
-            let content = std::mem::take(content);
-            match fed {
-                Some(fed) => pieces = fed,
-                None => state.feed(&content, &mut pieces),
-            }
-            original = Some(content);
-        }
-        if let Some(Value::Array(calls)) = delta.get_mut("tool_calls") {
-            for call in calls.iter_mut().filter_map(Value::as_object_mut) {
-                let Some(upstream) = call.get("index").and_then(Value::as_u64) else {
-                    continue;
-                };
-                let index = state.indices.native(upstream);
-                if index != upstream {
-                    call.insert("index".into(), index.into());
-                    changed = true;
-                }
-            }
-        }
-    }
-    if let Some(Value::String(upstream)) = choice.get("finish_reason") {
-        let upstream = upstream.clone();
-        state.finish(Some(&upstream), &mut pieces);
-        let reason = finish_reason(&upstream, state.completed);
-        if reason != upstream {
-            choice.insert("finish_reason".into(), reason.into());
-            changed = true;
-        }
-    }
-    apply(choice, original, pieces) || changed
-}
-
-/// Writes `pieces` into `choice`'s delta: `content` (back into its slot
-/// when the upstream had one, else added if there is text),
-/// `reasoning_content` (appended to the upstream's), `tool_calls` (after
-/// the upstream's). Whether the delta changed.
-fn apply(choice: &mut Map<String, Value>, original: Option<String>, pieces: Pieces) -> bool {
-    let text_changed = match &original {
-        Some(o) => *o != pieces.text,
-        None => !pieces.text.is_empty(),
-    };
-    if !text_changed && !pieces.has_calls_or_reasoning() {
-        if let Some(o) = original {
-            // Put the text back where it was taken from.
-            set_content(choice, o);
-        }
-        return false;
-    }
-    let delta = match choice.get_mut("delta") {
-        Some(Value::Object(d)) => d,
-        _ => {
-            choice.insert("delta".into(), Value::Object(Map::new()));
-            match choice.get_mut("delta") {
-                Some(Value::Object(d)) => d,
-                _ => return false,
-            }
-        }
-    };
-    if original.is_some() || !pieces.text.is_empty() {
-        delta.insert("content".into(), pieces.text.into());
-    }
-    if !pieces.reasoning.is_empty() {
-        match delta.get_mut("reasoning_content") {
-            Some(Value::String(r)) => r.push_str(&pieces.reasoning),
-            _ => {
-                delta.insert("reasoning_content".into(), pieces.reasoning.into());
-            }
-        }
-    }
-    if !pieces.entries.is_empty() {
-        let entries = pieces.entries.into_iter().map(|e| e.into_value());
-        match delta.get_mut("tool_calls") {
-            Some(Value::Array(calls)) => calls.extend(entries),
-            _ => {
-                delta.insert("tool_calls".into(), Value::Array(entries.collect()));
-            }
-        }
-    }
-    true
-}
-
-/// Takes the `finish_reason` of every choice whose delta carries tool
-/// calls out of `chunk`, into a chunk of its own to send after it (with
-/// the envelope): OpenAI's clients
-/// (the stream helper of `openai-python`) finish a call's arguments only
-/// when a later chunk comes, so a call's last delta must not share its
-/// chunk with the end of the choice. Every other field stays where it
-/// was (a `usage` too). `None` if no choice had both.
-fn split_finish(chunk: &mut Map<String, Value>) -> Option<Map<String, Value>> {
-    let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
-        return None;
-    };
-    let mut ends = Vec::new();
-    for choice in choices.iter_mut().filter_map(Value::as_object_mut) {
-        let has_calls = choice
-            .get("delta")
-            .and_then(|d| d.get("tool_calls"))
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-        let reason = choice.get("finish_reason").filter(|r| !r.is_null());
-        if let (true, Some(reason)) = (has_calls, reason.cloned()) {
-            choice.insert("finish_reason".into(), Value::Null);
-            let mut end = Map::new();
-            end.insert(
-                "index".into(),
-                choice.get("index").cloned().unwrap_or(Value::from(0)),
-            );
-            end.insert("delta".into(), Value::Object(Map::new()));
-            end.insert("finish_reason".into(), reason);
-            ends.push(Value::Object(end));
-        }
-    }
-    if ends.is_empty() {
-        return None;
-    }
-    let mut end: Map<String, Value> = chunk
-        .iter()
-        .filter(|(k, _)| ENVELOPE.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    end.insert("choices".into(), Value::Array(ends));
-    Some(end)
-}
-
-/// Puts `content` back into `choice.delta.content`.
-fn set_content(choice: &mut Map<String, Value>, content: String) {
-    if let Some(Value::Object(delta)) = choice.get_mut("delta") {
-        delta.insert("content".into(), content.into());
-    }
-}
-
-/// Whether a (rewritten) chunk carries nothing worth sending: see the
-/// module documentation.
-fn carries_nothing(chunk: &Map<String, Value>) -> bool {
-    chunk.iter().all(|(k, v)| match k.as_str() {
-        "choices" => match v {
-            Value::Array(choices) => !choices.is_empty() && choices.iter().all(choice_is_empty),
-            _ => false,
-        },
-        k if ENVELOPE.contains(&k) => true,
-        _ => v.is_null(),
-    })
-}
-
-/// A choice whose delta holds only empty text or nulls, with no
-/// `finish_reason` and no other non-null field.
-fn choice_is_empty(choice: &Value) -> bool {
-    let Value::Object(choice) = choice else {
-        return false;
-    };
-    choice.iter().all(|(k, v)| match k.as_str() {
-        "index" => true,
-        "delta" => match v {
-            Value::Null => true,
-            Value::Object(d) => d.values().all(|v| match v {
-                Value::Null => true,
-                Value::String(s) => s.is_empty(),
-                Value::Array(a) => a.is_empty(),
-                _ => false,
-            }),
-            _ => false,
-        },
-        _ => v.is_null(),
-    })
 }
 
 /// Appends the encoding of `sse` to `out`. The events come from the
