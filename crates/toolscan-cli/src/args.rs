@@ -86,7 +86,7 @@ pub struct ProxyArgs {
     /// settings for that model: `format`, `reasoning`,
     /// `starts_in_reasoning`, `calls_in_reasoning` ("text"/"call"),
     /// `parse_always`, `emulate_tools`,
-    /// `invalid_calls_as_text`.
+    /// `invalid_calls_as_text`, `stream_arguments`.
     #[arg(long, value_name = "FILE", env = "TOOLSCAN_MODEL_MAP")]
     pub model_map: Option<PathBuf>,
 
@@ -109,9 +109,19 @@ pub struct ProxyArgs {
     /// Send a call that does not fit the request's `tools` (a tool not in
     /// them, a required parameter missing, a value of the wrong type or
     /// outside its `enum`) as content, its markup as written, instead of a
-    /// `tool_calls` entry. Streamed calls then go out whole, once checked.
+    /// `tool_calls` entry.
     #[arg(long, env = "TOOLSCAN_INVALID_CALLS_AS_TEXT")]
     pub invalid_calls_as_text: bool,
+
+    /// Stream a call's arguments as they come (for UIs that show them
+    /// live). By default a call's `tool_calls` entry (id, name, all its
+    /// arguments) goes out in the chunk that completes the call, and a call
+    /// that breaks (malformed, cut by the token limit) is content, never an
+    /// entry. With this flag a call that breaks after it began has already
+    /// sent entries with partial arguments, and its markup follows as
+    /// content: clients that parse every call they were sent then fail.
+    #[arg(long, env = "TOOLSCAN_STREAM_ARGUMENTS")]
+    pub stream_arguments: bool,
 
     /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
     #[arg(long, env = "TOOLSCAN_REASONING")]
@@ -302,6 +312,16 @@ pub struct SseArgs {
     /// limits.
     #[command(flatten)]
     pub content: ContentArgs,
+
+    /// Stream a call's arguments as they come (for UIs that show them
+    /// live). By default a call's `tool_calls` entry (id, name, all its
+    /// arguments) goes out in the chunk that completes the call, and a call
+    /// that breaks (malformed, cut by the token limit) is content, never an
+    /// entry. With this flag a call that breaks after it began has already
+    /// sent entries with partial arguments, and its markup follows as
+    /// content.
+    #[arg(long)]
+    pub stream_arguments: bool,
 
     /// A recorded `chat.completions` stream (`data: {…}` events, `data:
     /// [DONE]`); `-` or nothing reads stdin.

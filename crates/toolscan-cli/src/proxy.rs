@@ -22,6 +22,7 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
         .with_parse_always(args.parse_always)
         .with_emulate_tools(args.emulate_tools)
         .with_invalid_calls_as_text(args.invalid_calls_as_text)
+        .with_stream_arguments(args.stream_arguments)
         .with_limits(args.limits.limits())
         .with_upstream_idle_timeout(Duration::from_secs_f64(args.upstream_idle_timeout))
         .with_max_sse_line(args.max_sse_line)

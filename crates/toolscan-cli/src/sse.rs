@@ -23,7 +23,9 @@ use crate::setup::{grammar_and_options, open_input, Input};
 /// Runs `toolscan sse`.
 pub fn run(args: SseArgs) -> Result<(), Failure> {
     let (grammar, options) = grammar_and_options(&args.content)?;
-    let config = Config::new(grammar).with_options(options);
+    let config = Config::new(grammar)
+        .with_options(options)
+        .with_stream_arguments(args.stream_arguments);
     let input = open_input(args.input.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()

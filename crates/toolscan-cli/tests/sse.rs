@@ -214,3 +214,36 @@ fn output_streams_before_the_input_ends() {
         Some("data: [DONE]")
     );
 }
+
+/// A stream whose call breaks after it began (a stray `</tool_call>` where
+/// the value should be): by default no `tool_calls` entry at all and the
+/// markup is content; `--stream-arguments` sends the live entries, the
+/// phantom call a client then chokes on.
+#[test]
+fn a_broken_call_is_content_unless_arguments_stream() {
+    let content =
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": </tool_call> sorry";
+    let mut input = String::new();
+    for piece in content.as_bytes().chunks(6) {
+        let piece = std::str::from_utf8(piece).unwrap();
+        let chunk = serde_json::json!({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]});
+        input.push_str(&format!("data: {chunk}\n\n"));
+    }
+    input.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+
+    let plain = summarise(&ok_stdout(&run(
+        &["sse", "--format", "hermes"],
+        input.as_bytes(),
+    )));
+    assert!(plain.calls.is_empty(), "{:?}", plain.calls);
+    assert_eq!(plain.content, content);
+    assert_eq!(plain.finish, ["stop"]);
+
+    let live = summarise(&ok_stdout(&run(
+        &["sse", "--format", "hermes", "--stream-arguments"],
+        input.as_bytes(),
+    )));
+    assert_eq!(live.calls[&0].1, "get_weather");
+    assert_eq!(live.calls[&0].2, "{\"city\": ");
+    assert_eq!(live.content, content);
+}

@@ -162,8 +162,18 @@ pub struct ProxyConfig {
     /// its markup as the model wrote it, not as a `tool_calls` entry (the
     /// check's diagnostics are counted and logged). Streamed, a call's
     /// `tool_calls` entry then goes out once the call is complete and
-    /// checked, not piece by piece. Off: every call that parses is a call.
+    /// checked. Off: every call that parses is a call.
     pub invalid_calls_as_text: bool,
+    /// Streamed answers send a call's arguments as they come: its first
+    /// `tool_calls` entry (id, name) when it starts, then argument deltas
+    /// (for UIs that show them live). Off, the default: a call's entry —
+    /// id, name and all its arguments — goes out in the chunk where the
+    /// call's end is confirmed, and a call that breaks (malformed, cut by
+    /// the token limit) never produces one; its markup is content. On, a
+    /// call that breaks after it began has already sent entries whose
+    /// arguments are not JSON, and its markup follows as content: see
+    /// [`toolscan_sse::Config::stream_arguments`].
+    pub stream_arguments: bool,
     /// The parser's limits.
     pub limits: Limits,
     /// Where the proxy counts requests, calls, diagnostics, upstream
@@ -211,6 +221,7 @@ impl ProxyConfig {
             parse_always: false,
             emulate_tools: false,
             invalid_calls_as_text: false,
+            stream_arguments: false,
             limits: Limits::default(),
             metrics: None,
             max_request_bytes: 32 << 20,
@@ -284,6 +295,14 @@ impl ProxyConfig {
         self
     }
 
+    /// Streams calls' arguments as they come (see
+    /// [`ProxyConfig::stream_arguments`]; a model map may turn it on or off
+    /// per model).
+    pub fn with_stream_arguments(mut self, on: bool) -> ProxyConfig {
+        self.stream_arguments = on;
+        self
+    }
+
     /// Sets [`ProxyConfig::upstream_idle_timeout`].
     pub fn with_upstream_idle_timeout(mut self, t: Duration) -> ProxyConfig {
         self.upstream_idle_timeout = t;
@@ -323,7 +342,8 @@ impl ProxyConfig {
     /// Reads a model map, as the command line's `--model-map FILE` holds:
     /// an object of model id → format name, or → an object of settings
     /// (`format`, `reasoning`, `starts_in_reasoning`, `calls_in_reasoning`,
-    /// `parse_always`, `emulate_tools`, `invalid_calls_as_text`) that
+    /// `parse_always`, `emulate_tools`, `invalid_calls_as_text`,
+    /// `stream_arguments`) that
     /// override the proxy's own for that model.
     pub fn parse_routes(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
         route::parse(text)
@@ -518,6 +538,7 @@ struct Proxy {
     parse_always: bool,
     emulate_tools: bool,
     invalid_calls_as_text: bool,
+    stream_arguments: bool,
     limits: Limits,
     metrics: Metrics,
     max_request_bytes: usize,
@@ -595,6 +616,7 @@ impl Proxy {
             parse_always: config.parse_always,
             emulate_tools: config.emulate_tools,
             invalid_calls_as_text: config.invalid_calls_as_text,
+            stream_arguments: config.stream_arguments,
             limits: config.limits,
             metrics: config.metrics.clone().unwrap_or_default(),
             max_request_bytes: config.max_request_bytes,
@@ -630,6 +652,15 @@ impl Proxy {
             .and_then(|m| self.routes.get(m))
             .and_then(|r| r.emulate_tools)
             .unwrap_or(self.emulate_tools)
+    }
+
+    /// Whether a streamed answer to `model` sends calls' arguments as they
+    /// come (see [`ProxyConfig::stream_arguments`]).
+    fn streams_arguments(&self, model: Option<&str>) -> bool {
+        model
+            .and_then(|m| self.routes.get(m))
+            .and_then(|r| r.stream_arguments)
+            .unwrap_or(self.stream_arguments)
     }
 
     /// How a request's completion is read, from what the request asks
@@ -1002,6 +1033,7 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
     let tally = Arc::new(Tally::default());
     let config = toolscan_sse::Config::new(grammar)
         .with_options(options)
+        .with_stream_arguments(proxy.streams_arguments(model))
         .with_tally(Arc::clone(&tally));
 
     let response = match proxy

@@ -41,6 +41,9 @@ pub struct Route {
     /// Calls that do not fit the request's `tools` are content (see
     /// [`ProxyConfig::invalid_calls_as_text`](crate::ProxyConfig::invalid_calls_as_text)).
     pub invalid_calls_as_text: Option<bool>,
+    /// Stream a call's arguments as they come (see
+    /// [`ProxyConfig::stream_arguments`](crate::ProxyConfig::stream_arguments)).
+    pub stream_arguments: Option<bool>,
 }
 
 impl Route {
@@ -55,8 +58,8 @@ impl Route {
 
 /// Reads a model map: an object of model id → format name, or → an object
 /// of `format`, `reasoning`, `starts_in_reasoning`, `calls_in_reasoning`
-/// (`"text"` or `"call"`), `parse_always`, `emulate_tools` and
-/// `invalid_calls_as_text`.
+/// (`"text"` or `"call"`), `parse_always`, `emulate_tools`,
+/// `invalid_calls_as_text` and `stream_arguments`.
 pub(crate) fn parse(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
     let bad = |why: String| ConfigError::ModelMap(why);
     let value: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
@@ -89,6 +92,7 @@ pub(crate) fn parse(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
                             "parse_always" => r.parse_always = Some(flag(&v)?),
                             "emulate_tools" => r.emulate_tools = Some(flag(&v)?),
                             "invalid_calls_as_text" => r.invalid_calls_as_text = Some(flag(&v)?),
+                            "stream_arguments" => r.stream_arguments = Some(flag(&v)?),
                             "calls_in_reasoning" => {
                                 r.calls_in_reasoning = Some(match v.as_str() {
                                     Some("text") => CallsInReasoning::Text,

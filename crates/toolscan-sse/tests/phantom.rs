@@ -41,7 +41,12 @@ fn entries(sse: &[u8]) -> Vec<Value> {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .flat_map(|ch| ch["delta"]["tool_calls"].as_array().cloned().unwrap_or_default())
+                .flat_map(|ch| {
+                    ch["delta"]["tool_calls"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default()
+                })
         })
         .collect()
 }
@@ -79,7 +84,11 @@ fn a_call_that_breaks_after_it_began_never_reaches_the_client() {
     for (what, content) in BROKEN {
         let input = hermes_stream(content, "stop");
         let out = every_cut(input.as_bytes(), || config("hermes"));
-        assert_eq!(entries(&out), Vec::<Value>::new(), "{what}: no entry at all");
+        assert_eq!(
+            entries(&out),
+            Vec::<Value>::new(),
+            "{what}: no entry at all"
+        );
         let r = reassemble(&out);
         let c = &r.choices[&0];
         assert_eq!(c.content, content, "{what}: the markup is content, whole");
