@@ -106,7 +106,67 @@ fn tools(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Tools> {
     Tools::from_json_str(&text).map_err(|e| OptionsError::new_err(e.to_string()))
 }
 
-impl Args<'_> {
+impl<'py> Args<'py> {
+    /// Every option at its default, the format `format`.
+    pub(crate) fn new(format: Option<String>) -> Args<'py> {
+        Args {
+            format,
+            model: None,
+            tools: None,
+            reasoning: false,
+            starts_in_reasoning: false,
+            calls_in_reasoning: None,
+            check_calls: None,
+            complete_at_stop: false,
+            max_calls: None,
+            only_tool: None,
+            ids: None,
+            seed: None,
+            max_call_bytes: None,
+            max_depth: None,
+            max_holdback: None,
+            max_name_bytes: None,
+        }
+    }
+
+    /// Sets the option `key` (a keyword of `Parser`) from a keyword
+    /// argument given as a dict entry; an unknown key is an
+    /// `OptionsError`. Values are checked by [`Args::build`], as `Parser`'s
+    /// are.
+    pub(crate) fn set(&mut self, key: &str, value: Bound<'py, PyAny>) -> PyResult<()> {
+        let text = |v: &Bound<'py, PyAny>| -> PyResult<Option<String>> {
+            v.extract::<Option<String>>()
+                .map_err(|_| OptionsError::new_err(format!("{key} must be a string or None")))
+        };
+        let yes = |v: &Bound<'py, PyAny>| -> PyResult<bool> {
+            v.extract::<bool>()
+                .map_err(|_| OptionsError::new_err(format!("{key} must be True or False")))
+        };
+        match key {
+            "model" => self.model = text(&value)?,
+            "tools" => self.tools = Some(value),
+            "reasoning" => self.reasoning = yes(&value)?,
+            "starts_in_reasoning" => self.starts_in_reasoning = yes(&value)?,
+            "calls_in_reasoning" => self.calls_in_reasoning = text(&value)?,
+            "check_calls" => self.check_calls = text(&value)?,
+            "complete_at_stop" => self.complete_at_stop = yes(&value)?,
+            "max_calls" => self.max_calls = Some(value),
+            "only_tool" => self.only_tool = text(&value)?,
+            "ids" => self.ids = text(&value)?,
+            "seed" => self.seed = Some(value),
+            "max_call_bytes" => self.max_call_bytes = Some(value),
+            "max_depth" => self.max_depth = Some(value),
+            "max_holdback" => self.max_holdback = Some(value),
+            "max_name_bytes" => self.max_name_bytes = Some(value),
+            other => {
+                return Err(OptionsError::new_err(format!(
+                    "unknown option {other:?} (the options are Parser's)"
+                )))
+            }
+        }
+        Ok(())
+    }
+
     /// Reads the options; a bad value is an `OptionsError`, an unknown
     /// format an `UnknownFormatError`.
     pub(crate) fn build(&self, py: Python<'_>) -> PyResult<Config> {

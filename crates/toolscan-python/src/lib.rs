@@ -15,6 +15,7 @@ use toolscan_core::Registry;
 mod config;
 mod errors;
 mod events;
+mod openai;
 mod parser;
 mod response;
 mod vllm;
@@ -162,6 +163,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FormatInfo>()?;
     m.add_class::<vllm::VllmBuilders>()?;
     m.add_class::<vllm::VllmStream>()?;
+    m.add_class::<openai::ChunkRewriter>()?;
+    m.add_function(wrap_pyfunction!(openai::rewrite_body, m)?)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(formats, m)?)?;
     m.add_function(wrap_pyfunction!(format_for_model, m)?)?;

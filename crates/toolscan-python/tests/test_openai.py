@@ -175,6 +175,50 @@ def test_reject_sends_only_calls_that_pass_the_check():
     assert "kelvin" in final.choices[0].message.content
 
 
+BROKEN = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": </tool_call>\nSorry.'
+
+
+def test_a_call_that_breaks_after_it_began_is_content_never_an_entry():
+    # No phantom call: the client's helper, given the tool's schema, would
+    # parse the arguments of every entry it received.
+    for chunks in (stream_objects(BROKEN, size=4), stream_dicts(BROKEN, size=4)):
+        out = list(toolscan.openai.wrap(chunks, format="hermes"))
+        for c in out:
+            delta = c["choices"][0]["delta"] if isinstance(c, dict) else c.choices[0].delta.model_dump()
+            assert not delta.get("tool_calls"), c
+        if isinstance(out[0], dict):
+            continue
+        final = accumulate(out)
+        assert final.choices[0].message.content == BROKEN
+        assert not final.choices[0].message.tool_calls
+        assert final.choices[0].finish_reason == "stop"
+
+
+def test_a_call_cut_by_the_token_limit_is_content_with_length():
+    cut = ANSWER[: -len('celsius"}}\n</tool_call>')]
+    final = accumulate(toolscan.openai.wrap(stream_objects(cut, size=6, finish_reason="length"), format="hermes"))
+    assert final.choices[0].finish_reason == "length"
+    assert final.choices[0].message.content == cut
+    assert not final.choices[0].message.tool_calls
+
+
+def test_a_complete_call_is_one_entry_with_all_its_arguments():
+    out = list(toolscan.openai.wrap(stream_dicts(ANSWER, size=3), format="hermes"))
+    entries = [e for c in out for e in c["choices"][0]["delta"].get("tool_calls") or []]
+    assert len(entries) == 1
+    assert json.loads(entries[0]["function"]["arguments"]) == {"city": "Paris", "unit": "celsius"}
+
+
+def test_stream_arguments_sends_the_deltas_as_they_come():
+    out = list(toolscan.openai.wrap(stream_dicts(ANSWER, size=3), format="hermes", stream_arguments=True))
+    entries = [e for c in out for e in c["choices"][0]["delta"].get("tool_calls") or []]
+    assert len(entries) > 2
+    assert entries[0]["function"]["name"] == "get_weather"
+    assert json.loads("".join(e["function"]["arguments"] for e in entries)) == {"city": "Paris", "unit": "celsius"}
+    with pytest.raises(toolscan.OptionsError):
+        toolscan.openai.wrap(iter([]), format="hermes", stream_arguments="yes")
+
+
 def test_async_streams_are_wrapped_too():
     async def source():
         for c in stream_objects(ANSWER):
@@ -351,6 +395,9 @@ SAME_AS_SSE = {
     "a native call after a text call": (with_native, []),
     "no finish_reason": (lambda: stream_dicts(ANSWER, size=8)[:-1], []),
     "cut by a stop sequence": (lambda: stream_dicts(ANSWER[: -len("</tool_call>")], size=8), []),
+    "a call that breaks": (lambda: stream_dicts(BROKEN, size=5), []),
+    "a call cut by the token limit": (lambda: stream_dicts(ANSWER[:-20], size=7, finish_reason="length"), []),
+    "live arguments": (lambda: stream_dicts(ANSWER, size=5), ["--stream-arguments"]),
 }
 
 
@@ -360,5 +407,6 @@ def test_wrap_rewrites_as_toolscan_sse_does(name):
     make, args = SAME_AS_SSE[name]
     chunks = make()
     reasoning = "--reasoning" in args
-    ours = list(toolscan.openai.wrap(chunks, format="hermes", ids="seeded", reasoning=reasoning))
+    live = "--stream-arguments" in args
+    ours = list(toolscan.openai.wrap(chunks, format="hermes", ids="seeded", reasoning=reasoning, stream_arguments=live))
     assert ours == sse_cli(chunks, "--format", "hermes", *args)

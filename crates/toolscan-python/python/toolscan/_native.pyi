@@ -28,6 +28,8 @@ __all__ = [
     "FormatInfo",
     "VllmBuilders",
     "VllmStream",
+    "ChunkRewriter",
+    "rewrite_body",
     "parse",
     "formats",
     "format_for_model",
@@ -375,6 +377,26 @@ def parse(
 ) -> Response:
     """Parses a whole answer (``str`` or ``bytes``) into a ``Response``; takes the options
     ``Parser`` takes."""
+
+@final
+class ChunkRewriter:
+    """The rewrite of one streamed ``chat.completions`` answer, chunk by chunk (what
+    ``toolscan.openai.wrap`` runs): ``chunk(json)`` takes the next chunk's JSON text and returns
+    what to send in its place, in order (``None``: the chunk as it came; else a chunk's JSON
+    text); ``end()`` what the choices still held when the stream ended. The options are
+    ``Parser``'s, plus ``complete_at_stop`` (default ``True``) and ``stream_arguments``
+    (default ``False``: a call's entry goes out whole once the call ended; a call that breaks
+    never produces one)."""
+
+    def __new__(cls, format: Optional[str] = None, **options: Any) -> "ChunkRewriter": ...
+    def chunk(self, data: str) -> List[Optional[str]]:
+        """Rewrites the next chunk (its JSON text)."""
+    def end(self) -> List[str]:
+        """Ends every choice still open: what they held, as added chunks."""
+
+def rewrite_body(data: str, format: Optional[str] = None, **options: Any) -> Optional[str]:
+    """Rewrites a whole ``chat.completion`` (its JSON text): the rewritten completion's JSON
+    text, or ``None`` when nothing changed. The options are ``ChunkRewriter``'s."""
 
 def formats() -> List[FormatInfo]:
     """The built-in formats, in ``auto``'s order of precedence."""
