@@ -196,10 +196,10 @@ def test_a_call_that_breaks_after_it_began_is_content_never_an_entry():
 
 def test_a_call_cut_by_the_token_limit_is_content_with_length():
     cut = ANSWER[: -len('celsius"}}\n</tool_call>')]
-    final = accumulate(toolscan.openai.wrap(stream_objects(cut, size=6, finish_reason="length"), format="hermes"))
-    assert final.choices[0].finish_reason == "length"
-    assert final.choices[0].message.content == cut
-    assert not final.choices[0].message.tool_calls
+    out = list(toolscan.openai.wrap(stream_objects(cut, size=6, finish_reason="length"), format="hermes"))
+    assert all(not c.choices[0].delta.tool_calls for c in out)
+    assert "".join(c.choices[0].delta.content or "" for c in out) == cut
+    assert [c.choices[0].finish_reason for c in out if c.choices[0].finish_reason] == ["length"]
 
 
 def test_a_complete_call_is_one_entry_with_all_its_arguments():

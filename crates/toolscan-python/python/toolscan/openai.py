@@ -197,4 +197,5 @@ def wrap_response(completion: T, format: Optional[str] = "auto", **options: Any)
     out = rewrite_body(text if text is not None else "{}", format, **options)
     if text is None or out is None:
         return completion
-    return _like(completion, out)
+    rewritten: T = _like(completion, out)
+    return rewritten
