@@ -424,6 +424,7 @@ impl ValueRead {
             && self.done == pos
             && self.stop_at.is_none()
             && self.held_from.is_none()
+            && self.markup_at.is_none()
             && self.tail(input) == 0
             && !(self.entities && memchr::memchr(b'&', input).is_some())
     }
@@ -509,6 +510,7 @@ impl ValueRead {
                     ThenEnd::Matched(j) => {
                         // The closer: markup met before it was value.
                         self.held_from = None;
+                        self.markup_at = None;
                         self.next_call = false;
                         self.ends.iter_mut().for_each(|e| *e = None);
                         return (n + k, End::After(j));
@@ -561,6 +563,7 @@ impl ValueRead {
             if j == 0 {
                 // The closer: markup met before it was value after all.
                 self.held_from = None;
+                self.markup_at = None;
                 self.next_call = false;
                 self.ends.iter_mut().for_each(|e| *e = None);
                 return (n, End::Close);
@@ -669,12 +672,14 @@ impl ValueRead {
     }
 
     /// Where the value's decided bytes end, given that the pending buffer
-    /// now ends at `pos`: before what may begin its end markup, and before
-    /// markup that may end it at the end of the stream.
+    /// now ends at `pos`: before what may begin its end markup, before
+    /// markup that may end it at the end of the stream, and before markup
+    /// inside it (only its closer shows that markup is value).
     fn decided(&self, pos: Offset) -> Offset {
         let end = pos.before(self.m.held.len());
         let end = self.probe.as_ref().map_or(end, |p| p.close_at.min(end));
         let end = self.stop_at.map_or(end, |s| s.min(end));
+        let end = self.markup_at.map_or(end, |at| at.min(end));
         self.held_from.map_or(end, |at| at.min(end))
     }
 

@@ -58,7 +58,12 @@ pub(super) fn read(
         }
         End::Recover(_) if vr.holds_markup(vr.end_offset(env.pending.pos)) => {
             // Markup inside the value: the markup after it cannot end it.
-            let from = vr.end_offset(env.pending.pos);
+            // (What was decided goes out first, as it would have at a chunk
+            // boundary.)
+            let pos = env.pending.pos;
+            vr.hand(env.pending.src(), pos, false, &mut b.calls);
+            b.calls.sync(env.out, env.pending.src());
+            let from = vr.end_offset(pos);
             return fail_unclosed(prog, b, env, from);
         }
         _ => {}
@@ -216,6 +221,10 @@ fn end_value_at_candidate(
     }
     if let Some((at, len)) = vr.candidate().filter(|&(at, _)| vr.holds_markup(at)) {
         // Markup inside the value: the call's closer after it cannot end it.
+        // (What was decided goes out first, as at a chunk boundary.)
+        let pos = env.pending.pos;
+        vr.hand(env.pending.src(), pos, false, &mut b.calls);
+        b.calls.sync(env.out, env.pending.src());
         return match fail_unclosed(prog, b, env, at.after(len)) {
             Flow::Out(outcome) => Ok(Some(Ended::Out(outcome))),
             _ => Ok(None),
