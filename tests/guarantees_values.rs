@@ -267,7 +267,10 @@ fn a_repeated_string_parameter_sends_no_bytes() {
 fn a_repeated_keyword_keeps_its_first_value() {
     let cases = [
         ("pythonic", "[f(a=1, a=[2, {'x': 3}], b='s')]"),
-        ("pythonic", "<|python_start|>[f(a=1, a='two', b='s')]<|python_end|>"),
+        (
+            "pythonic",
+            "<|python_start|>[f(a=1, a='two', b='s')]<|python_end|>",
+        ),
         (
             "gemma4",
             "<|tool_call>call:f{a:1,a:<|\"|>two<|\"|>,b:<|\"|>s<|\"|>}<tool_call|>",

@@ -798,7 +798,102 @@ impl ValueRead {
 
 #[cfg(test)]
 mod tests {
-    use super::Brackets;
+    use super::{Brackets, End, HeldBytes, ValueRead};
+    use crate::lang::format::{Lit, Trim};
+    use crate::lang::program::{CloseOp, ThenOpt, ValueOp};
+    use crate::offset::Offset;
+
+    fn opt(lit: &str, to: usize) -> ThenOpt {
+        ThenOpt {
+            lit: Lit::new(lit),
+            to,
+            begins_call: false,
+        }
+    }
+
+    /// A value closed by `</v>`, after which the program reads whitespace
+    /// and `<k>` or `</c>`; `<k>` ends it unclosed, `</c>` may at the end,
+    /// and `<m>` is markup of the format.
+    fn op() -> ValueOp {
+        ValueOp {
+            close: CloseOp::Lit(Lit::new("</v>")),
+            recover: vec![opt("<k>", 3)],
+            at_end: vec![opt("</c>", 5)],
+            nest: Vec::new(),
+            follow: Vec::new(),
+            next_block: Vec::new(),
+            markup: vec![opt("<m>", 0)],
+            after: vec![opt("<k>", 7), opt("</c>", 9)],
+            after_ws: true,
+            guard: None,
+            trim: Trim::None,
+            entities: false,
+            or_end: false,
+            null: false,
+        }
+    }
+
+    /// Feeds `input` cut at `cut` as the block does (the bytes a
+    /// `Rescan` names read again); returns how the value ended, where the
+    /// bytes taken end, and whether it holds markup before that end.
+    fn drive(input: &[u8], cut: usize) -> (End, usize, bool) {
+        let op = op();
+        let mut vr = ValueRead::new(&op, Offset::START, "");
+        let mut pos = 0;
+        for chunk_end in [cut, input.len()] {
+            while pos < chunk_end {
+                let src = HeldBytes {
+                    buf: &input[..pos],
+                    start: Offset::START,
+                };
+                let base = Offset::START.after(pos);
+                let (n, end) = vr.feed(&input[pos..chunk_end], base, src, &op.after);
+                pos += n;
+                match end {
+                    End::No => {}
+                    End::Rescan(from) => pos = from.since(Offset::START),
+                    other => {
+                        let at = Offset::START.after(pos).before(3);
+                        return (other, pos, vr.holds_markup(at));
+                    }
+                }
+            }
+        }
+        (End::No, pos, vr.holds_markup(Offset::START.after(pos)))
+    }
+
+    /// State × input: where a raw value's closer counts (what the program
+    /// reads after the value follows it), and what markup inside it is
+    /// noted, fed whole and split at every offset.
+    #[test]
+    fn a_closer_counts_only_where_the_program_reads_on_after_it() {
+        let table: &[(&str, End, usize, bool)] = &[
+            // The closer, then the next parameter or the call's closer.
+            ("a</v><k>", End::After(0), 8, false),
+            ("a</v> \n</c>", End::After(1), 11, false),
+            // A closer that something else follows is value.
+            ("a</v>b</v><k>", End::After(0), 13, false),
+            ("a</v></v></c>", End::After(1), 13, false),
+            ("a</v>b", End::No, 6, true),
+            ("a</v> <b>", End::No, 9, true),
+            // Unclosed: ended by the next parameter; with markup before
+            // it (the format's, or a closer that was value), it holds some.
+            ("ab<k>", End::Recover(3), 5, false),
+            ("a<m>b<k>", End::Recover(3), 8, true),
+            ("a</v>b<k>", End::Recover(3), 9, true),
+        ];
+        for &(input, want, taken, markup) in table {
+            let bytes = input.as_bytes();
+            for cut in 0..=bytes.len() {
+                let (end, pos, held) = drive(bytes, cut);
+                assert_eq!(end, want, "{input:?} cut at {cut}");
+                assert_eq!(pos, taken, "{input:?} cut at {cut}");
+                if end != End::After(0) && end != End::After(1) {
+                    assert_eq!(held, markup, "{input:?} cut at {cut}");
+                }
+            }
+        }
+    }
 
     /// State × input: where a bracketed value ends, fed whole and split
     /// at every offset.

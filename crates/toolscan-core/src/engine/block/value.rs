@@ -164,7 +164,25 @@ fn unclosed(calls: &mut BlockCalls, offset: Offset) {
 /// next call — so the calls around it are still read.
 fn fail_unclosed(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>, from: Offset) -> Flow {
     let tail = env.pending.untake_from(from);
-    Flow::Out(match fail(b, prog, env, Stop::fail(Reason::UnclosedMarkup)) {
+    Flow::Out(fail_before(
+        prog,
+        b,
+        env,
+        tail,
+        Stop::fail(Reason::UnclosedMarkup),
+    ))
+}
+
+/// The call fails with `stop` at the current byte, `tail` (bytes taken
+/// back after it) to be read next: what the block does then.
+fn fail_before(
+    prog: &[Op],
+    b: &mut Block,
+    env: &mut BlockCtx<'_>,
+    tail: Vec<u8>,
+    stop: Stop,
+) -> Outcome {
+    match fail(b, prog, env, stop) {
         Failed::Recovered => Outcome::Reread(tail),
         Failed::Over(None) if tail.is_empty() => Outcome::Text,
         Failed::Over(held) => {
@@ -172,7 +190,7 @@ fn fail_unclosed(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>, from: Offse
             bytes.extend_from_slice(&tail);
             Outcome::Replay(bytes)
         }
-    })
+    }
 }
 
 /// How a value the block was in ended at markup it had met.
@@ -190,14 +208,20 @@ pub(crate) enum Ended {
 /// reading left), or a call's closer inside an unclosed value — unless the
 /// value holds markup, which fails the call. `None` if the block is not in
 /// such a value.
-pub(crate) fn end_value_at_eof(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>) -> Option<Ended> {
+pub(crate) fn end_value_at_eof(
+    prog: &[Op],
+    b: &mut Block,
+    env: &mut BlockCtx<'_>,
+) -> Option<Ended> {
     let StepState::Value(vr) = &mut b.st else {
         return None;
     };
     if let Some((_, close_end)) = vr.open_close() {
         let tail = env.pending.untake_from(close_end);
         vr.hand(env.pending.src(), close_end, true, &mut b.calls);
-        b.calls.value_end(close_end, env.pending.src()).ok()?;
+        if let Err(stop) = b.calls.value_end(close_end, env.pending.src()) {
+            return Some(Ended::Out(fail_before(prog, b, env, tail, stop)));
+        }
         b.calls.sync(env.out, env.pending.src());
         b.next();
         return Some(Ended::Reread(close_end, tail));
