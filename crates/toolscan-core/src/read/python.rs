@@ -1237,17 +1237,23 @@ mod tests {
         let mut from = 0;
         for &to in cuts.iter().chain(std::iter::once(&input.len())) {
             let to = to.clamp(from, input.len());
-            // The reader stops once where the text shows a call.
+            // The reader stops once where the text shows a call, and
+            // after each key named again.
             let mut at = from;
-            let shown = r.shown();
-            let p = match r.feed(step, depth, &input[at..to], &mut out) {
-                Progress::Partial(n) if at + n < to => {
-                    assert!(!shown && r.shown(), "stopped early but not where it showed");
-                    at += n;
-                    r.feed(step, depth, &input[at..to], &mut out)
+            let p = loop {
+                let shown = r.shown();
+                match r.feed(step, depth, &input[at..to], &mut out) {
+                    Progress::Partial(n) if at + n < to => {
+                        assert!(
+                            (!shown && r.shown()) | r.take_repeated(),
+                            "stopped early but not where it showed or repeated a key"
+                        );
+                        at += n;
+                    }
+                    p => break p,
                 }
-                p => p,
             };
+            r.take_repeated();
             match p {
                 Progress::Partial(n) => assert_eq!(at + n, to),
                 Progress::Done(n) => {
@@ -1517,6 +1523,24 @@ b')"#,
             r#"{"a":"#,
             2,
             Reason::ExpectedValue { found: b'\'' },
+        );
+    }
+
+    /// State × input: a key named again keeps its first value; the later
+    /// one is read (a scalar, a container, a string) and written nowhere.
+    #[test]
+    fn a_repeated_key_keeps_its_first_value() {
+        let py = PyStep::keywords();
+        ok(&py, "a=1, a=2)", r#"{"a":1}"#);
+        ok(&py, "a=1, a=[2, {'a': 3}], b='x')", r#"{"a":1,"b":"x"}"#);
+        ok(&py, "a='x', b=2, a='y, z')", r#"{"a":"x","b":2}"#);
+        // Keys inside a nested dictionary are the value's own.
+        ok(&py, "a={'k': 1}, b=2)", r#"{"a":{"k":1},"b":2}"#);
+        let gemma = PyStep::bare_keys("<|\"|>");
+        ok(
+            &gemma,
+            "a:1,a:<|\"|>two<|\"|>,b:{c:1,c:2}}",
+            r#"{"a":1,"b":{"c":1,"c":2}}"#,
         );
     }
 
