@@ -528,7 +528,9 @@ pub enum DiagnosticKind {
     /// it was kept by the untyped rule.
     TypeMismatch,
     /// A parameter value whose closing tag was missing ended at the
-    /// markup that followed it; the call was kept.
+    /// markup that followed it; the call was kept. Or, where the value
+    /// held markup (of the format, or of a reasoning block), nothing but
+    /// its closing tag could end it: the call's bytes came back as text.
     Unclosed,
     /// A call the options do not let through ([`Admit`](crate::Admit): a
     /// call after the allowed number, or of another tool than the one
@@ -546,12 +548,16 @@ pub enum DiagnosticKind {
     /// Schema check: an argument is not one of its schema's `enum` values
     /// (or not its `const`).
     NotInEnum,
+    /// A parameter named again in the same call (`<arg_key>k</arg_key>`
+    /// twice, `f(a=1, a=2)`): the first value, which has already streamed,
+    /// is kept; this one is dropped (no argument bytes at all).
+    DuplicateParameter,
 }
 
 impl DiagnosticKind {
     /// Every kind, in declaration order (counters index them by their
     /// place here).
-    pub const ALL: [DiagnosticKind; 12] = [
+    pub const ALL: [DiagnosticKind; 13] = [
         DiagnosticKind::Malformed,
         DiagnosticKind::Truncated,
         DiagnosticKind::Limit,
@@ -564,6 +570,7 @@ impl DiagnosticKind {
         DiagnosticKind::MissingParameter,
         DiagnosticKind::WrongType,
         DiagnosticKind::NotInEnum,
+        DiagnosticKind::DuplicateParameter,
     ];
 
     /// The snake_case name used in JSON output.
@@ -581,6 +588,7 @@ impl DiagnosticKind {
             DiagnosticKind::MissingParameter => "missing_parameter",
             DiagnosticKind::WrongType => "wrong_type",
             DiagnosticKind::NotInEnum => "not_in_enum",
+            DiagnosticKind::DuplicateParameter => "duplicate_parameter",
         }
     }
 

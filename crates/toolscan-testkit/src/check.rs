@@ -43,9 +43,10 @@ struct Open {
 /// - calls do not interleave: after a call's start come only its argument
 ///   deltas and the diagnostics of the schema check
 ///   ([`DiagnosticKind::is_schema`]), then its `tool_call_end` (with the
-///   start's id and name) or a `malformed`, `limit`, `truncated` or
-///   `not_allowed` (a call the schema check rejects) diagnostic that
-///   abandons it; no text, reasoning or other diagnostic inside a call,
+///   start's id and name) or a `malformed`, `limit`, `truncated`,
+///   `not_allowed` (a call the schema check rejects) or `unclosed` (a value
+///   with no closing tag that holds markup) diagnostic that abandons it;
+///   no text, reasoning or other diagnostic inside a call,
 ///   and no call left open at `done`;
 /// - the concatenated argument deltas of a call are exactly its
 ///   `arguments` text, which parses to a JSON object.
@@ -134,7 +135,8 @@ pub fn check_events(events: &[Event]) -> Result<Tally, String> {
                         DiagnosticKind::Malformed
                         | DiagnosticKind::Limit
                         | DiagnosticKind::Truncated
-                        | DiagnosticKind::NotAllowed => {
+                        | DiagnosticKind::NotAllowed
+                        | DiagnosticKind::Unclosed => {
                             open = None;
                             tally.abandoned += 1;
                         }

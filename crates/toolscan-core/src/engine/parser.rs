@@ -760,9 +760,15 @@ impl Parser {
             let Mode::Block(b) = &mut self.mode else {
                 return;
             };
-            if let Some((at, tail)) =
-                block::end_value_at_eof(b, &mut self.stream.env(held_or!(self, out)))
-            {
+            let prog = &self.g.openers[b.opener].program;
+            let ended = block::end_value_at_eof(prog, b, &mut self.stream.env(held_or!(self, out)));
+            if let Some(block::Ended::Out(outcome)) = ended {
+                // The call failed there: its bytes are text.
+                let after = self.stream.after_block(outcome);
+                self.switch(after, out);
+                continue;
+            }
+            if let Some(block::Ended::Reread(at, tail)) = ended {
                 // An unclosed value ended at markup it held: the block
                 // reads what followed that markup again (and with nothing
                 // after it, runs the steps that read nothing: Dispatch).

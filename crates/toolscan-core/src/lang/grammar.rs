@@ -219,8 +219,14 @@ fn group_openers(name: &str, formats: &[&Format]) -> Result<Grouped, Error> {
     let mut group_of: HashMap<(Vec<u8>, bool), usize> = HashMap::new();
     let mut start: Option<Compiled> = None;
     for f in formats {
-        for o in &f.openers {
-            let ops = check_opener(o).map_err(|r| invalid(&f.name, r))?;
+        let compiled = f
+            .openers
+            .iter()
+            .map(|o| check_opener(o).map_err(|r| invalid(&f.name, r)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let markup = format_markup(f, &compiled);
+        for (o, mut ops) in f.openers.iter().zip(compiled) {
+            program::link_markup(&mut ops, &markup);
             if o.stream_start {
                 if start.is_some() {
                     return Err(invalid(
@@ -340,6 +346,30 @@ fn closers_of(closes: &TextSet) -> Result<Option<MarkerSet>, String> {
     }
 }
 
+/// The markup of format `f`, whose openers compiled to `compiled`: its
+/// markers, every literal of its programs, and the reasoning markers
+/// (see [`program::link_markup`]).
+fn format_markup(f: &Format, compiled: &[Vec<Op>]) -> Vec<Lit> {
+    let mut lits: Vec<Lit> = Vec::new();
+    for o in &f.openers {
+        if !o.marker.bytes.is_empty() && !lits.contains(&o.marker) {
+            lits.push(o.marker.clone());
+        }
+    }
+    for ops in compiled {
+        program::literals_of(ops, &mut lits);
+    }
+    for (open, close) in THINK {
+        for m in [open, close] {
+            let l = Lit::new(m);
+            if !lits.contains(&l) {
+                lits.push(l);
+            }
+        }
+    }
+    lits
+}
+
 /// Checks an opener's marker and compiles its program.
 fn check_opener(o: &Opener) -> Result<Vec<Op>, String> {
     if o.marker.bytes.is_empty() != o.stream_start {
@@ -353,6 +383,7 @@ fn check_opener(o: &Opener) -> Result<Vec<Op>, String> {
         .map_err(|e| format!("marker `{}`: {e}", o.marker.display()))?;
     program::check_targets(&mut ops)?;
     program::link_follow(&mut ops, &o.marker);
+    program::link_after(&mut ops);
     Ok(ops)
 }
 

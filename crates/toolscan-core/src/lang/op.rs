@@ -39,6 +39,21 @@ pub(crate) struct ValueOp {
     /// literal and followed by a `recover` literal (the next call's
     /// parameter), it shows that literal was the call's closer.
     pub next_block: Vec<ThenOpt>,
+    /// The rest of the format's markup and the reasoning markers (the
+    /// literals of its programs and its markers that begin as the closer
+    /// does, but for those sought above): met inside a value, it is noted,
+    /// and a value that holds any never ends unclosed — nothing but its
+    /// closing tag ends it (set by `link_markup` in `program.rs`; only for
+    /// values that may end unclosed).
+    pub markup: Vec<ThenOpt>,
+    /// What the program reads right after the value's closer (through
+    /// jumps and whitespace, `after_ws`): the literals of the `one_of` or
+    /// `then` there, with their targets. The closer counts only where one
+    /// of them follows it; otherwise it is part of the value (set by
+    /// `link_after` in `program.rs`; empty: the closer counts where it is).
+    pub after: Vec<ThenOpt>,
+    /// Whitespace may come between the closer and `after`.
+    pub after_ws: bool,
     pub guard: Option<(Lit, Lit)>,
     pub trim: Trim,
     pub entities: bool,

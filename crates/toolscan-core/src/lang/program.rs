@@ -83,6 +83,130 @@ pub(crate) fn link_follow(ops: &mut [Op], marker: &Lit) {
     }
 }
 
+/// Sets each value's [`ValueOp::after`] and [`ValueOp::after_ws`]: the
+/// literals of the `one_of` or `then` the program reads right after the
+/// value (through jumps and whitespace), with their targets. A value whose
+/// closer may be followed by anything else (a fork, a capture, another
+/// value) gets none: its closer counts wherever it is met.
+pub(crate) fn link_after(ops: &mut [Op]) {
+    for pc in 0..ops.len() {
+        let Op::Value(v) = &ops[pc] else {
+            continue;
+        };
+        if !matches!(v.close, CloseOp::Lit(_) | CloseOp::KeyTag) {
+            continue;
+        }
+        let (mut at, mut ws) = (pc + 1, false);
+        let mut after = Vec::new();
+        // (Bounded: a loop of jumps gives nothing.)
+        for _ in 0..ops.len() {
+            match ops.get(at) {
+                Some(Op::Goto(to)) => at = *to,
+                Some(Op::Ws) => {
+                    ws = true;
+                    at += 1;
+                }
+                Some(Op::OneOf(opts)) | Some(Op::Then(ThenOp { opts, seek: false })) => {
+                    after = opts.clone();
+                    break;
+                }
+                _ => break,
+            }
+        }
+        if let Op::Value(v) = &mut ops[pc] {
+            v.after_ws = ws && !after.is_empty();
+            v.after = after;
+        }
+    }
+}
+
+/// Sets each value's [`ValueOp::markup`] from `lits`, the literals of the
+/// whole format (its markers, its programs' literals) and the reasoning
+/// markers: those that begin as the value's closer does and that the
+/// value does not already seek. Only values that may end unclosed (with
+/// `recover` or `at_end` literals) get any.
+pub(crate) fn link_markup(ops: &mut [Op], lits: &[Lit]) {
+    for op in ops.iter_mut() {
+        let Op::Value(v) = op else {
+            continue;
+        };
+        if v.recover.is_empty() && v.at_end.is_empty() {
+            continue;
+        }
+        let first = match &v.close {
+            CloseOp::Lit(c) => c.bytes.first().copied(),
+            CloseOp::KeyTag => Some(b'<'),
+            CloseOp::Space | CloseOp::Balanced => None,
+        };
+        let Some(first) = first else {
+            continue;
+        };
+        let sought = |l: &Lit| {
+            v.recover
+                .iter()
+                .chain(&v.at_end)
+                .chain(&v.nest)
+                .chain(&v.follow)
+                .chain(&v.next_block)
+                .chain(&v.markup)
+                .any(|o| o.lit.bytes.eq_ignore_ascii_case(&l.bytes))
+                || matches!(&v.close, CloseOp::Lit(c) if c.bytes.eq_ignore_ascii_case(&l.bytes))
+                || v.guard
+                    .as_ref()
+                    .is_some_and(|(a, b)| a.bytes == l.bytes || b.bytes == l.bytes)
+        };
+        let mut markup = Vec::new();
+        for l in lits {
+            if l.bytes.len() >= 2
+                && l.matches_at(0, first)
+                && !sought(l)
+                && !markup.iter().any(|o: &ThenOpt| o.lit.bytes == l.bytes)
+            {
+                markup.push(ThenOpt {
+                    lit: l.clone(),
+                    to: 0,
+                    begins_call: false,
+                });
+            }
+        }
+        v.markup = markup;
+    }
+}
+
+/// Every literal of `ops` (for [`link_markup`]): the literals read, the
+/// literals of choices and seeks, the delimiters of captures, a value's
+/// closer, recovery literals and guards.
+pub(crate) fn literals_of(ops: &[Op], out: &mut Vec<Lit>) {
+    let mut push = |l: &Lit| {
+        if !out.contains(l) {
+            out.push(l.clone());
+        }
+    };
+    for op in ops {
+        match op {
+            Op::Lit(l) | Op::OptLit(l) | Op::LitOrEof(l) => push(l),
+            Op::Then(t) => t.opts.iter().for_each(|o| push(&o.lit)),
+            Op::OneOf(opts) => opts.iter().for_each(|o| push(&o.lit)),
+            Op::Capture(c) => c.delims.iter().for_each(|(l, _)| push(l)),
+            Op::Value(v) => {
+                if let CloseOp::Lit(c) = &v.close {
+                    push(c);
+                }
+                v.recover
+                    .iter()
+                    .chain(&v.at_end)
+                    .chain(&v.nest)
+                    .for_each(|o| push(&o.lit));
+                if let Some((a, b)) = &v.guard {
+                    push(a);
+                    push(b);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// The literals that may follow, in the block, the call dispatched after
 /// `from`; whether the block may end after it (see [`link_follow`]).
 fn follow_from(ops: &[Op], from: usize, out: &mut Vec<Lit>) -> bool {

@@ -407,6 +407,7 @@ impl Op {
                 .iter_mut()
                 .chain(v.at_end.iter_mut())
                 .chain(v.nest.iter_mut())
+                .chain(v.after.iter_mut())
                 .map(|o| &mut o.to)
                 .collect(),
             Op::Recover(j) | Op::Goto(j) | Op::Skip(_, j) => vec![j],
@@ -553,6 +554,9 @@ impl<'a> Cx<'a> {
             nest: self.jumps(&v.nest)?,
             follow: Vec::new(),
             next_block: Vec::new(),
+            markup: Vec::new(),
+            after: Vec::new(),
+            after_ws: false,
             guard: match &v.guard {
                 Some((a, b)) => Some((self.lit(a)?, self.lit(b)?)),
                 None => None,

@@ -24,6 +24,8 @@
 //!   fails the call; a `\u`/`\U` surrogate must be a high one directly
 //!   followed by a low one (they combine), else the call fails.
 
+use std::collections::HashSet;
+
 use crate::lang::format::{PyArgs, PyStep, PyStrings};
 use crate::read::escape::{push_json_str, push_json_str_content};
 use crate::read::reason::Reason;
@@ -148,6 +150,18 @@ pub(crate) struct PyReader {
     tok: Vec<u8>,
     /// A key was read, or the arguments closed: the text is a call.
     shown: bool,
+    /// The arguments' own keys read so far (not those of nested
+    /// dictionaries).
+    seen: HashSet<Vec<u8>>,
+    /// The value being read belongs to a key named before: it is written
+    /// to `discard`, not to the arguments (the first value has already
+    /// streamed).
+    dropping: bool,
+    /// A repeated key was read, and not yet reported
+    /// ([`take_repeated`](PyReader::take_repeated)).
+    repeated: bool,
+    /// Where a dropped value is written (cleared after each step).
+    discard: Vec<u8>,
 }
 
 /// Writes a decoded character as JSON string content.
@@ -276,7 +290,18 @@ impl PyReader {
             frames: vec![Frame::new(Kind::Args)],
             tok: Vec::new(),
             shown: false,
+            seen: HashSet::new(),
+            dropping: false,
+            repeated: false,
+            discard: Vec::new(),
         }
+    }
+
+    /// Whether a repeated key was read since the last call: the reader
+    /// stops right after such a key, so the caller notes it at that byte,
+    /// however the input was cut.
+    pub(crate) fn take_repeated(&mut self) -> bool {
+        std::mem::take(&mut self.repeated)
     }
 
     /// A key was read, or the arguments closed: the text is a call.
@@ -328,13 +353,26 @@ impl PyReader {
         let mut i = 0;
         while i < input.len() {
             let was_shown = self.shown;
-            if let Err(reason) = self.step(step, max_depth, input, &mut i, out) {
+            let stepped = if self.dropping {
+                // A repeated key's value: read, and written nowhere.
+                let mut discard = std::mem::take(&mut self.discard);
+                let r = self.step(step, max_depth, input, &mut i, &mut discard);
+                discard.clear();
+                self.discard = discard;
+                if self.st == St::After && self.frames.len() == 1 {
+                    self.dropping = false;
+                }
+                r
+            } else {
+                self.step(step, max_depth, input, &mut i, out)
+            };
+            if let Err(reason) = stepped {
                 return Progress::Fail(i, reason);
             }
             if self.st == St::Done {
                 return Progress::Done(i);
             }
-            if self.shown && !was_shown {
+            if (self.shown && !was_shown) || self.repeated {
                 return Progress::Partial(i);
             }
         }
@@ -688,6 +726,13 @@ impl PyReader {
     /// Writes the key in `tok`: `,` before all but the first, the key as a
     /// JSON string, `:`.
     fn write_key(&mut self, out: &mut Vec<u8>) {
+        if self.frames.len() == 1 && !self.seen.insert(self.tok.clone()) {
+            // The arguments name this key again: its value is dropped.
+            self.dropping = true;
+            self.repeated = true;
+            self.shown = true;
+            return;
+        }
         if let Some(top) = self.frames.last_mut() {
             begin_item(top, out);
         }
@@ -1192,17 +1237,23 @@ mod tests {
         let mut from = 0;
         for &to in cuts.iter().chain(std::iter::once(&input.len())) {
             let to = to.clamp(from, input.len());
-            // The reader stops once where the text shows a call.
+            // The reader stops once where the text shows a call, and
+            // after each key named again.
             let mut at = from;
-            let shown = r.shown();
-            let p = match r.feed(step, depth, &input[at..to], &mut out) {
-                Progress::Partial(n) if at + n < to => {
-                    assert!(!shown && r.shown(), "stopped early but not where it showed");
-                    at += n;
-                    r.feed(step, depth, &input[at..to], &mut out)
+            let p = loop {
+                let shown = r.shown();
+                match r.feed(step, depth, &input[at..to], &mut out) {
+                    Progress::Partial(n) if at + n < to => {
+                        assert!(
+                            (!shown && r.shown()) | r.take_repeated(),
+                            "stopped early but not where it showed or repeated a key"
+                        );
+                        at += n;
+                    }
+                    p => break p,
                 }
-                p => p,
             };
+            r.take_repeated();
             match p {
                 Progress::Partial(n) => assert_eq!(at + n, to),
                 Progress::Done(n) => {
@@ -1472,6 +1523,24 @@ b')"#,
             r#"{"a":"#,
             2,
             Reason::ExpectedValue { found: b'\'' },
+        );
+    }
+
+    /// State × input: a key named again keeps its first value; the later
+    /// one is read (a scalar, a container, a string) and written nowhere.
+    #[test]
+    fn a_repeated_key_keeps_its_first_value() {
+        let py = PyStep::keywords();
+        ok(&py, "a=1, a=2)", r#"{"a":1}"#);
+        ok(&py, "a=1, a=[2, {'a': 3}], b='x')", r#"{"a":1,"b":"x"}"#);
+        ok(&py, "a='x', b=2, a='y, z')", r#"{"a":"x","b":2}"#);
+        // Keys inside a nested dictionary are the value's own.
+        ok(&py, "a={'k': 1}, b=2)", r#"{"a":{"k":1},"b":2}"#);
+        let gemma = PyStep::bare_keys("<|\"|>");
+        ok(
+            &gemma,
+            "a:1,a:<|\"|>two<|\"|>,b:{c:1,c:2}}",
+            r#"{"a":1,"b":{"c":1,"c":2}}"#,
         );
     }
 

@@ -55,6 +55,9 @@ pub(crate) enum Reason {
     EncodedArgsNotObject,
     ArgsUnfinished,
     ArgsNotUtf8,
+    /// A value whose closing tag is missing holds markup of the format or
+    /// of its reasoning blocks: nothing but its closing tag may end it.
+    UnclosedMarkup,
     // Call objects.
     ExpectedCall,
     ExpectedList,
@@ -126,6 +129,11 @@ impl Reason {
         )
     }
 
+    /// A value that never closed holds markup: reported as `unclosed`.
+    pub(crate) fn is_unclosed(self) -> bool {
+        self == Reason::UnclosedMarkup
+    }
+
     /// The options refused the call (see `Admit`).
     pub(crate) fn is_refusal(self) -> bool {
         matches!(
@@ -181,6 +189,9 @@ impl Reason {
             EncodedArgsNotObject => "the arguments string does not hold a JSON object".into(),
             ArgsUnfinished => "the arguments did not end".into(),
             ArgsNotUtf8 => "the arguments are not UTF-8".into(),
+            UnclosedMarkup => "a value has no closing tag and holds markup (of the format or \
+                of a reasoning block), so the markup after it cannot end it"
+                .into(),
             ExpectedCall => "expected a call object".into(),
             ExpectedList => "expected a list of calls".into(),
             NoCall => "no call in the object".into(),

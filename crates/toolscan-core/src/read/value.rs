@@ -13,7 +13,7 @@ use crate::lang::format::Trim;
 use crate::lang::program::{CloseOp, ThenOpt, ValueOp};
 use crate::offset::Offset;
 use crate::read::src::HeldBytes;
-use crate::read::steps::{is_ws, ThenMatch};
+use crate::read::steps::{is_ws, Progress, ThenEnd, ThenMatch};
 use crate::read::xml::entities::decode_prefix;
 
 /// What ended the value.
@@ -36,6 +36,28 @@ pub(crate) enum End {
     /// The value cannot begin with this byte (a word value with no byte,
     /// a bracketed one without its bracket): the block fails.
     Bad(u8),
+    /// Its closer, and then (after whitespace, where the program allows
+    /// it) literal `k` of what the program reads after the value
+    /// ([`ValueOp::after`](crate::lang::program::ValueOp::after)): the
+    /// value ended at the closer, and the program goes on after that
+    /// literal, which was read.
+    After(usize),
+    /// What followed a closer (from this offset on, before the bytes fed
+    /// now) is not what the program reads after the value: the closer was
+    /// part of the value. Those bytes are to be read again.
+    Rescan(Offset),
+}
+
+/// A closer met inside a value, whose bytes after it are being matched
+/// against what the program reads after the value.
+#[derive(Debug)]
+struct Probe {
+    /// Where the closer begins (the value ends there if it counts).
+    close_at: Offset,
+    /// Where it ends.
+    close_end: Offset,
+    /// The literals after it, matched so far.
+    m: ThenMatch,
 }
 
 /// How the end of a value is found.
@@ -140,9 +162,23 @@ pub(crate) struct ValueRead {
     /// How many `nest` literals follow them.
     n_nest: usize,
     /// How many `follow` literals follow them, then how many `next_block`
-    /// ones; the guard's opener, if any, is last.
+    /// ones, then how many `markup` ones; the guard's opener, if any, is
+    /// last.
     n_follow: usize,
     n_next_block: usize,
+    n_markup: usize,
+    /// Where the first markup met inside the value began (a `markup`
+    /// literal, the next call's markup, nesting markup after text, a
+    /// closer that turned out to be content): a value that holds markup
+    /// never ends unclosed (see [`holds_markup`](Self::holds_markup)).
+    markup_at: Option<Offset>,
+    /// The closer met last, while what follows it is matched against what
+    /// the program reads after the value (only where the program says,
+    /// `ValueOp::after`): until then the closer and what follows are not
+    /// decided.
+    probe: Option<Probe>,
+    /// Whitespace may come between the closer and what follows it.
+    after_ws: bool,
     /// A `next_block` literal was met after an `at_end` one: a `recover`
     /// literal now belongs to the next call.
     next_call: bool,
@@ -292,6 +328,7 @@ impl ValueRead {
         opts.extend(op.nest.iter().cloned());
         opts.extend(op.follow.iter().cloned());
         opts.extend(op.next_block.iter().cloned());
+        opts.extend(op.markup.iter().cloned());
         if let Some((open, _)) = &op.guard {
             opts.push(ThenOpt {
                 lit: open.clone(),
@@ -308,6 +345,10 @@ impl ValueRead {
             n_nest: op.nest.len(),
             n_follow: op.follow.len(),
             n_next_block: op.next_block.len(),
+            n_markup: op.markup.len(),
+            markup_at: None,
+            probe: None,
+            after_ws: op.after_ws,
             next_call: false,
             guard: op.guard.clone(),
             stop_at: None,
@@ -348,6 +389,7 @@ impl ValueRead {
         let may_begin = |b: u8| starts[usize::from(b >> 6)] & (1 << (b & 63)) != 0;
         matches!(self.scan, Scan::Markup)
             && self.m.held.is_empty()
+            && self.probe.is_none()
             && input
                 .iter()
                 .position(|&b| may_begin(b))
@@ -382,6 +424,7 @@ impl ValueRead {
             && self.done == pos
             && self.stop_at.is_none()
             && self.held_from.is_none()
+            && self.markup_at.is_none()
             && self.tail(input) == 0
             && !(self.entities && memchr::memchr(b'&', input).is_some())
     }
@@ -426,8 +469,17 @@ impl ValueRead {
     /// the pending buffer, which ends with the value's earlier bytes:
     /// `src`) until the value ends; returns how many bytes it consumed and
     /// whether the value ended. The caller takes the consumed bytes into
-    /// the pending buffer and then calls [`ValueRead::hand`].
-    pub(crate) fn feed(&mut self, input: &[u8], base: Offset, src: HeldBytes<'_>) -> (usize, End) {
+    /// the pending buffer and then calls [`ValueRead::hand`]. `after`:
+    /// what the program reads after the value
+    /// ([`ValueOp::after`](crate::lang::program::ValueOp::after)); where it
+    /// is given, a closer counts only where one of its literals follows.
+    pub(crate) fn feed(
+        &mut self,
+        input: &[u8],
+        base: Offset,
+        src: HeldBytes<'_>,
+        after: &[ThenOpt],
+    ) -> (usize, End) {
         match &mut self.scan {
             Scan::Markup => {}
             Scan::Space => {
@@ -447,6 +499,36 @@ impl ValueRead {
         }
         let mut n = 0;
         loop {
+            if let Some(p) = &mut self.probe {
+                // After a closer: what the program reads after the value?
+                let (progress, how) = p.m.feed(after, self.after_ws, &input[n..]);
+                let k = match progress {
+                    Progress::Done(k) | Progress::Partial(k) | Progress::Fail(k, _) => k,
+                };
+                match how {
+                    ThenEnd::No => return (input.len(), End::No),
+                    ThenEnd::Matched(j) => {
+                        // The closer: markup met before it was value.
+                        self.held_from = None;
+                        self.markup_at = None;
+                        self.next_call = false;
+                        self.ends.iter_mut().for_each(|e| *e = None);
+                        return (n + k, End::After(j));
+                    }
+                    ThenEnd::Over => {
+                        // No: the closer is part of the value (markup
+                        // inside it), and what followed it is read again.
+                        let (close_at, close_end) = (p.close_at, p.close_end);
+                        self.probe = None;
+                        self.markup_at.get_or_insert(close_at);
+                        if close_end < base {
+                            return (n + k, End::Rescan(close_end));
+                        }
+                        n = close_end.since(base);
+                        continue;
+                    }
+                }
+            }
             let (k, found) = self.m.seek(&self.opts, &input[n..]);
             n += k;
             let Some(j) = found else {
@@ -466,9 +548,22 @@ impl ValueRead {
                 }
                 Guarded::After => return (n, End::Close),
             }
+            if j == 0 && !after.is_empty() && self.guarded == Guarded::No {
+                // The closer counts only if what the program reads after
+                // the value follows it.
+                let close_end = at.after(len);
+                self.probe = Some(Probe {
+                    close_at: at,
+                    close_end,
+                    m: ThenMatch::new(close_end, after.len()),
+                });
+                self.m.held.clear();
+                continue;
+            }
             if j == 0 {
                 // The closer: markup met before it was value after all.
                 self.held_from = None;
+                self.markup_at = None;
                 self.next_call = false;
                 self.ends.iter_mut().for_each(|e| *e = None);
                 return (n, End::Close);
@@ -489,7 +584,16 @@ impl ValueRead {
                 continue;
             }
             let nested = self.n_recover + self.n_at_end + self.n_nest;
-            if j > nested && j <= nested + self.n_follow + self.n_next_block {
+            let linked = nested + self.n_follow + self.n_next_block;
+            if j > linked && j <= linked + self.n_markup {
+                // The format's markup inside the value: value, but noted.
+                self.markup_at.get_or_insert(at);
+                self.m.held.clear();
+                continue;
+            }
+            if j > nested && j <= linked {
+                // (Markup inside the value, if it ends before it.)
+                self.markup_at.get_or_insert(at);
                 if self.held_from.is_some() {
                     if j <= nested + self.n_follow {
                         // The next call's markup after the call's closer.
@@ -525,8 +629,25 @@ impl ValueRead {
                 }
             }
             // Nesting markup after text is value.
+            self.markup_at.get_or_insert(at);
             self.m.held.clear();
         }
+    }
+
+    /// Whether the value, were it to end unclosed at absolute offset `end`,
+    /// would hold markup: the format's or a reasoning block's (a markup
+    /// literal, the next call's markup, a closer that was part of it), or
+    /// markup that may end it unclosed (the call's closer) before `end`.
+    /// Such a value ends only at its closer: ended by other markup, it
+    /// would be an argument the model never wrote.
+    pub(crate) fn holds_markup(&self, end: Offset) -> bool {
+        self.markup_at.is_some_and(|m| m < end) || self.held_from.is_some_and(|h| h < end)
+    }
+
+    /// The closer met last, while what follows it is undecided (see
+    /// [`End::After`]): where it begins and ends.
+    pub(crate) fn open_close(&self) -> Option<(Offset, Offset)> {
+        self.probe.as_ref().map(|p| (p.close_at, p.close_end))
     }
 
     /// Whether the value holds only whitespace before absolute offset `at`
@@ -551,11 +672,14 @@ impl ValueRead {
     }
 
     /// Where the value's decided bytes end, given that the pending buffer
-    /// now ends at `pos`: before what may begin its end markup, and before
-    /// markup that may end it at the end of the stream.
+    /// now ends at `pos`: before what may begin its end markup, before
+    /// markup that may end it at the end of the stream, and before markup
+    /// inside it (only its closer shows that markup is value).
     fn decided(&self, pos: Offset) -> Offset {
         let end = pos.before(self.m.held.len());
+        let end = self.probe.as_ref().map_or(end, |p| p.close_at.min(end));
         let end = self.stop_at.map_or(end, |s| s.min(end));
+        let end = self.markup_at.map_or(end, |at| at.min(end));
         self.held_from.map_or(end, |at| at.min(end))
     }
 
@@ -640,6 +764,18 @@ impl ValueRead {
         Some((at, o.lit.bytes.len(), o.to))
     }
 
+    /// Where the value would end at the end of the stream, if an `at_end`
+    /// literal was met (see [`end_at_candidate`](Self::end_at_candidate)),
+    /// and that literal's length.
+    pub(crate) fn candidate(&self) -> Option<(Offset, usize)> {
+        let (k, at) = self
+            .ends
+            .iter()
+            .enumerate()
+            .find_map(|(k, e)| e.map(|at| (k, at)))?;
+        Some((at, self.opts[1 + self.n_recover + k].lit.bytes.len()))
+    }
+
     /// Whether an `at_end` literal was met.
     pub(crate) fn has_candidate(&self) -> bool {
         self.held_from.is_some()
@@ -662,7 +798,102 @@ impl ValueRead {
 
 #[cfg(test)]
 mod tests {
-    use super::Brackets;
+    use super::{Brackets, End, HeldBytes, ValueRead};
+    use crate::lang::format::{Lit, Trim};
+    use crate::lang::program::{CloseOp, ThenOpt, ValueOp};
+    use crate::offset::Offset;
+
+    fn opt(lit: &str, to: usize) -> ThenOpt {
+        ThenOpt {
+            lit: Lit::new(lit),
+            to,
+            begins_call: false,
+        }
+    }
+
+    /// A value closed by `</v>`, after which the program reads whitespace
+    /// and `<k>` or `</c>`; `<k>` ends it unclosed, `</c>` may at the end,
+    /// and `<m>` is markup of the format.
+    fn op() -> ValueOp {
+        ValueOp {
+            close: CloseOp::Lit(Lit::new("</v>")),
+            recover: vec![opt("<k>", 3)],
+            at_end: vec![opt("</c>", 5)],
+            nest: Vec::new(),
+            follow: Vec::new(),
+            next_block: Vec::new(),
+            markup: vec![opt("<m>", 0)],
+            after: vec![opt("<k>", 7), opt("</c>", 9)],
+            after_ws: true,
+            guard: None,
+            trim: Trim::None,
+            entities: false,
+            or_end: false,
+            null: false,
+        }
+    }
+
+    /// Feeds `input` cut at `cut` as the block does (the bytes a
+    /// `Rescan` names read again); returns how the value ended, where the
+    /// bytes taken end, and whether it holds markup before that end.
+    fn drive(input: &[u8], cut: usize) -> (End, usize, bool) {
+        let op = op();
+        let mut vr = ValueRead::new(&op, Offset::START, "");
+        let mut pos = 0;
+        for chunk_end in [cut, input.len()] {
+            while pos < chunk_end {
+                let src = HeldBytes {
+                    buf: &input[..pos],
+                    start: Offset::START,
+                };
+                let base = Offset::START.after(pos);
+                let (n, end) = vr.feed(&input[pos..chunk_end], base, src, &op.after);
+                pos += n;
+                match end {
+                    End::No => {}
+                    End::Rescan(from) => pos = from.since(Offset::START),
+                    other => {
+                        let at = Offset::START.after(pos).before(3);
+                        return (other, pos, vr.holds_markup(at));
+                    }
+                }
+            }
+        }
+        (End::No, pos, vr.holds_markup(Offset::START.after(pos)))
+    }
+
+    /// State × input: where a raw value's closer counts (what the program
+    /// reads after the value follows it), and what markup inside it is
+    /// noted, fed whole and split at every offset.
+    #[test]
+    fn a_closer_counts_only_where_the_program_reads_on_after_it() {
+        let table: &[(&str, End, usize, bool)] = &[
+            // The closer, then the next parameter or the call's closer.
+            ("a</v><k>", End::After(0), 8, false),
+            ("a</v> \n</c>", End::After(1), 11, false),
+            // A closer that something else follows is value.
+            ("a</v>b</v><k>", End::After(0), 13, false),
+            ("a</v></v></c>", End::After(1), 13, false),
+            ("a</v>b", End::No, 6, true),
+            ("a</v> <b>", End::No, 9, true),
+            // Unclosed: ended by the next parameter; with markup before
+            // it (the format's, or a closer that was value), it holds some.
+            ("ab<k>", End::Recover(3), 5, false),
+            ("a<m>b<k>", End::Recover(3), 8, true),
+            ("a</v>b<k>", End::Recover(3), 9, true),
+        ];
+        for &(input, want, taken, markup) in table {
+            let bytes = input.as_bytes();
+            for cut in 0..=bytes.len() {
+                let (end, pos, held) = drive(bytes, cut);
+                assert_eq!(end, want, "{input:?} cut at {cut}");
+                assert_eq!(pos, taken, "{input:?} cut at {cut}");
+                if end != End::After(0) && end != End::After(1) {
+                    assert_eq!(held, markup, "{input:?} cut at {cut}");
+                }
+            }
+        }
+    }
 
     /// State × input: where a bracketed value ends, fed whole and split
     /// at every offset.

@@ -89,6 +89,8 @@ pub(super) fn report(
         DiagnosticKind::Limit
     } else if stop.reason.is_refusal() {
         DiagnosticKind::NotAllowed
+    } else if stop.reason.is_unclosed() {
+        DiagnosticKind::Unclosed
     } else {
         DiagnosticKind::Malformed
     };

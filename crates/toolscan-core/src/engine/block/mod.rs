@@ -37,7 +37,7 @@ pub(crate) use fail::end_block;
 use fail::{fail, Failed};
 use reader::{room, Flow, Input};
 pub(crate) use reader::{Block, BlockCtx, Outcome, StepState};
-pub(crate) use value::end_value_at_eof;
+pub(crate) use value::{end_value_at_eof, Ended};
 
 /// Runs the block from chunk byte `i`; returns where it stopped.
 pub(crate) fn run(
@@ -134,7 +134,7 @@ fn read(
         Op::Then(t) if t.seek => then::seek(t, b, env, input, i),
         Op::Then(t) => then::read(&t.opts, true, b, env, input, i),
         Op::OneOf(opts) => then::read(opts, false, b, env, input, i),
-        Op::Value(v) => value::read(v, b, env, input, i),
+        Op::Value(v) => value::read(prog, v, b, env, input, i),
         Op::Py(py) => python::read(py, b, env, input, i),
         Op::Skip(ends, to) => python::skip(ends, *to, b, env, input, i),
         Op::Json(j) => json::read(prog, j, b, env, input, i),

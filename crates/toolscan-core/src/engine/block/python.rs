@@ -34,6 +34,16 @@ pub(super) fn read(
     if let Err(stop) = input.take(&b.calls, env, i, consumed(p)) {
         return Flow::Fail(stop);
     }
+    if r.take_repeated() {
+        let at = env.pending.pos;
+        b.calls.notes.push(crate::event::Diagnostic {
+            kind: crate::event::DiagnosticKind::DuplicateParameter,
+            offset: at.get(),
+            message: "a keyword is named again in the call; its first value is kept and this \
+                one dropped"
+                .into(),
+        });
+    }
     let c = b.calls.cur();
     if r.shown() && matches!(c.args_state, Args::Missing) {
         // A key (or the end of the arguments) shows a call: the reader

@@ -2,16 +2,18 @@
 //! it is read; its end by its closing tag, by markup that ends it unclosed,
 //! or, for a container, by the step it nests into.
 
+use super::fail::{fail, Failed};
 use super::reader::{room, Block, BlockCtx, Flow, Input, Outcome, StepState};
 use crate::engine::call::calls::BlockCalls;
 use crate::event::{Diagnostic, DiagnosticKind};
-use crate::lang::program::ValueOp;
+use crate::lang::program::{Op, ValueOp};
 use crate::offset::Offset;
 use crate::read::reason::{Reason, Stop};
 use crate::read::value::{End, ValueRead};
 
-/// Reads the value of step `v`.
+/// Reads the value of step `v` (of program `prog`).
 pub(super) fn read(
+    prog: &[Op],
     v: &ValueOp,
     b: &mut Block,
     env: &mut BlockCtx<'_>,
@@ -30,26 +32,62 @@ pub(super) fn read(
     let StepState::Value(vr) = &mut b.st else {
         return Flow::Fail(Stop::fail(Reason::NoProgress));
     };
-    let (n, end) = vr.feed(input.bytes, env.pending.pos, env.pending.src());
+    let (n, end) = vr.feed(input.bytes, env.pending.pos, env.pending.src(), &v.after);
     if let End::Bad(found) = end {
         return Flow::Fail(Stop::fail(Reason::Unexpected { found }));
     }
     if let Err(stop) = input.take(&b.calls, env, i, n) {
         return Flow::Fail(stop);
     }
-    if end == End::Closed {
-        // The value ended at the call's closer it met: the block reads what
-        // followed that closer again.
-        return match end_value_at_candidate(b, env) {
-            Ok(Some((_, tail))) => Flow::Out(Outcome::Reread(tail)),
-            Ok(None) => Flow::Fail(Stop::fail(Reason::NoProgress)),
-            Err(stop) => Flow::Fail(stop),
-        };
+    match end {
+        End::Closed => {
+            // The value ended at the call's closer it met: the block reads
+            // what followed that closer again.
+            return match end_value_at_candidate(prog, b, env) {
+                Ok(Some(Ended::Reread(_, tail))) => Flow::Out(Outcome::Reread(tail)),
+                Ok(Some(Ended::Out(outcome))) => Flow::Out(outcome),
+                Ok(None) => Flow::Fail(Stop::fail(Reason::NoProgress)),
+                Err(stop) => Flow::Fail(stop),
+            };
+        }
+        End::Rescan(from) => {
+            // A closer that was part of the value: what followed it is
+            // value too, read again.
+            let tail = env.pending.untake_from(from);
+            return Flow::Out(Outcome::Reread(tail));
+        }
+        End::Recover(_) if vr.holds_markup(vr.end_offset(env.pending.pos)) => {
+            // Markup inside the value: the markup after it cannot end it.
+            // (What was decided goes out first, as it would have at a chunk
+            // boundary.)
+            let pos = env.pending.pos;
+            vr.hand(env.pending.src(), pos, false, &mut b.calls);
+            b.calls.sync(env.out, env.pending.src());
+            let from = vr.end_offset(pos);
+            return fail_unclosed(prog, b, env, from);
+        }
+        _ => {}
     }
     let pos = env.pending.pos;
     vr.hand(env.pending.src(), pos, end != End::No, &mut b.calls);
     let next = match end {
-        End::No | End::Bad(_) | End::Closed => None,
+        End::No | End::Bad(_) | End::Closed | End::Rescan(_) => None,
+        End::After(k) => {
+            // The closer counted: the program goes on after the literal
+            // that followed it (as the `one_of` there would).
+            if let Err(stop) = b.calls.value_end(pos, env.pending.src()) {
+                return Flow::Fail(stop);
+            }
+            let Some(o) = v.after.get(k) else {
+                return Flow::Fail(Stop::fail(Reason::NoProgress));
+            };
+            if o.begins_call {
+                b.calls.begin();
+            }
+            b.goto(o.to);
+            b.calls.sync(env.out, env.pending.src());
+            return Flow::Go;
+        }
         End::Nest(to) => {
             // A container, not text: no value to end.
             b.goto(to);
@@ -120,26 +158,101 @@ fn unclosed(calls: &mut BlockCalls, offset: Offset) {
     });
 }
 
-/// At the end of the stream, a value that met markup which may end it (a
-/// call's closer inside an unclosed value) ends there. Returns where that
-/// markup ends and the bytes after it, which the block reads again from
-/// the markup's label; `None` if the block is not in such a value.
-pub(crate) fn end_value_at_eof(b: &mut Block, env: &mut BlockCtx<'_>) -> Option<(Offset, Vec<u8>)> {
-    end_value_at_candidate(b, env).ok().flatten()
+/// The call fails because its value, which has no closing tag, holds
+/// markup (`unclosed`): its bytes up to `from` are text, and what follows
+/// is read again — as text, or by the block's recovery, which seeks the
+/// next call — so the calls around it are still read.
+fn fail_unclosed(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>, from: Offset) -> Flow {
+    let tail = env.pending.untake_from(from);
+    Flow::Out(fail_before(
+        prog,
+        b,
+        env,
+        tail,
+        Stop::fail(Reason::UnclosedMarkup),
+    ))
+}
+
+/// The call fails with `stop` at the current byte, `tail` (bytes taken
+/// back after it) to be read next: what the block does then.
+fn fail_before(
+    prog: &[Op],
+    b: &mut Block,
+    env: &mut BlockCtx<'_>,
+    tail: Vec<u8>,
+    stop: Stop,
+) -> Outcome {
+    match fail(b, prog, env, stop) {
+        Failed::Recovered => Outcome::Reread(tail),
+        Failed::Over(None) if tail.is_empty() => Outcome::Text,
+        Failed::Over(held) => {
+            let mut bytes = held.unwrap_or_default();
+            bytes.extend_from_slice(&tail);
+            Outcome::Replay(bytes)
+        }
+    }
+}
+
+/// How a value the block was in ended at markup it had met.
+pub(crate) enum Ended {
+    /// At that markup, which ends at this offset: the block reads the bytes
+    /// after it again, from the markup's label.
+    Reread(Offset, Vec<u8>),
+    /// The call failed there (the value held markup): what the block does
+    /// next.
+    Out(Outcome),
+}
+
+/// At the end of the stream, a value that met markup which may end it
+/// ends there: a closer whose sequel was still undecided (it is the one
+/// reading left), or a call's closer inside an unclosed value — unless the
+/// value holds markup, which fails the call. `None` if the block is not in
+/// such a value.
+pub(crate) fn end_value_at_eof(
+    prog: &[Op],
+    b: &mut Block,
+    env: &mut BlockCtx<'_>,
+) -> Option<Ended> {
+    let StepState::Value(vr) = &mut b.st else {
+        return None;
+    };
+    if let Some((_, close_end)) = vr.open_close() {
+        let tail = env.pending.untake_from(close_end);
+        vr.hand(env.pending.src(), close_end, true, &mut b.calls);
+        if let Err(stop) = b.calls.value_end(close_end, env.pending.src()) {
+            return Some(Ended::Out(fail_before(prog, b, env, tail, stop)));
+        }
+        b.calls.sync(env.out, env.pending.src());
+        b.next();
+        return Some(Ended::Reread(close_end, tail));
+    }
+    end_value_at_candidate(prog, b, env).ok().flatten()
 }
 
 /// Ends the value the block is in at the markup met in it that may end it
 /// (see [`end_value_at_eof`]); the next call's markup after that markup
 /// does so at once. `Ok(None)`: no such markup was met.
 fn end_value_at_candidate(
+    prog: &[Op],
     b: &mut Block,
     env: &mut BlockCtx<'_>,
-) -> Result<Option<(Offset, Vec<u8>)>, Stop> {
+) -> Result<Option<Ended>, Stop> {
     let StepState::Value(vr) = &mut b.st else {
         return Ok(None);
     };
     if !vr.has_candidate() {
         return Ok(None);
+    }
+    if let Some((at, len)) = vr.candidate().filter(|&(at, _)| vr.holds_markup(at)) {
+        // Markup inside the value: the call's closer after it cannot end it.
+        // (What was decided goes out first, as at a chunk boundary.)
+        let pos = env.pending.pos;
+        vr.hand(env.pending.src(), pos, false, &mut b.calls);
+        b.calls.sync(env.out, env.pending.src());
+        return match fail_unclosed(prog, b, env, at.after(len)) {
+            Flow::Out(outcome) => Ok(Some(Ended::Out(outcome))),
+            _ => Ok(None),
+        };
     }
     let Some((at, len, to)) = vr.end_at_candidate(env.pending.src(), &mut b.calls) else {
         return Ok(None);
@@ -149,5 +262,5 @@ fn end_value_at_candidate(
     b.calls.sync(env.out, env.pending.src());
     let tail = env.pending.untake_from(at.after(len));
     b.goto(to);
-    Ok(Some((env.pending.pos, tail)))
+    Ok(Some(Ended::Reread(env.pending.pos, tail)))
 }

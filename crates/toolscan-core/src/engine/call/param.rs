@@ -1,6 +1,8 @@
 //! The parameter being read in a parameter-style body (its key, declared
 //! type, raw value so far) and the objects and arrays open around it.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use crate::engine::call::args::Args;
@@ -45,6 +47,13 @@ pub(crate) struct Param {
     /// Objects and arrays open inside the arguments object, innermost
     /// last (nested `<arg>` objects, `<item>` lists).
     pub(super) frames: Vec<Frame>,
+    /// The keys of the arguments object written so far (its own, not
+    /// those of nested objects): one set per call, so a repeated key is
+    /// found in one lookup.
+    pub(super) seen: HashSet<String>,
+    /// The value is a parameter named before in the call (or inside one):
+    /// nothing of it is written — the first value has already streamed.
+    pub(super) dropped: bool,
 }
 
 /// An object or array open inside the arguments.
@@ -56,6 +65,9 @@ pub(super) struct Frame {
     pub(super) first: bool,
     /// Its schema: members are typed by its `properties` or `items`.
     pub(super) schema: Option<Value>,
+    /// It is the value of a repeated parameter (or inside one): nothing of
+    /// it is written.
+    pub(super) dropped: bool,
 }
 
 /// The text that is JSON null for a value that may be null whatever its
@@ -83,7 +95,7 @@ impl Param {
     /// Called only after `BlockCalls::value_begin`, which checked that the
     /// arguments are parameters (or none yet).
     pub(super) fn write_slot(&mut self, args: &mut Vec<u8>, state: &mut Args) {
-        if self.slot {
+        if self.slot || self.dropped {
             return;
         }
         self.slot = true;

@@ -57,6 +57,23 @@ impl BlockCalls {
         c.span = None;
         let tool = c.name.as_deref().unwrap_or("");
         let p = &mut c.param;
+        // A parameter named again: the first value has streamed, so it is
+        // kept, and this one is dropped.
+        let repeated = p.frames.is_empty() && p.seen.contains(&p.key);
+        if p.frames.is_empty() && !repeated {
+            p.seen.insert(p.key.clone());
+        }
+        p.dropped = repeated || p.frames.last().is_some_and(|f| f.dropped);
+        if repeated {
+            notes.push(Diagnostic {
+                kind: DiagnosticKind::DuplicateParameter,
+                offset: at.get(),
+                message: format!(
+                    "`{}` is named again in the call; its first value is kept and this one dropped",
+                    p.key
+                ),
+            });
+        }
         let schema: Option<&Value> = match (p.frames.last(), &session.tools) {
             (Some(f), _) => f.schema.as_ref().and_then(|s| {
                 if f.array {
@@ -66,7 +83,7 @@ impl BlockCalls {
                 }
             }),
             (None, Some(tools)) => {
-                if tools.has_param(tool, &p.key) == Some(false) {
+                if !repeated && tools.has_param(tool, &p.key) == Some(false) {
                     notes.push(Diagnostic {
                         kind: DiagnosticKind::UnknownParameter,
                         offset: at.get(),
@@ -102,6 +119,11 @@ impl BlockCalls {
         let c = call.get_or_insert_with(Default::default);
         let p = &mut c.param;
         let span = p.span.take();
+        if p.dropped {
+            // A repeated parameter: nothing of it is written.
+            p.raw.clear();
+            return Ok(());
+        }
         let is_null = p.null
             && match span {
                 Some((s, e)) => src.between(s, e) == NULL,
@@ -152,6 +174,16 @@ impl BlockCalls {
         if p.slot || !p.raw.is_empty() || p.span.is_some() {
             return Err(Stop::fail(Reason::ArgsNotObject));
         }
+        if p.dropped {
+            // A repeated parameter's container: nothing of it is written.
+            p.frames.push(Frame {
+                array,
+                first: true,
+                schema: None,
+                dropped: true,
+            });
+            return Ok(());
+        }
         p.live = false;
         p.write_slot(&mut c.args, &mut c.args_state);
         c.args.push(if array { b'[' } else { b'{' });
@@ -159,6 +191,7 @@ impl BlockCalls {
             array,
             first: true,
             schema: p.schema.take(),
+            dropped: false,
         });
         Ok(())
     }
@@ -169,6 +202,9 @@ impl BlockCalls {
         let Some(f) = c.param.frames.pop() else {
             return Err(Stop::fail(Reason::Unbalanced { found: b'<' }));
         };
+        if f.dropped {
+            return Ok(());
+        }
         c.args.push(if f.array { b']' } else { b'}' });
         Ok(())
     }
@@ -186,6 +222,9 @@ impl ValueOut for BlockCalls {
         }
         let c = self.cur();
         let p = &mut c.param;
+        if p.dropped {
+            return;
+        }
         if p.live {
             if p.null && !p.slot {
                 // Not written while it may still be `null`.
