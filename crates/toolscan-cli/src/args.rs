@@ -113,6 +113,13 @@ pub struct ProxyArgs {
     #[arg(long, env = "TOOLSCAN_INVALID_CALLS_AS_TEXT")]
     pub invalid_calls_as_text: bool,
 
+    /// Keep the name a model wrote for a call whose tool it named without
+    /// (or with) the namespace the request declares it in (`exec` for
+    /// `functions.exec`). By default such a call's `tool_calls` entry
+    /// carries the declared name, the one the client dispatches by.
+    #[arg(long, env = "TOOLSCAN_KEEP_TOOL_NAMES")]
+    pub keep_tool_names: bool,
+
     /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
     #[arg(long, env = "TOOLSCAN_REASONING")]
     pub reasoning: bool,
@@ -239,6 +246,13 @@ pub struct ContentArgs {
     /// `<response>`…) counts as a call only if it names a listed tool.
     #[arg(long, value_name = "TOOLS.json")]
     pub tools: Option<PathBuf>,
+
+    /// A call finds its tool in `--tools` by its exact name, else by its
+    /// name without a namespace prefix (`exec` for `functions.exec`, and
+    /// the reverse) when one tool matches; with this flag such a call is
+    /// given the declared name (it keeps the model's by default).
+    #[arg(long)]
+    pub normalize_tool_names: bool,
 
     /// Separate reasoning (`<think>…</think>`, `[THINK]…[/THINK]`, Harmony's
     /// analysis channel and every family's reasoning markers, see

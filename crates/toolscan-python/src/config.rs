@@ -24,6 +24,7 @@ pub(crate) struct Args<'py> {
     pub complete_at_stop: bool,
     pub max_calls: Option<Bound<'py, PyAny>>,
     pub only_tool: Option<String>,
+    pub normalize_tool_names: bool,
     pub ids: Option<String>,
     pub seed: Option<Bound<'py, PyAny>>,
     pub max_call_bytes: Option<Bound<'py, PyAny>>,
@@ -175,7 +176,8 @@ impl Args<'_> {
             .with_starts_in_reasoning(self.starts_in_reasoning)
             .with_calls_in_reasoning(calls_in_reasoning)
             .with_check_calls(check)
-            .with_complete_at_stop(self.complete_at_stop);
+            .with_complete_at_stop(self.complete_at_stop)
+            .with_normalize_tool_names(self.normalize_tool_names);
         if let Some(t) = &self.tools {
             if !t.is_none() {
                 options = options.with_tools(tools(py, t)?);

@@ -184,6 +184,7 @@ impl Parser {
         let mut session = Session::new(IdSource::new(&options.ids), options.tools, options.limits);
         session.admit = options.admit;
         session.check = options.check_calls;
+        session.normalize_names = options.normalize_tool_names;
         let stream = StreamState {
             bare_room,
             session,
