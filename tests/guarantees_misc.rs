@@ -4,7 +4,7 @@
 //! format files with markers and programs that cannot be compiled. Each
 //! test is named after what it protects.
 
-use toolscan::{DiagnosticKind, Event, Options, Tools};
+use toolscan::{DiagnosticKind, Event, Options, Registry, Tools};
 use toolscan_testkit::check::{calls_of, diagnostics_of, names_of, nothing_lost, text_of};
 use toolscan_testkit::chunk::{self, seeded_options};
 
@@ -169,4 +169,119 @@ fn a_bare_name_is_a_known_tool_for_tentative_blocks_and_tool_choice() {
         calls_of(&events),
         [("exec".to_owned(), serde_json::json!({"pid": "1"}))]
     );
+}
+
+// ---------------------------------------------------------------------------
+// Item 14: a history call whose value holds its format's closing tag.
+
+/// A call whose string value quotes the format's own closing tag (a model
+/// that edits its own chat template, a shell command that greps for it)
+/// is written so that the format reads it back: the emulating proxy
+/// renders every earlier call of a conversation, and a refusal made every
+/// later turn of it a 400. (`Qwen3-Coder.jinja` writes a value raw between
+/// `<parameter=KEY>\n` and `\n</parameter>`; `tool_chat_template_glm4.jinja`
+/// between `<arg_value>` and `</arg_value>`.)
+///
+/// Today `render/walk.rs` (`write_value`) refuses such a value before any
+/// read-back, and the readers end the value at the quoted tag; item 6
+/// (values that quote their own closing tag, read where the format's
+/// structure follows) makes the read-back hold, after which that early
+/// refusal has to give way to the read-back.
+#[test]
+#[ignore = "needs item 6"]
+fn a_value_quoting_its_formats_closing_tag_is_written_so_that_it_reads_back() {
+    let registry = Registry::builtin();
+    for (format, value) in [
+        ("qwen3-coder", "grep -n '</parameter>' template.jinja"),
+        ("glm45", "grep -n '</arg_value>' template.jinja"),
+    ] {
+        let f = registry.get(format).expect("built-in");
+        let call = toolscan::render::Call::from_value("run", &serde_json::json!({"cmd": value}))
+            .expect("an object");
+        let written = f
+            .render("", std::slice::from_ref(&call), None)
+            .unwrap_or_else(|e| panic!("{format}: {e}"));
+        let events = run(format, &seeded_options(), &written);
+        assert_eq!(
+            calls_of(&events),
+            [("run".to_owned(), serde_json::json!({"cmd": value}))],
+            "{format}: {written}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Item 14: format files whose markers or programs cannot be used say so
+// about their own marker, in a line, and cost little.
+
+/// A format file's marker `<` begins every built-in marker that begins
+/// with `<`: under `auto` the error names it and its format, and why, not
+/// two built-in markers it has nothing to do with.
+#[test]
+fn a_short_marker_under_auto_is_named_with_its_format() {
+    let mut registry = Registry::builtin();
+    registry
+        .register_json(
+            r#"{"name": "mine", "openers": [{"open": "<", "program": [{"json": "call"}, "dispatch", "end"]}]}"#,
+        )
+        .expect("the format alone compiles");
+    let e = registry
+        .grammar("auto")
+        .expect_err("`<` hides other markers");
+    let m = e.to_string();
+    assert!(
+        m.contains("marker `<` (format `mine`) occurs inside marker `<"),
+        "{m}"
+    );
+    assert!(m.contains("would never open a block"), "{m}");
+}
+
+/// An over-long marker's error shows its first characters, not the whole
+/// marker (a 5 MB marker made a 5 MB message).
+#[test]
+fn an_over_long_markers_error_is_one_short_line() {
+    let marker = format!("<{}>", "x".repeat(5 << 20));
+    let text = serde_json::json!({"name": "long", "openers": [
+        {"open": marker, "program": [{"json": "call"}, "dispatch", "end"]}]})
+    .to_string();
+    let e = toolscan::Format::from_json(&text).expect_err("longer than 256 bytes");
+    let m = e.to_string();
+    assert!(
+        m.len() < 300,
+        "{} bytes: {}",
+        m.len(),
+        &m[..300.min(m.len())]
+    );
+    assert!(m.contains("is longer than 256 bytes"), "{m}");
+    assert!(m.contains(&format!("({} bytes)", marker.len())), "{m}");
+}
+
+/// A program of a million steps is refused by the bound on steps, at its
+/// field, before anything is compiled (it took 1.2 GB to load).
+#[test]
+fn a_program_of_a_million_steps_is_refused() {
+    let mut steps = vec![serde_json::json!("ws"); 1_000_000];
+    steps.extend([
+        serde_json::json!({"json": "call"}),
+        serde_json::json!("dispatch"),
+    ]);
+    let text =
+        serde_json::json!({"name": "many", "openers": [{"open": "<many>", "program": steps}]})
+            .to_string();
+    let e = toolscan::Format::from_json(&text).expect_err("too many steps");
+    let m = e.to_string();
+    assert!(
+        m.starts_with("/openers/0/program: has 1000002 steps, more than the 10000"),
+        "{m}"
+    );
+    // At the bound, a program is read.
+    let mut steps = vec![serde_json::json!("ws"); toolscan::format_file::MAX_STEPS - 2];
+    steps.extend([
+        serde_json::json!({"json": "call"}),
+        serde_json::json!("dispatch"),
+    ]);
+    let text =
+        serde_json::json!({"name": "many", "openers": [{"open": "<many>", "program": steps}]})
+            .to_string();
+    toolscan::Format::from_json(&text).expect("10 000 steps are read");
 }
