@@ -5,7 +5,7 @@
 //! test is named after what it protects.
 
 use toolscan::{DiagnosticKind, Event, Options, Registry, Tools};
-use toolscan_testkit::check::{calls_of, diagnostics_of, names_of, nothing_lost, text_of};
+use toolscan_testkit::check::{calls_of, diagnostics_of, names_of, text_of};
 use toolscan_testkit::chunk::{self, seeded_options};
 
 /// Runs `input` under `format` with `options`, every chunking and API, and
@@ -284,4 +284,55 @@ fn a_program_of_a_million_steps_is_refused() {
         serde_json::json!({"name": "many", "openers": [{"open": "<many>", "program": steps}]})
             .to_string();
     toolscan::Format::from_json(&text).expect("10 000 steps are read");
+}
+
+// ---------------------------------------------------------------------------
+// Item 14: a group of calls whose last element failed keeps its closing
+// marker as text.
+
+/// After a failed element, the group's closing marker comes back as text:
+/// dropped, it glued the failed element's text to the text after the
+/// group. Written from the formats' own templates: Mistral's
+/// `[TOOL_CALLS][…]` list (`tool_chat_template_mistral.jinja`), DeepSeek
+/// V3's section (`tool_chat_template_deepseekv3.jinja`), the Claude-style
+/// `<function_calls>` wrapper of invokes. A group whose last call went
+/// through still owns its closer.
+#[test]
+fn a_groups_closing_marker_after_a_failed_element_is_text() {
+    let cases: [(&str, &str, &str); 3] = [
+        (
+            "mistral",
+            r#"[TOOL_CALLS][{"name": "a", "arguments": {}}, 5] after"#,
+            ", 5] after",
+        ),
+        (
+            "deepseek-v3",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>a\n```json\n{}\n```<｜tool▁call▁end｜>\
+             <｜tool▁call▁begin｜>function<｜tool▁sep｜>b\n```json\n{oops}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> after",
+            "<｜tool▁call▁begin｜>function<｜tool▁sep｜>b\n```json\n{oops}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> after",
+        ),
+        (
+            "claude-xml",
+            "<function_calls>\n<invoke name=\"a\">\n<parameter name=\"x\">1</parameter>\n</invoke>\n\
+             <invoke name=\"b c\">\n</invoke>\n</function_calls> after",
+            "\n<invoke name=\"b c\">\n</invoke>\n</function_calls> after",
+        ),
+    ];
+    for (format, input, text) in cases {
+        let events = run(format, &seeded_options(), input);
+        assert_eq!(calls_of(&events).len(), 1, "{format}: {events:?}");
+        assert_eq!(text_of(&events), text, "{format}");
+        assert!(
+            diagnostics_of(&events)
+                .iter()
+                .any(|(k, _)| *k == DiagnosticKind::Malformed),
+            "{format}: {events:?}"
+        );
+    }
+    // The last call went through: the closer is the calls'.
+    let input = r#"[TOOL_CALLS][5, {"name": "a", "arguments": {}}] after"#;
+    let events = run("mistral", &seeded_options(), input);
+    assert_eq!(calls_of(&events).len(), 1, "{events:?}");
+    // (A failed first element is text from the block's start.)
+    assert_eq!(text_of(&events), "[TOOL_CALLS][5 after");
 }
