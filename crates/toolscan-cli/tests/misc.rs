@@ -136,3 +136,67 @@ fn the_proxys_startup_lines_are_written_once() {
     assert_eq!(count("listening"), 1, "{lines:#?}");
     assert_eq!(count("API base"), 1, "{lines:#?}");
 }
+
+fn repo_file(path: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The README's synopsis of `toolscan proxy` lists every flag its `--help`
+/// has (it listed 7 of 24).
+#[test]
+fn the_readme_synopsis_lists_every_proxy_flag() {
+    let readme = repo_file("README.md");
+    let synopsis: String = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("toolscan proxy --upstream"))
+        .take_while(|l| l.starts_with("toolscan proxy") || l.starts_with("  "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let out = toolscan_testkit::process::run(BIN, None, &["proxy", "--help"], b"");
+    let help = String::from_utf8(out.stdout).unwrap();
+    for flag in help
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("--"))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|f| !matches!(*f, "help" | "version"))
+    {
+        assert!(
+            synopsis.contains(&format!("--{flag}")),
+            "the README's `toolscan proxy` synopsis lacks --{flag}:\n{synopsis}"
+        );
+    }
+}
+
+/// The files the README's examples name are in the repository, the model
+/// map is one the proxy reads, and the manifest examples print what the
+/// README shows.
+#[test]
+fn the_readmes_example_files_exist_and_work() {
+    let readme = repo_file("README.md");
+    for path in ["examples/data/tools.json", "examples/data/model-map.json"] {
+        assert!(readme.contains(path), "the README names {path}");
+        repo_file(path);
+    }
+    toolscan_proxy::ProxyConfig::parse_routes(&repo_file("examples/data/model-map.json"))
+        .expect("the model map reads");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for format in ["hermes", "qwen3-coder", "pythonic"] {
+        let command =
+            format!("$ toolscan manifest --format {format} --tools examples/data/tools.json\n");
+        let at = readme.find(&command).expect("the README's manifest example") + command.len();
+        let shown: String = readme[at..]
+            .lines()
+            .take_while(|l| !l.is_empty() && !l.starts_with("```"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let out = toolscan_testkit::process::run(
+            BIN,
+            Some(&root),
+            &["manifest", "--format", format, "--tools", "examples/data/tools.json"],
+            b"",
+        );
+        let printed = String::from_utf8(out.stdout).unwrap();
+        assert!(printed.contains(&shown), "{format}: the README shows\n{shown}\nprinted:\n{printed}");
+    }
+}
