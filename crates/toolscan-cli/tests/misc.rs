@@ -184,7 +184,10 @@ fn the_readmes_example_files_exist_and_work() {
     for format in ["hermes", "qwen3-coder", "pythonic"] {
         let command =
             format!("$ toolscan manifest --format {format} --tools examples/data/tools.json\n");
-        let at = readme.find(&command).expect("the README's manifest example") + command.len();
+        let at = readme
+            .find(&command)
+            .expect("the README's manifest example")
+            + command.len();
         let shown: String = readme[at..]
             .lines()
             .take_while(|l| !l.is_empty() && !l.starts_with("```"))
@@ -193,10 +196,19 @@ fn the_readmes_example_files_exist_and_work() {
         let out = toolscan_testkit::process::run(
             BIN,
             Some(&root),
-            &["manifest", "--format", format, "--tools", "examples/data/tools.json"],
+            &[
+                "manifest",
+                "--format",
+                format,
+                "--tools",
+                "examples/data/tools.json",
+            ],
             b"",
         );
         let printed = String::from_utf8(out.stdout).unwrap();
-        assert!(printed.contains(&shown), "{format}: the README shows\n{shown}\nprinted:\n{printed}");
+        assert!(
+            printed.contains(&shown),
+            "{format}: the README shows\n{shown}\nprinted:\n{printed}"
+        );
     }
 }

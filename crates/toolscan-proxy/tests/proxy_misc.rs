@@ -192,3 +192,32 @@ async fn a_request_nested_deeper_than_the_proxy_reads_is_a_400() {
     assert_eq!(status, 200, "{text}");
     assert_eq!(calls(false, &text).len(), 1, "{text}");
 }
+
+/// An emulated conversation whose earlier call quotes its format's closing
+/// tag (`</parameter>` in a Qwen3-Coder value) was a 400, that turn and
+/// every later one: the history is written so that the model reads it
+/// back. Waits for item 6 (values that quote their own closing tag), which
+/// makes such a value read back; see `tests/guarantees_misc.rs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs item 6"]
+async fn an_emulated_history_whose_call_quotes_the_closing_tag_is_not_refused() {
+    let up = upstream(replay()).await;
+    let p = proxy(
+        ProxyConfig::new(up)
+            .with_format("qwen3-coder")
+            .with_emulate_tools(true),
+    )
+    .await;
+    let request = json!({
+        "model": "m", "stream": false,
+        "tools": [{"type": "function", "function": {"name": "run", "parameters": {
+            "type": "object", "properties": {"cmd": {"type": "string"}}}}}],
+        "messages": [
+            {"role": "user", "content": "Find the closing tags."},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+              "function": {"name": "run", "arguments": "{\"cmd\": \"grep -n '</parameter>' t.jinja\"}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "12: </parameter>"},
+            {"role": "user", "content": "And now?"}]});
+    let (status, body) = post(&p, request.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+}
