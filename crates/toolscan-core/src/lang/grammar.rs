@@ -168,8 +168,10 @@ impl Grammar {
             check_opener(o)
                 .and_then(|_| match o.marker.bytes.len() {
                     0..=256 => Ok(()),
-                    n => Err(format!(
-                        "marker `{}` is longer than 256 bytes ({n})",
+                    // (Cut short, a marker that long is shown with its
+                    // length.)
+                    _ => Err(format!(
+                        "marker `{}` is longer than 256 bytes",
                         o.marker.shown()
                     )),
                 })
