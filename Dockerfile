@@ -23,7 +23,10 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 # no OpenSSL, no CA bundle needed), no shell, runs as uid 65532 `nonroot`.
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=builder /usr/local/bin/toolscan /usr/local/bin/toolscan
-USER nonroot:nonroot
+# The numeric id of distroless's `nonroot` (hadolint DL3066: a name needs
+# the image's /etc/passwd to mean anything, and Kubernetes' runAsNonRoot
+# can only check a number).
+USER 65532:65532
 # Inside a container the proxy listens on every interface (its default,
 # loopback, cannot be reached through a published port), also when the
 # command is replaced (`docker run … toolscan proxy --upstream URL`).

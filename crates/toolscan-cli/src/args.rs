@@ -47,6 +47,34 @@ pub enum Command {
     /// answers (streaming or not) come back with text tool calls as
     /// `tool_calls`; other routes are forwarded untouched.
     Proxy(ProxyArgs),
+    /// An OpenAI-style server that plays recorded completions back at token
+    /// pace (what `toolscan-replay` serves), to try the proxy without a
+    /// model server. Prints the URL it serves on, then serves until
+    /// SIGINT or SIGTERM.
+    Replay(ReplayArgs),
+}
+
+/// Options of `toolscan replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The recordings: NAME.sse (streamed answers) and NAME.json (whole
+    /// answers), played for the requests whose `model` is NAME [default:
+    /// the recordings of examples/data/sse, built into the binary].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Milliseconds between two events of a stream.
+    #[arg(long, value_name = "MS", default_value_t = 20)]
+    pub delay_ms: u64,
+
+    /// The recording played for a model that has none of its own
+    /// [default: proxy-qwen3-weather].
+    #[arg(long, value_name = "NAME")]
+    pub default: Option<String>,
+
+    /// Address to listen on (port 0: a free port, printed at start).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8000")]
+    pub listen: String,
 }
 
 /// Options of `toolscan proxy`. Each flag can also come from the
@@ -122,6 +150,13 @@ pub struct ProxyArgs {
     /// content: clients that parse every call they were sent then fail.
     #[arg(long, env = "TOOLSCAN_STREAM_ARGUMENTS")]
     pub stream_arguments: bool,
+
+    /// Keep the name a model wrote for a call whose tool it named without
+    /// (or with) the namespace the request declares it in (`exec` for
+    /// `functions.exec`). By default such a call's `tool_calls` entry
+    /// carries the declared name, the one the client dispatches by.
+    #[arg(long, env = "TOOLSCAN_KEEP_TOOL_NAMES")]
+    pub keep_tool_names: bool,
 
     /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
     #[arg(long, env = "TOOLSCAN_REASONING")]
@@ -249,6 +284,13 @@ pub struct ContentArgs {
     /// `<response>`…) counts as a call only if it names a listed tool.
     #[arg(long, value_name = "TOOLS.json")]
     pub tools: Option<PathBuf>,
+
+    /// A call finds its tool in `--tools` by its exact name, else by its
+    /// name without a namespace prefix (`exec` for `functions.exec`, and
+    /// the reverse) when one tool matches; with this flag such a call is
+    /// given the declared name (it keeps the model's by default).
+    #[arg(long)]
+    pub normalize_tool_names: bool,
 
     /// Separate reasoning (`<think>…</think>`, `[THINK]…[/THINK]`, Harmony's
     /// analysis channel and every family's reasoning markers, see

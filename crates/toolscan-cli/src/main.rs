@@ -10,6 +10,8 @@
 //! - `toolscan manifest` writes the system-prompt section that tells a
 //!   model its tools in a format ([`manifest`]);
 //! - `toolscan proxy` serves an OpenAI-compatible proxy ([`proxy`]);
+//! - `toolscan replay` serves recorded completions, to try the proxy with
+//!   ([`replay`]);
 //! - `toolscan demo` replays a bundled stream at token pace and shows each
 //!   tool starting before the stream ends ([`demo`]).
 //!
@@ -28,6 +30,7 @@ mod manifest;
 mod parse;
 mod proxy;
 mod render;
+mod replay;
 mod setup;
 mod sse;
 
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
     // (their output is on stdout).
     match &cli.command {
         Command::Proxy(args) => logging::init("info", args.log_format),
+        Command::Replay(_) => logging::init("info", args::LogFormat::Text),
         _ => logging::init("warn", args::LogFormat::Text),
     }
     let result = match cli.command {
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
         Command::Formats(args) => formats::run(args),
         Command::Render(args) => render::run(args),
         Command::Manifest(args) => manifest::run(args),
+        Command::Replay(args) => replay::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -13,7 +13,6 @@ use toolscan_proxy::{serve, shutdown_signal, Metrics, ProxyConfig};
 
 /// Runs `toolscan proxy` until a signal stops it.
 pub fn run(args: ProxyArgs) -> Result<(), Failure> {
-    let upstream = args.upstream.clone();
     let (registry, described) = registry_with(args.format_file.as_deref())?;
     let mut config = ProxyConfig::new(args.upstream)
         .with_reasoning(args.reasoning)
@@ -23,6 +22,7 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
         .with_emulate_tools(args.emulate_tools)
         .with_invalid_calls_as_text(args.invalid_calls_as_text)
         .with_stream_arguments(args.stream_arguments)
+        .with_normalize_tool_names(!args.keep_tool_names)
         .with_limits(args.limits.limits())
         .with_upstream_idle_timeout(Duration::from_secs_f64(args.upstream_idle_timeout))
         .with_max_sse_line(args.max_sse_line)
@@ -56,9 +56,7 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
             .map_err(|e| Failure::Usage(format!("cannot listen on `{}`: {e}", args.listen)))?;
-        if let Ok(addr) = listener.local_addr() {
-            tracing::info!(%addr, %upstream, "toolscan proxy: listening on http://{addr}, forwarding to {upstream}");
-        }
+        // (`serve` says where it listens and forwards to.)
         // Metrics and health on their own address, until the proxy stops.
         let metrics_task = match (&args.metrics_listen, metrics) {
             (Some(addr), Some(m)) => {

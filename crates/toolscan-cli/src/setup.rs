@@ -62,7 +62,8 @@ pub fn grammar_and_options(args: &ContentArgs) -> Result<(Arc<Grammar>, Options)
         .with_ids(args.ids.mint())
         .with_reasoning(args.reasoning)
         .with_starts_in_reasoning(args.starts_in_reasoning)
-        .with_calls_in_reasoning(args.calls_in_reasoning.core());
+        .with_calls_in_reasoning(args.calls_in_reasoning.core())
+        .with_normalize_tool_names(args.normalize_tool_names);
     options.tools = args.tools.as_deref().map(read_tools).transpose()?;
     Ok((grammar, options))
 }

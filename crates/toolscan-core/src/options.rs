@@ -175,6 +175,29 @@ pub struct Options {
     /// [`tools`](Options::tools)' schemas, and what a call that fails the
     /// check becomes (see [`Check`]); off by default.
     pub check_calls: Check,
+    /// A call whose name matches one of [`tools`](Options::tools) only
+    /// without a namespace prefix (`exec` for a tool declared
+    /// `functions.exec`, or the reverse: see
+    /// [`Tools::resolve`](crate::Tools::resolve)) is given the declared
+    /// name, in its `tool_call_start` and `tool_call_end` — what a client
+    /// that dispatches by its own names needs. Off by default: a call
+    /// keeps the name the model wrote (its values are typed by the
+    /// matched tool's schema either way).
+    ///
+    /// ```
+    /// use toolscan_core::{parse, Options, Registry, Tools};
+    ///
+    /// let tools = Tools::from_json_str(r#"[{"name": "functions.exec", "parameters": {
+    ///     "type": "object", "properties": {"pid": {"type": "string"}}}}]"#).unwrap();
+    /// let g = Registry::builtin().grammar("qwen3-coder").unwrap();
+    /// let input = "<tool_call>\n<function=exec>\n<parameter=pid>\n99797\n</parameter>\n</function>\n</tool_call>";
+    /// let r = parse(g.clone(), Options::new().with_tools(tools.clone()), input.as_bytes());
+    /// assert_eq!(r.tool_calls[0].name, "exec");
+    /// assert_eq!(r.tool_calls[0].arguments.as_str(), r#"{"pid":"99797"}"#);
+    /// let o = Options::new().with_tools(tools).with_normalize_tool_names(true);
+    /// assert_eq!(parse(g, o, input.as_bytes()).tool_calls[0].name, "functions.exec");
+    /// ```
+    pub normalize_tool_names: bool,
 }
 
 /// The schema check of completed calls: whether it runs, and what becomes
@@ -336,6 +359,14 @@ impl Options {
     /// Checks completed calls against the tools' schemas (see [`Check`]).
     pub fn with_check_calls(mut self, check: Check) -> Self {
         self.check_calls = check;
+        self
+    }
+
+    /// Gives a call the name its tool is declared with when it matched
+    /// only without a namespace prefix (see
+    /// [`Options::normalize_tool_names`]).
+    pub fn with_normalize_tool_names(mut self, on: bool) -> Self {
+        self.normalize_tool_names = on;
         self
     }
 

@@ -2,7 +2,7 @@
 //! description and JSON Schema parameters — read once, and used by the
 //! parser (to type parameter values) and the renderer alike.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -23,6 +23,11 @@ pub struct Tool {
 
 /// The tools a request offered, by name, with their parameter schemas.
 ///
+/// A call is matched to its tool by [`Tools::resolve`]: by the exact name,
+/// else by the name without its namespace prefix (`exec` for
+/// `functions.exec`, and the reverse), when exactly one tool has that
+/// bare name.
+///
 /// ```
 /// use toolscan_core::Tools;
 /// let tools = Tools::from_json(&serde_json::json!([
@@ -37,6 +42,30 @@ pub struct Tools {
     by_name: Arc<BTreeMap<String, Tool>>,
     /// The names in the array's order.
     order: Arc<Vec<String>>,
+    /// Each declared name's bare form ([`bare`]) → the declared name, or
+    /// `None` when two declared names have that bare form (a call naming
+    /// it matches neither). Built once, so resolving a call's name is two
+    /// hash lookups at most.
+    by_bare: Arc<HashMap<String, Option<String>>>,
+}
+
+/// A name without its namespace prefix: what follows the last `.` when
+/// everything before it is words of letters, digits, `_` or `-`, each
+/// followed by a `.` (`functions.exec`, `default_api.exec`,
+/// `tools.functions.exec` → `exec`); otherwise the name itself.
+pub(crate) fn bare(name: &str) -> &str {
+    let Some((prefix, rest)) = name.rsplit_once('.') else {
+        return name;
+    };
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    if rest.is_empty() || !prefix.split('.').all(word) {
+        return name;
+    }
+    rest
 }
 
 impl Tools {
@@ -67,9 +96,17 @@ impl Tools {
                 order.push(name.to_owned());
             }
         }
+        let mut by_bare: HashMap<String, Option<String>> = HashMap::new();
+        for name in &order {
+            by_bare
+                .entry(bare(name).to_owned())
+                .and_modify(|d| *d = None)
+                .or_insert_with(|| Some(name.clone()));
+        }
         Ok(Tools {
             by_name: Arc::new(by_name),
             order: Arc::new(order),
+            by_bare: Arc::new(by_bare),
         })
     }
 
@@ -79,19 +116,50 @@ impl Tools {
         Self::from_json(&v)
     }
 
-    /// Whether a tool of that name was offered.
+    /// Whether a tool of exactly that name was offered (a call's name is
+    /// matched by [`Tools::resolve`]).
     pub fn contains(&self, name: &str) -> bool {
         self.by_name.contains_key(name)
     }
 
-    /// The JSON Schema of a tool's parameters, if it was offered.
+    /// The JSON Schema of the parameters of the tool of exactly that name,
+    /// if it was offered.
     pub fn schema(&self, name: &str) -> Option<&Value> {
         self.by_name.get(name).map(|t| &t.parameters)
     }
 
-    /// A tool's definition, if it was offered.
+    /// The definition of the tool of exactly that name, if it was offered.
     pub fn get(&self, name: &str) -> Option<&Tool> {
         self.by_name.get(name)
+    }
+
+    /// The tool a call naming `name` calls: the tool of that exact name;
+    /// else, when exactly one tool's name without its namespace prefix
+    /// (`functions.`, `default_api.`, `tools.`…: words each followed by a
+    /// `.`) is `name` without its own, that tool. Models write a tool
+    /// declared `functions.exec` as `exec`, and the reverse; two tools that
+    /// differ only in their namespace (`a.exec`, `b.exec`) match neither
+    /// a bare `exec` nor a third namespace's.
+    ///
+    /// ```
+    /// use toolscan_core::Tools;
+    /// let tools = Tools::from_json_str(
+    ///     r#"[{"name": "functions.exec"}, {"name": "read"}, {"name": "a.ls"}, {"name": "b.ls"}]"#,
+    /// ).unwrap();
+    /// let declared = |call: &str| tools.resolve(call).map(|t| t.name.as_str());
+    /// assert_eq!(declared("functions.exec"), Some("functions.exec"));
+    /// assert_eq!(declared("exec"), Some("functions.exec"));
+    /// assert_eq!(declared("default_api.read"), Some("read"));
+    /// assert_eq!(declared("a.ls"), Some("a.ls"));
+    /// assert_eq!(declared("ls"), None); // two tools match
+    /// assert_eq!(declared("write"), None);
+    /// ```
+    pub fn resolve(&self, name: &str) -> Option<&Tool> {
+        if let Some(t) = self.by_name.get(name) {
+            return Some(t);
+        }
+        let declared = self.by_bare.get(bare(name))?.as_deref()?;
+        self.by_name.get(declared)
     }
 
     /// The definitions, in the order of the array (a name given twice:
@@ -100,7 +168,8 @@ impl Tools {
         self.order.iter().filter_map(|n| self.by_name.get(n))
     }
 
-    /// The JSON Schema of one parameter of a tool: the member `param` of
+    /// The JSON Schema of one parameter of the tool a call naming `tool`
+    /// calls ([`Tools::resolve`]): the member `param` of
     /// the `properties` object of its parameters schema. `None` when the
     /// tool was not offered, its schema has no `properties` object, or that
     /// object has no such member.
@@ -108,14 +177,16 @@ impl Tools {
         self.properties(tool)?.get(param)
     }
 
-    /// Whether a tool declares a parameter of that name: `None` when the
+    /// Whether the tool a call naming `tool` calls declares a parameter of
+    /// that name: `None` when the
     /// tool was not offered or its parameters schema has no `properties`
     /// object (so there is nothing to check the name against).
     pub(crate) fn has_param(&self, tool: &str, param: &str) -> Option<bool> {
         Some(self.properties(tool)?.contains_key(param))
     }
 
-    /// The one property of a tool's parameters schema whose type is
+    /// The one property of the parameters schema of the tool a call
+    /// naming `tool` calls whose type is
     /// `string`, if there is exactly one.
     pub(crate) fn sole_string_param(&self, tool: &str) -> Option<&str> {
         let mut strings = self
@@ -126,10 +197,10 @@ impl Tools {
         strings.next().is_none().then_some(key.as_str())
     }
 
-    /// The `properties` object of a tool's parameters schema, if it has one.
+    /// The `properties` object of the parameters schema of the tool a call
+    /// naming `tool` calls, if it has one.
     fn properties(&self, tool: &str) -> Option<&serde_json::Map<String, Value>> {
-        self.by_name
-            .get(tool)?
+        self.resolve(tool)?
             .parameters
             .get("properties")?
             .as_object()
@@ -176,6 +247,48 @@ mod tests {
         assert!(Tools::from_json_str(r#"{"name": "a"}"#).is_err());
         assert!(Tools::from_json_str(r#"[{"nom": "a"}]"#).is_err());
         assert!(Tools::from_json_str("[").is_err());
+    }
+
+    #[test]
+    fn a_namespace_prefix_is_words_each_followed_by_a_dot() {
+        for (name, want) in [
+            ("functions.exec", "exec"),
+            ("default_api.exec", "exec"),
+            ("tools.functions.exec", "exec"),
+            ("my-ns.get_weather", "get_weather"),
+            ("exec", "exec"),
+            // not a namespace: an empty word, a name that ends in a dot,
+            // a prefix that is not words
+            (".exec", ".exec"),
+            ("a..exec", "a..exec"),
+            ("functions.", "functions."),
+            ("a b.exec", "a b.exec"),
+            ("é.exec", "é.exec"),
+        ] {
+            assert_eq!(bare(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn resolving_strips_prefixes_on_both_sides_and_refuses_ambiguity() {
+        let t = Tools::from_json_str(
+            r#"[{"name": "functions.exec"}, {"name": "exec"}, {"name": "a.ls"},
+                {"name": "b.ls"}, {"name": "read"}]"#,
+        )
+        .unwrap();
+        let declared = |call: &str| t.resolve(call).map(|t| t.name.as_str());
+        // exact names first, even where a bare form is shared
+        assert_eq!(declared("exec"), Some("exec"));
+        assert_eq!(declared("functions.exec"), Some("functions.exec"));
+        // `exec` is the bare form of two tools: a third namespace matches neither
+        assert_eq!(declared("tools.exec"), None);
+        assert_eq!(declared("ls"), None);
+        assert_eq!(declared("c.ls"), None);
+        assert_eq!(declared("functions.read"), Some("read"));
+        assert_eq!(declared("x.y.read"), Some("read"));
+        // the schema lookups resolve too; `get` and `contains` are exact
+        assert!(t.has_param("functions.read", "p").is_none());
+        assert!(!t.contains("functions.read") && t.get("functions.read").is_none());
     }
 
     #[test]

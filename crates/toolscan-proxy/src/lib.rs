@@ -174,6 +174,12 @@ pub struct ProxyConfig {
     /// arguments are not JSON, and its markup follows as content: see
     /// [`toolscan_sse::Config::stream_arguments`].
     pub stream_arguments: bool,
+    /// A call whose tool the model named without (or with) the namespace
+    /// the request declares it in (`exec` for `functions.exec`: see
+    /// [`Tools::resolve`]) goes to the client with the declared name, the
+    /// one it dispatches by ([`Options::normalize_tool_names`]). Default
+    /// `true`.
+    pub normalize_tool_names: bool,
     /// The parser's limits.
     pub limits: Limits,
     /// Where the proxy counts requests, calls, diagnostics, upstream
@@ -222,6 +228,7 @@ impl ProxyConfig {
             emulate_tools: false,
             invalid_calls_as_text: false,
             stream_arguments: false,
+            normalize_tool_names: true,
             limits: Limits::default(),
             metrics: None,
             max_request_bytes: 32 << 20,
@@ -300,6 +307,13 @@ impl ProxyConfig {
     /// per model).
     pub fn with_stream_arguments(mut self, on: bool) -> ProxyConfig {
         self.stream_arguments = on;
+        self
+    }
+
+    /// Gives calls the declared names of their tools (see
+    /// [`ProxyConfig::normalize_tool_names`]; on by default).
+    pub fn with_normalize_tool_names(mut self, on: bool) -> ProxyConfig {
+        self.normalize_tool_names = on;
         self
     }
 
@@ -428,6 +442,10 @@ pub fn router(config: ProxyConfig) -> Router {
 /// ```
 pub fn try_router(config: ProxyConfig) -> Result<Router, ConfigError> {
     let proxy = Proxy::new(&config)?;
+    // Said once per router (`validate` builds a `Proxy` too, silently).
+    if proxy.api_base {
+        info!(upstream = %config.upstream, "the upstream's `/v1` is its API base: requests keep their own `/v1/…` path");
+    }
     Ok(Router::new().fallback(handle).with_state(Arc::new(proxy)))
 }
 
@@ -455,9 +473,10 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     let grace = config.shutdown_grace;
+    let upstream = config.upstream.clone();
     let app = try_router(config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     if let Ok(addr) = listener.local_addr() {
-        info!(%addr, "proxy listening");
+        info!(%addr, %upstream, "toolscan proxy: listening on http://{addr}, forwarding to {upstream}");
     }
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
         // Chunks are small and latency matters: no Nagle.
@@ -524,6 +543,8 @@ struct Proxy {
     /// The upstream URL without its trailing `/`; a request's path and query
     /// are appended.
     base: String,
+    /// The configured URL ended in `/v1`, dropped from `base`.
+    api_base: bool,
     /// `Some`: every completion is read with this.
     fixed: Option<(String, Arc<Grammar>)>,
     /// Model id → format.
@@ -539,6 +560,7 @@ struct Proxy {
     emulate_tools: bool,
     invalid_calls_as_text: bool,
     stream_arguments: bool,
+    normalize_tool_names: bool,
     limits: Limits,
     metrics: Metrics,
     max_request_bytes: usize,
@@ -565,10 +587,11 @@ impl Proxy {
         let mut base = url.as_str().trim_end_matches('/');
         // The `/v1` base URL of OpenAI-style servers: requests bring
         // their own `/v1`.
-        if let Some(origin) = base.strip_suffix("/v1") {
-            info!(upstream = %config.upstream, "the upstream's `/v1` is its API base: requests keep their own `/v1/…` path");
+        let api_base = base.strip_suffix("/v1");
+        if let Some(origin) = api_base {
             base = origin;
         }
+        let api_base = api_base.is_some();
         let base = base.to_owned();
 
         let registry = config.registry.clone();
@@ -605,6 +628,7 @@ impl Proxy {
         Ok(Proxy {
             client,
             base,
+            api_base,
             fixed,
             by_model,
             routes: config.routes.clone(),
@@ -617,6 +641,7 @@ impl Proxy {
             emulate_tools: config.emulate_tools,
             invalid_calls_as_text: config.invalid_calls_as_text,
             stream_arguments: config.stream_arguments,
+            normalize_tool_names: config.normalize_tool_names,
             limits: config.limits,
             metrics: config.metrics.clone().unwrap_or_default(),
             max_request_bytes: config.max_request_bytes,
@@ -694,6 +719,7 @@ impl Proxy {
             .with_reasoning(reasoning)
             .with_starts_in_reasoning(starts_in_reasoning)
             .with_calls_in_reasoning(calls_in_reasoning)
+            .with_normalize_tool_names(self.normalize_tool_names)
             .with_limits(self.limits);
         if !calls {
             // Reasoning only: call markup stays content.
@@ -975,7 +1001,21 @@ async fn chat(proxy: &Proxy, request: Request, start: Instant) -> Response {
             )
         }
     };
-    let request_json = serde_json::from_slice::<Value>(&bytes).ok();
+    let request_json = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) => Some(v),
+        // JSON nested deeper than the reader goes (128 levels) could be
+        // neither emulated nor read for calls: refused, not passed on
+        // silently unread.
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                "the request body nests JSON deeper than 128 levels, more than the proxy reads",
+                "invalid_request_error",
+            )
+        }
+        // Not JSON: the upstream's to refuse.
+        Err(_) => None,
+    };
     let field = |name: &str| request_json.as_ref().and_then(|r| r.get(name));
     let wants_stream = field("stream").and_then(Value::as_bool).unwrap_or(false);
     let model = field("model").and_then(Value::as_str);

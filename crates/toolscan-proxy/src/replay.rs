@@ -171,6 +171,34 @@ impl Replay {
         }
     }
 
+    /// The recordings of the repository's `examples/data/sse/`, built into
+    /// the binary (so a server runs from anywhere, installed or not): the
+    /// default `proxy-qwen3-weather` (`.sse` and `.json`), `demo`,
+    /// `qwen3-weather`, `qwen3-weather-stop` and `two-choices`.
+    ///
+    /// ```
+    /// use toolscan_proxy::replay::Replay;
+    /// let names = Replay::bundled().recordings();
+    /// assert!(names.contains(&"proxy-qwen3-weather".to_string()));
+    /// ```
+    pub fn bundled() -> Replay {
+        macro_rules! recording {
+            ($file:literal) => {
+                include_str!(concat!("../../../examples/data/sse/", $file))
+            };
+        }
+        Replay::new()
+            .with_stream("demo", recording!("demo.sse"))
+            .with_stream("proxy-qwen3-weather", recording!("proxy-qwen3-weather.sse"))
+            .with_body(
+                "proxy-qwen3-weather",
+                recording!("proxy-qwen3-weather.json"),
+            )
+            .with_stream("qwen3-weather", recording!("qwen3-weather.sse"))
+            .with_stream("qwen3-weather-stop", recording!("qwen3-weather-stop.sse"))
+            .with_stream("two-choices", recording!("two-choices.sse"))
+    }
+
     /// Adds every `NAME.sse` (a streaming recording) and `NAME.json` (a
     /// whole answer) of `dir`.
     pub fn load_dir(mut self, dir: &Path) -> io::Result<Replay> {

@@ -24,6 +24,7 @@ pub(crate) struct Args<'py> {
     pub complete_at_stop: bool,
     pub max_calls: Option<Bound<'py, PyAny>>,
     pub only_tool: Option<String>,
+    pub normalize_tool_names: bool,
     pub ids: Option<String>,
     pub seed: Option<Bound<'py, PyAny>>,
     pub max_call_bytes: Option<Bound<'py, PyAny>>,
@@ -126,6 +127,7 @@ impl<'py> Args<'py> {
             max_depth: None,
             max_holdback: None,
             max_name_bytes: None,
+            normalize_tool_names: false,
         }
     }
 
@@ -158,6 +160,7 @@ impl<'py> Args<'py> {
             "max_depth" => self.max_depth = Some(value),
             "max_holdback" => self.max_holdback = Some(value),
             "max_name_bytes" => self.max_name_bytes = Some(value),
+            "normalize_tool_names" => self.normalize_tool_names = yes(&value)?,
             other => {
                 return Err(OptionsError::new_err(format!(
                     "unknown option {other:?} (the options are Parser's)"
@@ -235,7 +238,8 @@ impl<'py> Args<'py> {
             .with_starts_in_reasoning(self.starts_in_reasoning)
             .with_calls_in_reasoning(calls_in_reasoning)
             .with_check_calls(check)
-            .with_complete_at_stop(self.complete_at_stop);
+            .with_complete_at_stop(self.complete_at_stop)
+            .with_normalize_tool_names(self.normalize_tool_names);
         if let Some(t) = &self.tools {
             if !t.is_none() {
                 options = options.with_tools(tools(py, t)?);

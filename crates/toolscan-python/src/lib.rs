@@ -100,7 +100,8 @@ fn format_for_model(model: &str) -> Option<&'static str> {
 #[pyo3(signature = (
     text, format = None, *, model = None, tools = None, reasoning = false,
     starts_in_reasoning = false, calls_in_reasoning = None, check_calls = None,
-    complete_at_stop = false, max_calls = None, only_tool = None, ids = None, seed = None,
+    complete_at_stop = false, max_calls = None, only_tool = None, normalize_tool_names = false,
+        ids = None, seed = None,
     max_call_bytes = None, max_depth = None, max_holdback = None, max_name_bytes = None,
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -117,6 +118,7 @@ fn parse<'py>(
     complete_at_stop: bool,
     max_calls: Option<Bound<'py, PyAny>>,
     only_tool: Option<String>,
+    normalize_tool_names: bool,
     ids: Option<String>,
     seed: Option<Bound<'py, PyAny>>,
     max_call_bytes: Option<Bound<'py, PyAny>>,
@@ -135,6 +137,7 @@ fn parse<'py>(
         complete_at_stop,
         max_calls,
         only_tool,
+        normalize_tool_names,
         ids,
         seed,
         max_call_bytes,

@@ -175,6 +175,17 @@ def test_check_calls_reject_makes_a_bad_call_text():
     assert [d.kind for d in r.tool_calls[0].diagnostics] == ["missing_parameter"]
 
 
+def test_a_bare_name_finds_the_namespaced_tool_and_normalize_tool_names_renames_it():
+    tools = [{"type": "function", "function": {"name": "functions.exec", "parameters": {
+        "type": "object", "properties": {"pid": {"type": "string"}}}}}]
+    call = "<tool_call>\n<function=exec>\n<parameter=pid>\n99797\n</parameter>\n</function>\n</tool_call>"
+    r = toolscan.parse(call, "qwen3-coder", tools=tools)
+    assert (r.tool_calls[0].name, r.tool_calls[0].parsed()) == ("exec", {"pid": "99797"})
+    assert r.diagnostics == []
+    r = toolscan.parse(call, "qwen3-coder", tools=tools, normalize_tool_names=True)
+    assert r.tool_calls[0].name == "functions.exec"
+
+
 def test_reasoning_options():
     think = "<think>Maybe Paris.</think>Sure."
     events = feed_all(toolscan.Parser("hermes", reasoning=True), [think])

@@ -184,6 +184,7 @@ impl Parser {
         let mut session = Session::new(IdSource::new(&options.ids), options.tools, options.limits);
         session.admit = options.admit;
         session.check = options.check_calls;
+        session.normalize_names = options.normalize_tool_names;
         let stream = StreamState {
             bare_room,
             session,
@@ -821,7 +822,11 @@ impl Parser {
                         _ => self.stream.pending.pos,
                     };
                     let p = &mut self.stream.pending;
-                    p.drop_upto(from);
+                    // (Unless a failed call came after the last one:
+                    // then they are text, as the failed call's.)
+                    if b.failed_at != Some(b.calls.done) {
+                        p.drop_upto(from);
+                    }
                     p.release_all(held_or!(self, out));
                     block::end_block(b, &mut self.stream.env(held_or!(self, out)));
                     self.mode = Mode::Text(self.stream.text_state(&self.g));

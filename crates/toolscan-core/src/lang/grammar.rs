@@ -115,7 +115,11 @@ impl Grammar {
     /// and checked, then the text automata built.
     pub fn new(name: &str, formats: &[&Format]) -> Result<Grammar, Error> {
         let invalid = |reason: String| invalid(name, reason);
-        let Grouped { groups, start } = group_openers(name, formats)?;
+        let Grouped {
+            groups,
+            owners,
+            start,
+        } = group_openers(name, formats)?;
         let mut openers = Vec::new();
         let mut patterns = Vec::new();
         for (marker, line_start, list) in groups {
@@ -136,7 +140,7 @@ impl Grammar {
         // (The markers as written, for messages: splitting cuts some.)
         let written: Vec<Vec<u8>> = patterns.iter().map(|p| p.bytes.clone()).collect();
         split_outer_markers(&mut patterns, &mut openers);
-        check_substrings(&patterns, &written).map_err(invalid)?;
+        check_substrings(&patterns, &written, &owners).map_err(invalid)?;
         set_follow_bytes(&mut openers, &patterns);
         let sets = text_sets(name, &patterns, &openers)?;
         let closers = closers_of(&sets[2]).map_err(invalid)?;
@@ -164,9 +168,11 @@ impl Grammar {
             check_opener(o)
                 .and_then(|_| match o.marker.bytes.len() {
                     0..=256 => Ok(()),
+                    // (Cut short, a marker that long is shown with its
+                    // length.)
                     _ => Err(format!(
                         "marker `{}` is longer than 256 bytes",
-                        o.marker.display()
+                        o.marker.shown()
                     )),
                 })
                 .map_err(|reason| Error::InvalidFormat {
@@ -206,6 +212,8 @@ struct Grouped {
     /// Each marker, whether it counts at a line start only, and its
     /// openers (programs that differ).
     groups: Vec<(Lit, bool, Vec<Merged>)>,
+    /// The format of each group's first opener (for messages).
+    owners: Vec<String>,
     start: Option<Compiled>,
 }
 
@@ -218,6 +226,7 @@ fn group_openers(name: &str, formats: &[&Format]) -> Result<Grouped, Error> {
     // flag): one lookup per opener, not a walk of the groups.
     let mut group_of: HashMap<(Vec<u8>, bool), usize> = HashMap::new();
     let mut start: Option<Compiled> = None;
+    let mut owners = Vec::new();
     for f in formats {
         let compiled = f
             .openers
@@ -251,8 +260,8 @@ fn group_openers(name: &str, formats: &[&Format]) -> Result<Grouped, Error> {
                             name,
                             format!(
                                 "markers `{}` and `{}` differ only in case",
-                                m.display(),
-                                o.marker.display()
+                                m.shown(),
+                                o.marker.shown()
                             ),
                         ));
                     }
@@ -266,11 +275,16 @@ fn group_openers(name: &str, formats: &[&Format]) -> Result<Grouped, Error> {
                 None => {
                     group_of.insert(key, groups.len());
                     groups.push((o.marker.clone(), o.line_start, vec![(o.clone(), ops)]));
+                    owners.push(f.name.clone());
                 }
             }
         }
     }
-    Ok(Grouped { groups, start })
+    Ok(Grouped {
+        groups,
+        owners,
+        start,
+    })
 }
 
 /// For each bare marker that starts a JSON value, the bytes that may
@@ -379,8 +393,8 @@ fn check_opener(o: &Opener) -> Result<Vec<Op>, String> {
             "empty marker".into()
         });
     }
-    let mut ops = program::compile(&o.program)
-        .map_err(|e| format!("marker `{}`: {e}", o.marker.display()))?;
+    let mut ops =
+        program::compile(&o.program).map_err(|e| format!("marker `{}`: {e}", o.marker.shown()))?;
     program::check_targets(&mut ops)?;
     program::link_follow(&mut ops, &o.marker);
     program::link_after(&mut ops);
@@ -402,7 +416,7 @@ fn merge(list: &[Merged]) -> Result<Compiled, String> {
     if list.iter().any(|(o, _)| o.replay != first.replay) {
         return Err(format!(
             "marker `{}` both starts a body and does not",
-            first.marker.display()
+            first.marker.shown()
         ));
     }
     let program = fork_bodies(list.iter().map(|(_, ops)| ops.clone()).collect());
@@ -537,6 +551,11 @@ fn split_outer_markers(patterns: &mut [Pattern], openers: &mut [Compiled]) {
             if cut == outer.bytes.len() {
                 continue; // a suffix: the automaton tells them apart
             }
+            if at == 0 {
+                // A prefix: cut there, the outer marker would be the inner
+                // one; `check_substrings` says which holds which.
+                continue;
+            }
             let rest = outer.bytes[cut..].to_vec();
             let inner_program = if inner.line_start {
                 // The inner marker would not be at a line start.
@@ -581,8 +600,13 @@ fn split_outer_markers(patterns: &mut [Pattern], openers: &mut [Compiled]) {
 /// longer.)
 ///
 /// `written` are the markers as the formats wrote them, which the message
-/// names (a marker split above is cut short in `patterns`).
-fn check_substrings(patterns: &[Pattern], written: &[Vec<u8>]) -> Result<(), String> {
+/// names (a marker split above is cut short in `patterns`), with the
+/// format each is of (`owners`).
+fn check_substrings(
+    patterns: &[Pattern],
+    written: &[Vec<u8>],
+    owners: &[String],
+) -> Result<(), String> {
     let first = inside_pairs(patterns)
         .into_iter()
         .filter(|&(i, j, at)| i != j && clash_at(&patterns[i], &patterns[j], at))
@@ -599,13 +623,19 @@ fn check_substrings(patterns: &[Pattern], written: &[Vec<u8>]) -> Result<(), Str
             } else {
                 (i, j)
             };
+            // Their formats, when they are two (a format file's marker
+            // that clashes with a built-in one under `auto`).
+            let two = owners.get(i) != owners.get(j);
             let name = |k: usize| {
-                String::from_utf8_lossy(written(k))
-                    .escape_debug()
-                    .to_string()
+                let m = crate::lang::payload::shown(written(k));
+                match owners.get(k).filter(|_| two) {
+                    Some(f) => format!("`{m}` (format `{f}`)"),
+                    None => format!("`{m}`"),
+                }
             };
             Err(format!(
-                "marker `{}` occurs inside marker `{}`",
+                "marker {} occurs inside marker {}: the shorter is found first, so the \
+                 longer would never open a block (a marker may hold another only at its end)",
                 name(i),
                 name(j)
             ))

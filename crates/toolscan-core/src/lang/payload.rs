@@ -81,6 +81,30 @@ impl Lit {
             .replace('\n', "\\n")
             .to_string()
     }
+
+    /// The literal as a message names it: as [`display`](Self::display),
+    /// cut after [`SHOWN_CHARS`] characters (with `…` and its length in
+    /// bytes), so that a message about a huge literal stays a line.
+    pub(crate) fn shown(&self) -> String {
+        shown(&self.bytes)
+    }
+}
+
+/// How many characters of a literal a message shows.
+pub(crate) const SHOWN_CHARS: usize = 64;
+
+/// Bytes as a message names them: lossy UTF-8, newlines as `\n`, cut
+/// after [`SHOWN_CHARS`] characters (then `…` and the length in bytes).
+pub(crate) fn shown(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => text.replace('\n', "\\n"),
+        Some((cut, _)) => format!(
+            "{}… ({} bytes)",
+            text[..cut].replace('\n', "\\n"),
+            bytes.len()
+        ),
+    }
 }
 
 /// What a captured word is.

@@ -149,7 +149,7 @@ impl Reason {
         match self {
             NoProgress => "the format's program does not advance".into(),
             ExpectedLit { found } => match lit {
-                Some(l) => format!("expected `{}`, found {}", l.display(), describe(found)),
+                Some(l) => format!("expected `{}`, found {}", l.shown(), describe(found)),
                 None => format!("unexpected {}", describe(found)),
             },
             Unexpected { found } => format!("unexpected {}", describe(found)),

@@ -34,9 +34,10 @@ SIGINT or SIGTERM."
 )]
 struct Args {
     /// The recordings: NAME.sse (streamed answers) and NAME.json (whole
-    /// answers).
-    #[arg(long, value_name = "DIR", default_value = "examples/data/sse")]
-    dir: PathBuf,
+    /// answers) [default: the recordings of examples/data/sse, built into
+    /// the binary].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
     /// Milliseconds between two events of a stream (a request's own
     /// `replay_delay_ms` field overrides it).
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -82,8 +83,13 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> std::io::Result<()> {
-    let mut replay = Replay::new()
-        .load_dir(&args.dir)?
+    let recordings = match &args.dir {
+        Some(dir) => Replay::new()
+            .load_dir(dir)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("--dir {}: {e}", dir.display())))?,
+        None => Replay::bundled(),
+    };
+    let mut replay = recordings
         .with_delay(Duration::from_millis(args.delay_ms))
         .with_stamp(args.stamp);
     if let Some(name) = &args.default {

@@ -29,9 +29,10 @@ pub(super) fn release_all(env: &mut BlockCtx<'_>) {
 }
 
 /// The block ended normally: its bytes belong to its calls, or, if it made
-/// none, they are text.
+/// none (or a failed call or element came after its last one), they are
+/// text.
 pub(crate) fn end_block(b: &Block, env: &mut BlockCtx<'_>) {
-    if b.calls.owns_bytes() {
+    if b.owns_tail() {
         let at = env.pending.pos;
         env.pending.drop_upto(at);
     } else {
@@ -109,6 +110,9 @@ pub(super) fn report(
 /// seeking the literals of its `Step::Recover`.
 pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut BlockCtx<'_>, stop: Stop) -> Failed {
     let limit = stop.reason.is_limit();
+    // A call the options refuse is no failure of the group: its end stays
+    // the calls' (see `Block::failed_at`).
+    let refused = stop.reason.is_refusal();
     // (At a limit the step may count bytes it was not given room for.)
     let partial = if limit { 0 } else { partial_markup(b, prog) };
     let seek = b.recover.and_then(|pc| match prog.get(pc) {
@@ -142,6 +146,9 @@ pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut BlockCtx<'_>, stop: Sto
         release(env);
         b.pc = pc;
         b.st = StepState::Skip(sk);
+        if !refused {
+            b.failed_at = Some(b.calls.done);
+        }
         return Failed::Recovered;
     }
     if seek.is_some() && matches!(prog.get(b.pc), Some(Op::Dispatch)) {
@@ -152,6 +159,9 @@ pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut BlockCtx<'_>, stop: Sto
         // for the failed call's).
         release(env);
         b.next();
+        if !refused {
+            b.failed_at = Some(b.calls.done);
+        }
         return Failed::Recovered;
     }
     let Some((pc, t)) = seek else {
@@ -186,6 +196,9 @@ pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut BlockCtx<'_>, stop: Sto
     b.pc = pc;
     let held = p.buf[p.buf.len() - keep.min(p.buf.len())..].to_vec();
     b.st = StepState::Then(ThenMatch::seeking(p.buf_start, held));
+    if !refused {
+        b.failed_at = Some(b.calls.done);
+    }
     Failed::Recovered
 }
 

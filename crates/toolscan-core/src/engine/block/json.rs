@@ -119,6 +119,10 @@ pub(super) fn read(
         // it): it is text, from the end of the call before it (or the
         // block's start), and the list reads on.
         let fate = "; the element is kept as text and the list reads on";
+        // (A refused call is no failure: the list's end stays the calls'.)
+        if !stop.reason.is_refusal() {
+            b.failed_at = Some(b.calls.done);
+        }
         report(&mut b.calls, env, stop, None, at, fate);
         release(env);
         // The failed element was the whole value (a call object of a list

@@ -47,6 +47,12 @@ pub(crate) struct Block {
     /// reader's and the call's counters lag behind it until
     /// [`settle`](Block::settle).
     pub(crate) steady: Steady,
+    /// How many calls the block had dispatched when a failed call or
+    /// element last recovered (its bytes went out as text): while no call
+    /// completes after it, what the block reads on is text too — the
+    /// group's closing markup included, which would otherwise vanish
+    /// between two pieces of text.
+    pub(crate) failed_at: Option<usize>,
 }
 
 impl Block {
@@ -58,7 +64,15 @@ impl Block {
             calls: BlockCalls::new(tentative),
             recover: None,
             steady: Steady::default(),
+            failed_at: None,
         }
+    }
+
+    /// Whether the bytes held now belong to the block's calls (and are
+    /// dropped when it ends): it made a call, or is framing, and no failed
+    /// call or element came after its last call.
+    pub(crate) fn owns_tail(&self) -> bool {
+        self.calls.owns_bytes() && self.failed_at != Some(self.calls.done)
     }
 
     /// Brings the counters a steady run left behind up to date (before

@@ -39,7 +39,7 @@ pub(super) fn read(
         ThenEnd::Over => {
             // Not a continuation: the block is over and what this step
             // held is scanned as text again.
-            if b.calls.owns_bytes() {
+            if b.owns_tail() {
                 env.pending.drop_upto(from);
             }
             let held = env.pending.untake_from(from);

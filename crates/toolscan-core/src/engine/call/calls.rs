@@ -37,6 +37,9 @@ pub(crate) struct Session {
     pub admit: Admit,
     /// Whether completed calls are checked against the tools' schemas.
     pub check: Check,
+    /// A call that matches its tool only without a namespace prefix takes
+    /// the declared name.
+    pub normalize_names: bool,
 }
 
 impl Session {
@@ -51,6 +54,7 @@ impl Session {
             at_stop: false,
             admit: Admit::default(),
             check: Check::Off,
+            normalize_names: false,
         }
     }
 
@@ -481,11 +485,16 @@ impl BlockCalls {
         if c.started.is_some() || c.void {
             return Ok(());
         }
-        let known = session.tools.as_ref().map(|t| t.contains(name));
+        let declared = session
+            .tools
+            .as_ref()
+            .map(|t| t.resolve(name).map(|t| t.name.as_str()));
+        let known = declared.map(|d| d.is_some());
         if known == Some(false) && silent {
             return Err(Stop::not_a_call(Reason::NotATool));
         }
-        if let Some(why) = session.refuses(name) {
+        // A named `tool_choice` names a declared tool.
+        if let Some(why) = session.refuses(declared.flatten().unwrap_or(name)) {
             return Err(Stop::fail(why));
         }
         // A tentative block becomes a call only once arguments (or the end
@@ -498,6 +507,15 @@ impl BlockCalls {
         if c.wait_id && !c.complete {
             return Ok(());
         }
+        if let Some(d) = declared
+            .flatten()
+            .filter(|d| session.normalize_names && *d != name)
+        {
+            c.name = Some(d.to_owned());
+        }
+        let Some(name) = c.name.as_deref() else {
+            return Ok(());
+        };
         let index = session.next_index;
         session.next_index += 1;
         let id = match c.id.take() {

@@ -41,7 +41,7 @@ pub(crate) fn check(tools: &Tools, index: usize, name: &str, arguments: &str) ->
         index,
         problems: Vec::new(),
     };
-    let Some(tool) = tools.get(name) else {
+    let Some(tool) = tools.resolve(name) else {
         out.push(
             DiagnosticKind::UnknownTool,
             format_args!("names `{name}`, which is not one of the tools"),

@@ -221,6 +221,7 @@ use crate::error::Error;
 use crate::lang::format::Format;
 use crate::lang::grammar::Grammar;
 
+pub use description::MAX_STEPS;
 use description::{Description, OpenerSpec};
 
 impl Format {
