@@ -14,8 +14,10 @@
 //!   events are the same.
 
 use serde_json::json;
-use toolscan::{render::Call, Format, Registry, RenderError, RenderLimit};
+use toolscan::{render::Call, Event, Format, Options, Parser, Registry, RenderError, RenderLimit};
 use toolscan_testkit::alloc::{mark, since, Counting};
+use toolscan_testkit::check::same_coalesced;
+use toolscan_testkit::chunk::{self, Api, Plan};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
@@ -90,8 +92,8 @@ fn wanted(calls: &[Call]) -> Vec<(String, serde_json::Map<String, serde_json::Va
 fn five_thousand_calls_render_on_a_small_stack() {
     for name in ["hermes", "deepseek-v3.2", "kimi-k3", "qwen3-coder"] {
         let want = calls(5_000);
-        let out = render_small(name, want.clone())
-            .unwrap_or_else(|e| panic!("{name}: 5 000 calls: {e}"));
+        let out =
+            render_small(name, want.clone()).unwrap_or_else(|e| panic!("{name}: 5 000 calls: {e}"));
         assert_eq!(read_back(name, &out), wanted(&want), "{name}");
     }
 }
@@ -103,8 +105,8 @@ fn five_thousand_calls_render_on_a_small_stack() {
 fn a_call_of_five_thousand_keys_renders_on_a_small_stack() {
     for name in ["qwen3-coder", "glm45", "claude-xml"] {
         let want = keys(5_000);
-        let out = render_small(name, want.clone())
-            .unwrap_or_else(|e| panic!("{name}: 5 000 keys: {e}"));
+        let out =
+            render_small(name, want.clone()).unwrap_or_else(|e| panic!("{name}: 5 000 keys: {e}"));
         assert_eq!(read_back(name, &out), wanted(&want), "{name}");
     }
 }
@@ -187,5 +189,75 @@ fn rendering_costs_grow_linearly_with_the_keys() {
         let small = cost(name, &keys(1_000));
         let big = cost(name, &keys(2_000));
         assert_linear(name, small, big);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Calls held inside reasoning: one chunk costs what small chunks cost.
+
+/// A response of `n` calls inside reasoning, with its options: `open`
+/// the unclosed `<think>` (or none, the stream starting in reasoning),
+/// `closed` a `</think>` and text after the calls.
+fn held(call: &str, n: usize, open: bool, closed: bool) -> (Vec<u8>, Options) {
+    let mut s = String::new();
+    if open {
+        s.push_str("<think>Let me call them all.\n");
+    }
+    for _ in 0..n {
+        s.push_str(call);
+    }
+    if closed {
+        s.push_str("</think>\nDone.");
+    }
+    let options = chunk::seeded_options().with_starts_in_reasoning(!open);
+    (s.into_bytes(), options)
+}
+
+/// The events of `input` fed in chunks of `size`, and the bytes the
+/// search for a reasoning closer read meanwhile.
+fn held_run(format: &str, input: &[u8], options: &Options, size: usize) -> (Vec<Event>, u64) {
+    let g = Registry::builtin().grammar(format).expect("built in");
+    let before = toolscan::work::closer_search_bytes();
+    let events = chunk::feed(
+        Parser::new(g, options.clone()),
+        Api::Sink,
+        input,
+        &Plan::fixed(input.len(), size),
+    );
+    (events, toolscan::work::closer_search_bytes() - before)
+}
+
+/// Calls inside reasoning fed in one chunk — an unclosed `<think>`, one
+/// that closes after them, a stream that starts in reasoning — give the
+/// events of 7-byte chunks, and the closer search reads each byte a
+/// bounded number of times (it used to search the rest of the chunk for
+/// each call: 2 MiB of hermes calls took 20 s). The calls are written as
+/// `tool_chat_template_hermes.jinja` and `tool_chat_template_qwen3coder.jinja`
+/// write them; `auto` reads the hermes ones.
+#[test]
+fn calls_held_in_reasoning_cost_the_same_order_in_one_chunk() {
+    let hermes = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n";
+    let qwen = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n";
+    for (format, call) in [("hermes", hermes), ("qwen3-coder", qwen), ("auto", hermes)] {
+        for (open, closed) in [(true, false), (true, true), (false, false), (false, true)] {
+            let what = format!("{format}, open {open}, closed {closed}");
+            let mut costs = Vec::new();
+            for n in [500, 1_000] {
+                let (input, options) = held(call, n, open, closed);
+                let (whole, cost) = held_run(format, &input, &options, input.len());
+                let (small, _) = held_run(format, &input, &options, 7);
+                same_coalesced(&whole, &small).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(
+                    cost <= 2 * input.len() as u64,
+                    "{what}: {n} calls in one chunk of {} bytes: the closer search read {cost}",
+                    input.len()
+                );
+                costs.push(cost);
+            }
+            assert!(
+                costs[1] <= 3 * costs[0].max(1),
+                "{what}: twice the calls, {costs:?} bytes searched"
+            );
+        }
     }
 }

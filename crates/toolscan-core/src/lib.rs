@@ -83,6 +83,8 @@ mod response;
 mod scan;
 pub mod sink;
 mod tools;
+#[doc(hidden)]
+pub mod work;
 
 pub use catalogue::aliases;
 pub use lang::format_file;

@@ -146,11 +146,29 @@ struct Hold {
     /// current block (`Grammar::closers`), and where it got to.
     closer: StateID,
     searched_to: Offset,
+    /// The last search for a closer that read to a chunk's end: a later
+    /// block of the same chunk reuses its answer instead of searching the
+    /// rest of the chunk once more (each held call would cost the rest of
+    /// a chunk that holds them all, the square of it).
+    last_search: Option<Search>,
     /// The call context when the hold began, restored if the calls were
     /// only quoted: their indices and ids are not used up.
     next_index: usize,
     completed: usize,
     text_ids: HashSet<u64>,
+}
+
+/// A search for a reasoning closer from `from` on (in any state) up to
+/// `to`, a chunk's end: the first closer it found, where it ends and its
+/// length, or none. What it says holds for any search that begins at or
+/// after `from` in the start state: a closer found that begins there is
+/// that search's first too (any that ended sooner would have been found),
+/// and where none was found none lies.
+#[derive(Clone, Copy, Debug)]
+struct Search {
+    from: Offset,
+    to: Offset,
+    found: Option<(Offset, usize)>,
 }
 
 impl Hold {
@@ -543,13 +561,71 @@ impl Parser {
                 (Some(h), Mode::Block(_), Some(set)) => {
                     let seen = h.searched_to.since(ch.base);
                     let fresh = seen.clamp(i, ch.bytes.len());
+                    let at = ch.base.after(fresh);
                     let mut sid = h.closer;
-                    match set.scan(&mut sid, &ch.bytes[fresh..], &[], false, &mut |_, _| true) {
-                        Found::Marker { pattern, end } => {
-                            head = Some(ch.head(fresh + end));
-                            closer = Some(set.pattern(pattern).bytes.len());
+                    // A block begun in this chunk after the last search of
+                    // it began: that search's answer, when it holds here.
+                    let known = h
+                        .last_search
+                        .filter(|s| s.to == ch.end() && s.from <= at && sid == set.start())
+                        .and_then(|s| match s.found {
+                            Some((end, len)) => (end.before(len) >= at).then_some(Some((end, len))),
+                            None => Some(None),
+                        });
+                    let found = match known {
+                        Some(Some(f)) => Some(f),
+                        Some(None) => {
+                            // None lies in the rest: the search's state at
+                            // the end is that of the rest's last bytes
+                            // (shorter than any closer, which none holds).
+                            let tail = ch.bytes.len().saturating_sub(set.longest()).max(fresh);
+                            crate::work::count_closer_search(ch.bytes.len() - tail);
+                            match set
+                                .scan(&mut sid, &ch.bytes[tail..], &[], false, &mut |_, _| true)
+                            {
+                                Found::Nothing => None,
+                                Found::Marker { pattern, end } => Some((
+                                    ch.base.after(tail + end),
+                                    set.pattern(pattern).bytes.len(),
+                                )),
+                            }
                         }
-                        Found::Nothing => searched = Some(sid),
+                        None => {
+                            let found = match set.scan(
+                                &mut sid,
+                                &ch.bytes[fresh..],
+                                &[],
+                                false,
+                                &mut |_, _| true,
+                            ) {
+                                Found::Marker { pattern, end } => {
+                                    crate::work::count_closer_search(end);
+                                    Some((
+                                        ch.base.after(fresh + end),
+                                        set.pattern(pattern).bytes.len(),
+                                    ))
+                                }
+                                Found::Nothing => {
+                                    crate::work::count_closer_search(ch.bytes.len() - fresh);
+                                    None
+                                }
+                            };
+                            if let Some(h) = &mut self.stream.hold {
+                                h.last_search = Some(Search {
+                                    from: at,
+                                    to: ch.end(),
+                                    found,
+                                });
+                            }
+                            found
+                        }
+                    };
+                    match found {
+                        Some((end, len)) => {
+                            head = Some(ch.head(end.since(ch.base)));
+                            closer = Some(len);
+                        }
+                        None => searched = Some(sid),
                     }
                 }
                 (Some(h), Mode::Text(_) | Mode::Skip(_), _) => {
@@ -975,6 +1051,7 @@ impl StreamState {
                                 counted: self.session.completed,
                                 closer,
                                 searched_to: mend,
+                                last_search: None,
                                 next_index: self.session.next_index,
                                 completed: self.session.completed,
                                 text_ids: self.session.text_ids.clone(),

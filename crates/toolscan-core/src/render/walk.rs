@@ -1048,7 +1048,13 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
             return None;
         }
         if let Some(m) = st.replay {
-            if !self.tape.out.as_bytes().get(st.block_start..)?.starts_with(m) {
+            if !self
+                .tape
+                .out
+                .as_bytes()
+                .get(st.block_start..)?
+                .starts_with(m)
+            {
                 return None;
             }
         }
@@ -1070,11 +1076,7 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
 
     /// The call object of call `i` with the format's keys: name, arguments
     /// and, where the format carries one, the id.
-    fn call_object(
-        &mut self,
-        i: usize,
-        keys: &crate::lang::format::CallKeys,
-    ) -> Option<Node> {
+    fn call_object(&mut self, i: usize, keys: &crate::lang::format::CallKeys) -> Option<Node> {
         let item = &self.items[i];
         let args = Node::Obj(item.args.to_vec());
         if keys.keyed {
