@@ -233,12 +233,20 @@ fn held_run(format: &str, input: &[u8], options: &Options, size: usize) -> (Vec<
 /// bounded number of times (it used to search the rest of the chunk for
 /// each call: 2 MiB of hermes calls took 20 s). The calls are written as
 /// `tool_chat_template_hermes.jinja` and `tool_chat_template_qwen3coder.jinja`
-/// write them; `auto` reads the hermes ones.
+/// write them, and `tool_chat_template_llama3.1_json.jinja` its bare
+/// objects; `auto` reads the hermes ones.
 #[test]
 fn calls_held_in_reasoning_cost_the_same_order_in_one_chunk() {
     let hermes = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n";
     let qwen = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n";
-    for (format, call) in [("hermes", hermes), ("qwen3-coder", qwen), ("auto", hermes)] {
+    // A bare JSON call, whose opener is read again as the body's start.
+    let llama = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n";
+    for (format, call) in [
+        ("hermes", hermes),
+        ("qwen3-coder", qwen),
+        ("llama3-json", llama),
+        ("auto", hermes),
+    ] {
         for (open, closed) in [(true, false), (true, true), (false, false), (false, true)] {
             let what = format!("{format}, open {open}, closed {closed}");
             let mut costs = Vec::new();
@@ -252,6 +260,7 @@ fn calls_held_in_reasoning_cost_the_same_order_in_one_chunk() {
                     "{what}: {n} calls in one chunk of {} bytes: the closer search read {cost}",
                     input.len()
                 );
+                assert!(cost > 0, "{what}: the calls were held and searched");
                 costs.push(cost);
             }
             assert!(
