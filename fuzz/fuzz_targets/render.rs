@@ -100,9 +100,13 @@ fn check(data: &[u8]) {
     }
 }
 
-/// A call of each shape, every format, once and repeated.
+/// A call of each shape, every format, once and repeated; the formats'
+/// strings (markup in names, keys and values) as the dictionary.
 fn seeds(_: &seed::Repo) -> seed::Seeds {
-    let mut s = seed::Seeds::default();
+    let mut s = seed::Seeds {
+        words: seed::format_words(true),
+        ..Default::default()
+    };
     let n = Registry::builtin().formats().len();
     let responses: [&[u8]; 4] = [
         b"Let me check.\n\x01get_weather\x02city\x02Paris",
