@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh TARGET|all [SECONDS] [LIBFUZZER_ARGS...]
 #
-# TARGET is feed_chunks, format_file or sse_rewrite; `all` runs each in
+# TARGET is feed_chunks, format_file, sse_rewrite, render or held_linear; `all` runs each in
 # turn for SECONDS (default 60) each. Before a run the target writes its
 # seeds (from tests/corpus/*.jsonl and examples/) into fuzz/corpus/TARGET
 # and its dictionary into fuzz/artifacts/TARGET.dict; findings go to
@@ -30,7 +30,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-all_targets=(feed_chunks format_file sse_rewrite)
+all_targets=(feed_chunks format_file sse_rewrite render held_linear)
 usage() { sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 target=$1
@@ -40,7 +40,7 @@ secs=${1:-60}
 case "$secs" in *[!0-9]* | '') usage ;; esac
 case "$target" in
   all) targets=("${all_targets[@]}") ;;
-  feed_chunks | format_file | sse_rewrite) targets=("$target") ;;
+  feed_chunks | format_file | sse_rewrite | render | held_linear) targets=("$target") ;;
   *) usage ;;
 esac
 sanitizer=${FUZZ_SANITIZER:-none}

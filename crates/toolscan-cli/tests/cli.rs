@@ -859,6 +859,36 @@ fn render_refuses_what_the_format_cannot_write_with_a_message() {
     assert_usage_error(&unknown, "unknown format");
 }
 
+/// Thousands of calls render (the renderer keeps no stack frame per call:
+/// this used to abort at about 4 200); a response over the call limit is
+/// refused with a message naming it and exit 1, never a crash.
+#[test]
+fn render_writes_thousands_of_calls_and_refuses_past_the_limit() {
+    let response = |n: usize| {
+        let calls: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"name": "f", "arguments": {{"i": {i}}}}}"#))
+            .collect();
+        format!(r#"{{"text": "", "tool_calls": [{}]}}"#, calls.join(","))
+    };
+    let out = run(
+        &["render", "--format", "hermes"],
+        response(5_000).as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).matches("<tool_call>").count(), 5_000);
+    let over = run(
+        &["render", "--format", "hermes"],
+        response(10_001).as_bytes(),
+    );
+    assert_eq!(over.status.code(), Some(1), "{}", stderr(&over));
+    assert!(
+        stderr(&over).contains("cannot render in `hermes`")
+            && stderr(&over).contains("more than 10000 calls"),
+        "{}",
+        stderr(&over)
+    );
+}
+
 /// `render` given `tool` messages writes them as the format's chat
 /// template writes tool results, printed as the chat messages that carry
 /// them; a format without a notation for results is refused.

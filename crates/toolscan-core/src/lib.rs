@@ -83,6 +83,8 @@ mod response;
 mod scan;
 pub mod sink;
 mod tools;
+#[doc(hidden)]
+pub mod work;
 
 pub use catalogue::aliases;
 pub use lang::format_file;
@@ -98,7 +100,7 @@ pub use lang::format_file::FormatFileError;
 pub use lang::grammar::{reasoning_markers, Grammar};
 pub use manifest::{Manifest, ManifestError, Notation};
 pub use options::{Admit, CallsInReasoning, Check, Limits, Options};
-pub use render::{Call, RenderError, RenderedResults, ToolResult};
+pub use render::{Call, RenderError, RenderLimit, RenderedResults, ToolResult};
 pub use response::{coalesce, Response, ToolCall};
 pub use sink::Sink;
 pub use tools::{Tool, Tools};

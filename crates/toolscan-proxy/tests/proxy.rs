@@ -1428,3 +1428,54 @@ async fn emulation_per_model_leaves_other_models_untouched() {
     assert!(sent.get("tools").is_none());
     assert_eq!(sent["messages"][0]["role"], "system");
 }
+
+/// A chat request whose history holds one assistant message of `n`
+/// calls (no `tools` field: a history alone turns emulation on).
+fn history_of_calls(n: usize) -> Value {
+    let calls: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"id": format!("call_{i}"), "type": "function",
+                   "function": {"name": "get_weather",
+                                "arguments": format!("{{\"city\": \"city {i}\"}}")}})
+        })
+        .collect();
+    json!({
+        "model": "Qwen/Qwen3-8B",
+        "stream": false,
+        "messages": [
+            {"role": "user", "content": "Weather everywhere?"},
+            {"role": "assistant", "content": "", "tool_calls": calls},
+            {"role": "user", "content": "And in Zürich and 東京 tomorrow?"},
+        ],
+    })
+}
+
+/// A history of thousands of calls is written upstream (the renderer
+/// keeps no frame per call on the worker's stack); one over the renderer's
+/// limit is a 400 in OpenAI's error shape naming the limit — never a
+/// crash —, and the proxy serves the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_emulated_history_over_the_limits_is_a_400_and_the_proxy_goes_on() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let proxy = Proxy::start(ProxyConfig::new(upstream.url.clone()).with_emulate_tools(true)).await;
+
+    let response = post_chat(&proxy, &history_of_calls(5_000)).await;
+    assert_eq!(response.status(), 200, "a 5 000-call history");
+    let sent = upstream.requests().await.pop().expect("a request upstream");
+    let written = sent["messages"][1]["content"].as_str().unwrap_or("");
+    assert_eq!(written.matches("<tool_call>").count(), 5_000);
+
+    let over = toolscan_core::RenderLimit::Calls.max() + 1;
+    let response = post_chat(&proxy, &history_of_calls(over)).await;
+    assert_eq!(response.status(), 400);
+    let body = response.json_value().await.unwrap();
+    assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("messages[1]") && message.contains("10000 calls"),
+        "{message}"
+    );
+
+    let (_, _, calls, _) = answer(&proxy, &emulated_request(false, None)).await;
+    assert_eq!(cities(&calls), [json!("Zürich"), json!("東京")]);
+}

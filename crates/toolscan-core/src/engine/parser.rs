@@ -146,11 +146,29 @@ struct Hold {
     /// current block (`Grammar::closers`), and where it got to.
     closer: StateID,
     searched_to: Offset,
+    /// The last search for a closer that read to a chunk's end: a later
+    /// block of the same chunk reuses its answer instead of searching the
+    /// rest of the chunk once more (each held call would cost the rest of
+    /// a chunk that holds them all, the square of it).
+    last_search: Option<Search>,
     /// The call context when the hold began, restored if the calls were
     /// only quoted: their indices and ids are not used up.
     next_index: usize,
     completed: usize,
     text_ids: HashSet<u64>,
+}
+
+/// A search for a reasoning closer from `from` on (in any state) up to
+/// `to`, a chunk's end: the first closer it found, where it ends and its
+/// length, or none. It answers for the closers that begin at or after
+/// `from`: a closer found that begins at or after a later point is the
+/// first to begin there (any that ended sooner would have been found), and
+/// where none was found none lies.
+#[derive(Clone, Copy, Debug)]
+struct Search {
+    from: Offset,
+    to: Offset,
+    found: Option<(Offset, usize)>,
 }
 
 impl Hold {
@@ -538,19 +556,74 @@ impl Parser {
             // in this chunk (the chunk given to the block then ends there).
             let mut closer = None;
             let mut searched = None;
+            // A search of the rest of the chunk, for the chunk's later
+            // blocks.
+            let mut search = None;
             match (&self.stream.hold, &self.mode, &self.g.closers) {
                 // (Only bytes read for the first time: bytes a block reads
                 // again were searched when they came.)
                 (Some(h), Mode::Block(_), Some(set)) => {
-                    let seen = h.searched_to.since(ch.base);
-                    let fresh = seen.clamp(i, ch.bytes.len());
+                    let len = ch.bytes.len();
+                    let fresh = h.searched_to.since(ch.base).clamp(i, len);
                     let mut sid = h.closer;
-                    match set.scan(&mut sid, &ch.bytes[fresh..], &[], false, &mut |_, _| true) {
-                        Found::Marker { pattern, end } => {
-                            head = Some(ch.head(fresh + end));
-                            closer = Some(set.pattern(pattern).bytes.len());
+                    let scan = |sid: &mut StateID, from: usize, to: usize| {
+                        let hay = &ch.bytes[from..to];
+                        match set.scan(sid, hay, &[], false, &mut |_, _| true) {
+                            Found::Marker { pattern, end } => {
+                                crate::work::count_closer_search(end);
+                                let len = set.pattern(pattern).bytes.len();
+                                Some((ch.base.after(from + end), len))
+                            }
+                            Found::Nothing => {
+                                crate::work::count_closer_search(hay.len());
+                                None
+                            }
                         }
-                        Found::Nothing => searched = Some(sid),
+                    };
+                    // First the bytes a closer begun before `fresh` (one
+                    // the state holds part of) may end in; past them, a
+                    // closer begins after `fresh`, and the last search of
+                    // this chunk, begun before, knows of it.
+                    let near = fresh.saturating_add(set.longest()).min(len);
+                    let mut found = scan(&mut sid, fresh, near);
+                    if found.is_none() && near < len {
+                        let at = ch.base.after(near);
+                        let known = h
+                            .last_search
+                            .filter(|s| s.to == ch.end() && s.from <= at)
+                            .and_then(|s| match s.found {
+                                Some((end, n)) => (end.before(n) >= at).then_some(Some((end, n))),
+                                None => Some(None),
+                            });
+                        found = match known {
+                            Some(Some(f)) => Some(f),
+                            Some(None) => {
+                                // None lies in the rest: the state at its
+                                // end is that of its last bytes, as many
+                                // as the longest closer (which none holds).
+                                let tail = len.saturating_sub(set.longest());
+                                if tail > near {
+                                    sid = set.start();
+                                }
+                                scan(&mut sid, tail.max(near), len)
+                            }
+                            None => {
+                                let f = scan(&mut sid, near, len);
+                                search = Some(Search {
+                                    from: at,
+                                    to: ch.end(),
+                                    found: f,
+                                });
+                                f
+                            }
+                        };
+                    }
+                    match found {
+                        Some((end, n)) => {
+                            head = Some(ch.head(end.since(ch.base)));
+                            closer = Some(n);
+                        }
+                        None => searched = Some(sid),
                     }
                 }
                 (Some(h), Mode::Text(_) | Mode::Skip(_), _) => {
@@ -566,6 +639,9 @@ impl Parser {
                     }
                 }
                 _ => {}
+            }
+            if let (Some(h), Some(s)) = (&mut self.stream.hold, search) {
+                h.last_search = Some(s);
             }
             let c = head.as_ref().unwrap_or(ch);
             let sink: &mut dyn Sink = if self.stream.hold.is_some() {
@@ -986,6 +1062,7 @@ impl StreamState {
                                 counted: self.session.completed,
                                 closer,
                                 searched_to: mend,
+                                last_search: None,
                                 next_index: self.session.next_index,
                                 completed: self.session.completed,
                                 text_ids: self.session.text_ids.clone(),

@@ -19,7 +19,7 @@ mod results;
 mod value;
 mod walk;
 
-pub use error::RenderError;
+pub use error::{RenderError, RenderLimit};
 pub use results::{RenderedResults, ToolResult};
 
 use serde_json::Value;
@@ -84,6 +84,28 @@ impl From<&ToolCall> for Call {
 /// How many candidate renderings are read back before giving up.
 const MAX_CHECKS: usize = 64;
 
+/// How much one rendering holds, checked before anything is written:
+/// the calls, their parameters and their bytes. Each is a
+/// [`RenderError::Limit`] past it.
+fn over_limit(text: &str, calls: &[Call], args: &[Vec<(String, Node)>]) -> Option<RenderLimit> {
+    if calls.len() > RenderLimit::Calls.max() {
+        return Some(RenderLimit::Calls);
+    }
+    let mut params = 0usize;
+    let mut bytes = text.len();
+    for (c, a) in calls.iter().zip(args) {
+        params = params.saturating_add(value::param_count(a));
+        bytes = bytes
+            .saturating_add(c.name.len())
+            .saturating_add(c.arguments.as_str().len())
+            .saturating_add(c.id.as_ref().map_or(0, String::len));
+    }
+    if params > RenderLimit::Params.max() {
+        return Some(RenderLimit::Params);
+    }
+    (bytes > RenderLimit::Bytes.max()).then_some(RenderLimit::Bytes)
+}
+
 impl Format {
     /// Renders a response — `text`, then `calls` — as this format writes
     /// it, derived from the format's programs. `tools` types parameter
@@ -94,6 +116,12 @@ impl Format {
     /// calls (which reads as text), and to `calls` (arguments as JSON
     /// values; ids where the format carries them). Text is written first
     /// and as is.
+    ///
+    /// What one rendering takes is bounded ([`RenderLimit`]: calls,
+    /// parameters, bytes); past a bound the answer is
+    /// [`RenderError::Limit`]. The search is iterative and linear in what
+    /// is written: any number of calls and keys within the bounds renders
+    /// on any thread's stack.
     ///
     /// ```
     /// use toolscan_core::{render::Call, Registry};
@@ -123,6 +151,12 @@ impl Format {
                 _ => return Err(RenderError::Unwritable),
             }
         }
+        if let Some(limit) = over_limit(text, calls, &args) {
+            return Err(RenderError::Limit(limit));
+        }
+        let size = calls
+            .len()
+            .saturating_add(args.iter().map(|a| value::param_count(a)).sum::<usize>());
         let items: Vec<Item<'_>> = calls
             .iter()
             .zip(&args)
@@ -142,7 +176,7 @@ impl Format {
         let want: Vec<_> = calls.iter().map(|c| c.arguments.parse().ok()).collect();
         let mut checks = 0;
         let mut exhausted = false;
-        let mut walk = Walk::new(self, &items, tools, |st| {
+        let mut walk = Walk::new(self, &items, size, tools, |st| {
             checks += 1;
             if checks > MAX_CHECKS {
                 exhausted = true;
@@ -167,7 +201,7 @@ impl Format {
         let found = walk.run(text);
         drop(walk);
         match found {
-            Ok(st) => Ok(st.out),
+            Ok(tape) => Ok(tape.out),
             Err(Outcome::Budget) => Err(RenderError::TooComplex),
             Err(Outcome::NoPath) if exhausted => Err(RenderError::TooComplex),
             Err(Outcome::NoPath) => Err(RenderError::Unwritable),

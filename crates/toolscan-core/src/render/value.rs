@@ -45,6 +45,28 @@ impl Node {
     }
 }
 
+/// How many members and items an arguments object holds, nested ones
+/// counted too (without recursion).
+pub(crate) fn param_count(args: &[(String, Node)]) -> usize {
+    let mut n = 0usize;
+    let mut todo: Vec<&Node> = args.iter().map(|(_, v)| v).collect();
+    n += todo.len();
+    while let Some(v) = todo.pop() {
+        match v {
+            Node::Obj(m) => {
+                n += m.len();
+                todo.extend(m.iter().map(|(_, v)| v));
+            }
+            Node::Arr(a) => {
+                n += a.len();
+                todo.extend(a.iter());
+            }
+            _ => {}
+        }
+    }
+    n
+}
+
 /// A reader of JSON text that is already known to be valid (arguments).
 struct Reader<'a> {
     s: &'a [u8],

@@ -8,12 +8,20 @@
 //! takes; a path that loops without writing anything of a call is given
 //! up. The first complete path that reads back as the response wins (the
 //! check is the caller's, passed as `accept`).
+//!
+//! The search is a loop over an explicit stack of choices, never a
+//! recursion: a response of any number of calls and keys runs on any
+//! stack. What is written lives once, on the [`Tape`]: since paths are
+//! tried depth first, going back to a choice cuts the tape back to where
+//! it stood there, and a choice keeps only the small rest of the state
+//! ([`State`]: no byte written is in it). Time and memory are linear in
+//! the steps run, which the budget bounds.
 
 use std::collections::HashMap;
 
 use crate::lang::format::{
-    ByteSet, Capture, Close, Container, Field, Format, Hint, JsonStep, Lit, Opener, PyArgs, Shape,
-    Step, Style, TypeWords, ValueStep,
+    ByteSet, Capture, Close, Container, Field, Format, Hint, JsonStep, Label, Lit, Opener, PyArgs,
+    Shape, Step, Style, TypeWords, ValueStep,
 };
 use crate::render::value::{json, py_args, xml_escape, Node};
 use crate::scan::marker::is_word;
@@ -32,7 +40,7 @@ pub(crate) struct Item<'a> {
 enum Pending<'a> {
     /// A fork took branch `chosen`: the next byte is in its set and in no
     /// set before it (the end of the stream, for an `End` set).
-    Fork(&'a [(ByteSet, crate::lang::format::Label)], usize),
+    Fork(&'a [(ByteSet, Label)], usize),
     /// A capture ended by a stop byte: the next byte is one of them (or
     /// the stream ends, if it may).
     Stop(&'a [u8], bool),
@@ -67,6 +75,7 @@ impl Items<'_> {
 enum Args<'a> {
     Untouched,
     Whole,
+    /// The containers open, outermost first (as deep as the value nests).
     Params(Vec<Frame<'a>>),
 }
 
@@ -83,17 +92,67 @@ struct Current<'a> {
     string_param: Option<&'a str>,
 }
 
-/// Everything a path has written and decided so far.
-#[derive(Clone)]
-pub(crate) struct State<'a> {
+/// What the path being tried has written. One tape serves every path:
+/// paths are tried depth first, so going back to a choice cuts the tape
+/// back to its [`Mark`] there, and nothing written is ever copied.
+#[derive(Default)]
+pub(crate) struct Tape {
+    /// The bytes written.
     pub out: String,
+    /// What was written between blocks (it reads back as text).
+    pub between: String,
+    /// Which calls went out with their own id.
+    pub id_written: Vec<bool>,
+    /// Each change made to `id_written` (the call, its value before), in
+    /// order: a cut undoes those made after its mark.
+    undo: Vec<(usize, bool)>,
+}
+
+/// The tape's lengths at a choice.
+#[derive(Clone, Copy)]
+struct Mark {
+    out: usize,
+    between: usize,
+    undo: usize,
+}
+
+impl Tape {
+    fn mark(&self) -> Mark {
+        Mark {
+            out: self.out.len(),
+            between: self.between.len(),
+            undo: self.undo.len(),
+        }
+    }
+
+    /// Back to `m`: what was written since is dropped.
+    fn cut(&mut self, m: Mark) {
+        self.out.truncate(m.out);
+        self.between.truncate(m.between);
+        while self.undo.len() > m.undo {
+            if let Some((i, old)) = self.undo.pop() {
+                self.id_written[i] = old;
+            }
+        }
+    }
+
+    fn set_id(&mut self, i: usize, written: bool) {
+        if self.id_written[i] != written {
+            self.undo.push((i, self.id_written[i]));
+            self.id_written[i] = written;
+        }
+    }
+}
+
+/// Everything else a path has decided so far: small (as deep as a value
+/// nests, as long as a program), so a choice keeps a copy of it.
+#[derive(Clone)]
+struct State<'a> {
     /// The next call to write.
     ci: usize,
     call: Option<Current<'a>>,
     /// Calls completed in the current block.
     block_calls: usize,
-    /// Which calls went out with their own id.
-    pub id_written: Vec<bool>,
     hint: Option<&'a Hint>,
     pending: Option<Pending<'a>>,
     /// Steps run since something of a call was last written (a loop
@@ -103,8 +162,59 @@ pub(crate) struct State<'a> {
     /// (a replayed marker is written by the program itself).
     block_start: usize,
     replay: Option<&'a [u8]>,
-    /// What was written between blocks (it reads back as text).
-    pub between: String,
+}
+
+/// What a choice chooses between (the alternatives are indices into it).
+#[derive(Clone, Copy)]
+enum Kind<'a> {
+    /// A new block: the format's openers.
+    Openers { first: bool },
+    /// A capture's delimiters, at step `pc` of opener `k`.
+    Delims { k: usize, pc: usize, c: &'a Capture },
+    /// A fork's branches.
+    Fork {
+        k: usize,
+        alts: &'a [(ByteSet, Label)],
+    },
+    /// A `one_of`'s literals.
+    OneOf { k: usize, opts: &'a [(Lit, Label)] },
+    /// A `then`'s literals (the whitespace of a written closer first),
+    /// or the block's end (`None`).
+    Then {
+        k: usize,
+        opts: &'a [(Lit, Label)],
+        lead: &'a str,
+    },
+    /// The nesting literals of a value that is an object or a list.
+    Nest {
+        k: usize,
+        v: &'a ValueStep,
+        value: &'a Node,
+    },
+}
+
+/// A point where the path branched: the state there, the tape's mark,
+/// and the alternatives in the order they are tried.
+struct Choice<'a> {
+    st: State<'a>,
+    mark: Mark,
+    kind: Kind<'a>,
+    order: Vec<Option<usize>>,
+    next: usize,
+}
+
+/// Where a path goes next (`None` in its place: the path fails, and the
+/// search goes back to the latest choice with an alternative left).
+enum Flow<'a> {
+    /// Run opener `k`'s program from step `pc`.
+    Go(State<'a>, usize, usize),
+    /// A new block.
+    Block(State<'a>, bool),
+    /// A branch: its alternatives are tried in `order`, each from this
+    /// state and the tape as it is now.
+    Choose(State<'a>, Kind<'a>, Vec<Option<usize>>),
+    /// The path is complete, and accepted.
+    Done,
 }
 
 /// Why no path was found.
@@ -121,15 +231,23 @@ pub(crate) struct Walk<'a, F> {
     items: &'a [Item<'a>],
     tools: Option<&'a Tools>,
     labels: Vec<HashMap<&'a str, usize>>,
+    /// Steps left to run; `size` more for each call and each parameter.
     budget: usize,
     out_of_budget: bool,
+    tape: Tape,
+    /// The choices of the path being tried, the latest last.
+    choices: Vec<Choice<'a>>,
     accept: F,
 }
 
-impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
+impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
+    /// A walk writing `items`; `size` is how many calls and parameters
+    /// (every member and item, nested ones too) they hold, for the
+    /// budget.
     pub(crate) fn new(
         format: &'a Format,
         items: &'a [Item<'a>],
+        size: usize,
         tools: Option<&'a Tools>,
         accept: F,
     ) -> Walk<'a, F> {
@@ -152,82 +270,170 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
             items,
             tools,
             labels,
-            budget: 200_000 + 64 * items.len(),
+            budget: 200_000usize.saturating_add(size.saturating_mul(64)),
             out_of_budget: false,
+            tape: Tape::default(),
+            choices: Vec::new(),
             accept,
         }
     }
 
     /// The first path that writes `text` then every call, as the caller
-    /// accepts it.
-    pub(crate) fn run(&mut self, text: &str) -> Result<State<'a>, Outcome> {
-        let st = State {
+    /// accepts it: its tape.
+    pub(crate) fn run(&mut self, text: &str) -> Result<Tape, Outcome> {
+        self.tape = Tape {
             out: text.to_owned(),
+            between: String::new(),
+            id_written: vec![false; self.items.len()],
+            undo: Vec::new(),
+        };
+        self.choices.clear();
+        let st = State {
             ci: 0,
             call: None,
             block_calls: 0,
-            id_written: vec![false; self.items.len()],
             hint: None,
             pending: None,
             seen: Vec::new(),
             block_start: 0,
             replay: None,
-            between: String::new(),
         };
-        let found = if self.items.is_empty() {
-            (self.accept)(&st).then_some(st)
-        } else {
-            self.block(st, true)
-        };
-        match found {
-            Some(st) => Ok(st),
-            None if self.out_of_budget => Err(Outcome::Budget),
-            None => Err(Outcome::NoPath),
+        if self.items.is_empty() {
+            return if (self.accept)(&self.tape) {
+                Ok(std::mem::take(&mut self.tape))
+            } else {
+                Err(Outcome::NoPath)
+            };
+        }
+        let mut flow = Some(Flow::Block(st, true));
+        loop {
+            flow = match flow {
+                Some(Flow::Go(st, k, pc)) => self.go(st, k, pc),
+                Some(Flow::Block(st, first)) => Some(self.block(st, first)),
+                Some(Flow::Choose(st, kind, order)) => {
+                    self.choices.push(Choice {
+                        st,
+                        mark: self.tape.mark(),
+                        kind,
+                        order,
+                        next: 0,
+                    });
+                    None
+                }
+                Some(Flow::Done) => return Ok(std::mem::take(&mut self.tape)),
+                None if self.out_of_budget => return Err(Outcome::Budget),
+                None => match self.retreat() {
+                    Some(flow) => flow,
+                    None => return Err(Outcome::NoPath),
+                },
+            };
+        }
+    }
+
+    /// Back to the latest choice with an alternative left, which is taken
+    /// (`None`: no choice has one).
+    fn retreat(&mut self) -> Option<Option<Flow<'a>>> {
+        loop {
+            let top = self.choices.last_mut()?;
+            let Some(&alt) = top.order.get(top.next) else {
+                self.choices.pop();
+                continue;
+            };
+            top.next += 1;
+            let (mark, kind) = (top.mark, top.kind);
+            // The last alternative needs the choice no more.
+            let st = if top.next == top.order.len() {
+                self.choices.pop()?.st
+            } else {
+                top.st.clone()
+            };
+            self.tape.cut(mark);
+            return Some(self.take(st, kind, alt));
+        }
+    }
+
+    /// Alternative `alt` of a choice of `kind`, from `st`.
+    fn take(&mut self, st: State<'a>, kind: Kind<'a>, alt: Option<usize>) -> Option<Flow<'a>> {
+        let mut s = st;
+        match (kind, alt) {
+            (Kind::Openers { first }, Some(k)) => self.opener_at(s, k, first),
+            (Kind::Delims { k, pc, c }, Some(i)) => {
+                let (d, to) = &c.delims[i];
+                if !self.put(&mut s, lit_text(d)?) {
+                    return None;
+                }
+                let next = match to {
+                    Some(l) => self.target(k, l.as_str())?,
+                    None => pc + 1,
+                };
+                Some(Flow::Go(s, k, next))
+            }
+            (Kind::Fork { k, alts }, Some(i)) => {
+                s.pending = Some(Pending::Fork(alts, i));
+                Some(Flow::Go(s, k, self.target(k, alts[i].1.as_str())?))
+            }
+            (Kind::OneOf { k, opts }, Some(i)) => {
+                let (lit, to) = &opts[i];
+                if !self.closes_top(&s, k, lit, to.as_str()) || !self.put(&mut s, lit_text(lit)?) {
+                    return None;
+                }
+                Some(Flow::Go(s, k, self.target(k, to.as_str())?))
+            }
+            (Kind::Then { .. }, None) => self.end(s, None),
+            (Kind::Then { k, opts, lead }, Some(i)) => {
+                let (lit, to) = &opts[i];
+                if !self.put(&mut s, lead) || !self.put(&mut s, lit_text(lit)?) {
+                    return None;
+                }
+                Some(Flow::Go(s, k, self.target(k, to.as_str())?))
+            }
+            (Kind::Nest { k, v, value }, Some(i)) => self.nest(s, k, v, value, i),
+            (_, None) => None,
         }
     }
 
     /// A new block: each opener in turn.
-    fn block(&mut self, st: State<'a>, first: bool) -> Option<State<'a>> {
-        let format = self.format;
-        for (k, o) in format.openers.iter().enumerate() {
-            if o.stream_start && !(first && st.out.is_empty()) {
-                continue;
-            }
-            let mut s = st.clone();
-            // A marker that counts only at a line start, or only at a word
-            // start (one that begins with a word byte), is parted from the
-            // text before it by a newline or a space, which reads back as
-            // text.
-            if !o.stream_start {
-                let last = s.out.as_bytes().last().copied();
-                let sep = match (last, o.marker.bytes.first()) {
-                    (Some(l), _) if o.line_start && l != b'\n' => "\n",
-                    (Some(l), Some(&m)) if is_word(l) && is_word(m) => " ",
-                    _ => "",
-                };
-                if !self.put(&mut s, sep) {
-                    continue;
-                }
-                s.between.push_str(sep);
-            }
-            s.block_calls = 0;
-            s.seen.clear();
-            s.block_start = s.out.len();
-            s.replay = None;
-            if o.replay {
-                s.replay = Some(&o.marker.bytes);
-            } else if !o.stream_start && !self.put(&mut s, lit_text(&o.marker)?) {
-                continue;
-            }
-            if let Some(done) = self.go(s, k, 0) {
-                return Some(done);
-            }
+    fn block(&mut self, st: State<'a>, first: bool) -> Flow<'a> {
+        let order = (0..self.format.openers.len()).map(Some).collect();
+        Flow::Choose(st, Kind::Openers { first }, order)
+    }
+
+    /// A block begun with opener `k`.
+    fn opener_at(&mut self, mut s: State<'a>, k: usize, first: bool) -> Option<Flow<'a>> {
+        let o = self.opener(k);
+        if o.stream_start && !(first && self.tape.out.is_empty()) {
+            return None;
         }
-        None
+        // A marker that counts only at a line start, or only at a word
+        // start (one that begins with a word byte), is parted from the
+        // text before it by a newline or a space, which reads back as
+        // text.
+        if !o.stream_start {
+            let last = self.tape.out.as_bytes().last().copied();
+            let sep = match (last, o.marker.bytes.first()) {
+                (Some(l), _) if o.line_start && l != b'\n' => "\n",
+                (Some(l), Some(&m)) if is_word(l) && is_word(m) => " ",
+                _ => "",
+            };
+            if !self.put(&mut s, sep) {
+                return None;
+            }
+            self.tape.between.push_str(sep);
+        }
+        s.block_calls = 0;
+        s.seen.clear();
+        s.block_start = self.tape.out.len();
+        s.replay = None;
+        if o.replay {
+            s.replay = Some(&o.marker.bytes);
+        } else if !o.stream_start && !self.put(&mut s, lit_text(&o.marker)?) {
+            return None;
+        }
+        Some(Flow::Go(s, k, 0))
     }
 
     /// Writes `text`, checking the byte a fork or capture left pending.
-    fn put(&self, st: &mut State<'a>, text: &str) -> bool {
+    fn put(&mut self, st: &mut State<'a>, text: &str) -> bool {
         let Some(&b) = text.as_bytes().first() else {
             return true;
         };
@@ -242,12 +448,13 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                 return false;
             }
         }
-        st.out.push_str(text);
+        self.tape.out.push_str(text);
         true
     }
 
     fn opener(&self, k: usize) -> &'a Opener {
-        &self.format.openers[k]
+        let format: &'a Format = self.format;
+        &format.openers[k]
     }
 
     fn target(&self, k: usize, label: &str) -> Option<usize> {
@@ -286,11 +493,10 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
         });
         true
     }
-
     /// Writes a captured word: the hint's text, or the call's name, id,
     /// key or type (the delimiters and what follows are the caller's).
     fn capture_word(
-        &self,
+        &mut self,
         st: &mut State<'a>,
         c: &Capture,
         write: Option<&str>,
@@ -325,7 +531,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                 if !self.put(st, &id) {
                     return None;
                 }
-                st.id_written[st.ci] = own.is_some();
+                self.tape.set_id(st.ci, own.is_some());
                 st.call.as_mut()?.named = true;
             }
             (None, Field::Id) => {
@@ -334,7 +540,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                 if id.is_empty() || !self.put(st, id) {
                     return None;
                 }
-                st.id_written[st.ci] = true;
+                self.tape.set_id(st.ci, true);
             }
             (None, Field::Key) => {
                 let ci = st.ci;
@@ -381,7 +587,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
 
     /// Writes a JSON step's value: the arguments, a call object, or the
     /// list of the remaining calls.
-    fn json_value(&self, st: &mut State<'a>, j: &JsonStep, style: &Style) -> Option<()> {
+    fn json_value(&mut self, st: &mut State<'a>, j: &JsonStep, style: &Style) -> Option<()> {
         let mut out = String::new();
         match j.shape {
             Shape::Args => {
@@ -402,7 +608,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                     return None;
                 }
                 let ci = st.ci;
-                let obj = self.call_object(st, ci, &j.keys)?;
+                let obj = self.call_object(ci, &j.keys)?;
                 json(&obj, style, 0, &mut out);
                 st.call = Some(Current {
                     named: true,
@@ -418,7 +624,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                 }
                 let n = self.items.len();
                 let objs = (st.ci..n)
-                    .map(|i| self.call_object(st, i, &j.keys))
+                    .map(|i| self.call_object(i, &j.keys))
                     .collect::<Option<Vec<_>>>()?;
                 let node = if j.shape == Shape::Root && objs.len() == 1 {
                     objs.into_iter().next()?
@@ -474,7 +680,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
     /// Writes a raw value and its closer.
     #[allow(clippy::too_many_arguments)]
     fn write_value(
-        &self,
+        &mut self,
         st: &mut State<'a>,
         v: &ValueStep,
         key: &str,
@@ -548,59 +754,6 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
         Some(())
     }
 
-    /// A `then`: the literals that go on (the hint's closer first when no
-    /// call is left) and the block's end, tried in turn.
-    fn then(
-        &mut self,
-        st: State<'a>,
-        k: usize,
-        opts: &'a [(Lit, crate::lang::format::Label)],
-        write: Option<&str>,
-    ) -> Option<State<'a>> {
-        let more = st.ci < self.items.len() && st.call.is_none();
-        // A written closer's leading whitespace goes before
-        // any literal of this `then`.
-        let closer = write.map(str::trim_start);
-        let lead = match (write, closer) {
-            (Some(w), Some(c)) => &w[..w.len() - c.len()],
-            _ => "",
-        };
-        // The literals (the written one first) and the block's
-        // end, in the order this point calls for.
-        let mut order: Vec<Option<usize>> = Vec::new();
-        if more {
-            order.extend((0..opts.len()).map(Some));
-            order.push(None);
-        } else {
-            let w = opts
-                .iter()
-                .position(|(l, _)| Some(l.bytes.as_slice()) == closer.map(str::as_bytes));
-            if let Some(w) = w {
-                order.push(Some(w));
-            }
-            order.push(None);
-            order.extend((0..opts.len()).filter(|&i| Some(i) != w).map(Some));
-        }
-        for choice in order {
-            let s = st.clone();
-            let found = match choice {
-                None => self.end(s, None),
-                Some(i) => {
-                    let mut s = s;
-                    let (lit, to) = &opts[i];
-                    if !self.put(&mut s, lead) || !self.put(&mut s, lit_text(lit)?) {
-                        continue;
-                    }
-                    self.go(s, k, self.target(k, to.as_str())?)
-                }
-            };
-            if found.is_some() {
-                return found;
-            }
-        }
-        None
-    }
-
     /// `dispatch`: the call written is complete; on to the next.
     fn dispatch(&self, st: &mut State<'a>) -> Option<()> {
         if let Some(call) = st.call.take() {
@@ -626,7 +779,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
     /// Python-like arguments (`hint`: whether a rendering hint set the
     /// style).
     fn py_step(
-        &self,
+        &mut self,
         st: &mut State<'a>,
         p: &crate::lang::format::PyStep,
         hint: bool,
@@ -687,16 +840,35 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
         Some(())
     }
 
+    /// Whether `lit`, leading to `label`, may be written: a literal that
+    /// closes a nested container must be that container's closer.
+    fn closes_top(&self, st: &State<'a>, k: usize, lit: &Lit, label: &str) -> bool {
+        if !matches!(self.step_at(k, label), Some(Step::CloseOpen)) {
+            return true;
+        }
+        let Some(Current {
+            args: Args::Params(frames),
+            ..
+        }) = &st.call
+        else {
+            return false;
+        };
+        match frames.last().and_then(|f| f.close) {
+            Some(close) => close.bytes == lit.bytes,
+            None => false,
+        }
+    }
+
     /// A value that is an object or a list, in a format that nests
-    /// parameters: each nesting literal that opens the right container,
-    /// tried in turn.
+    /// parameters: nesting literal `i`, if it opens the right container.
     fn nest(
         &mut self,
-        st: &State<'a>,
+        mut s: State<'a>,
         k: usize,
         v: &'a ValueStep,
         value: &'a Node,
-    ) -> Option<State<'a>> {
+        i: usize,
+    ) -> Option<Flow<'a>> {
         let want = if matches!(value, Node::Obj(_)) {
             Container::Object
         } else {
@@ -706,28 +878,59 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
             Close::Lit(l) => Some(l),
             _ => None,
         };
-        for (lit, to) in &v.nest {
-            let opens = matches!(self.step_at(k, to.as_str()), Some(Step::Open(c)) if *c == want);
-            if !opens {
-                continue;
-            }
-            let mut s = st.clone();
-            if let Some(c) = s.call.as_mut() {
-                c.nested = Some((value, close));
-            }
-            if !self.put(&mut s, lit_text(lit)?) {
-                continue;
-            }
-            Self::progress(&mut s);
-            if let Some(done) = self.go(s, k, self.target(k, to.as_str())?) {
-                return Some(done);
-            }
+        let (lit, to) = v.nest.get(i)?;
+        if !matches!(self.step_at(k, to.as_str()), Some(Step::Open(c)) if *c == want) {
+            return None;
         }
-        None
+        if let Some(c) = s.call.as_mut() {
+            c.nested = Some((value, close));
+        }
+        if !self.put(&mut s, lit_text(lit)?) {
+            return None;
+        }
+        Self::progress(&mut s);
+        Some(Flow::Go(s, k, self.target(k, to.as_str())?))
     }
 
-    /// Runs opener `k`'s program from step `pc`.
-    fn go(&mut self, mut st: State<'a>, k: usize, mut pc: usize) -> Option<State<'a>> {
+    /// A `then`: the literals that go on (the hint's closer first when no
+    /// call is left) and the block's end, in the order they are tried.
+    fn then(
+        &self,
+        st: State<'a>,
+        k: usize,
+        opts: &'a [(Lit, Label)],
+        write: Option<&'a str>,
+    ) -> Flow<'a> {
+        let more = st.ci < self.items.len() && st.call.is_none();
+        // A written closer's leading whitespace goes before
+        // any literal of this `then`.
+        let closer = write.map(str::trim_start);
+        let lead = match (write, closer) {
+            (Some(w), Some(c)) => &w[..w.len() - c.len()],
+            _ => "",
+        };
+        // The literals (the written one first) and the block's
+        // end, in the order this point calls for.
+        let mut order: Vec<Option<usize>> = Vec::new();
+        if more {
+            order.extend((0..opts.len()).map(Some));
+            order.push(None);
+        } else {
+            let w = opts
+                .iter()
+                .position(|(l, _)| Some(l.bytes.as_slice()) == closer.map(str::as_bytes));
+            if let Some(w) = w {
+                order.push(Some(w));
+            }
+            order.push(None);
+            order.extend((0..opts.len()).filter(|&i| Some(i) != w).map(Some));
+        }
+        Flow::Choose(st, Kind::Then { k, opts, lead }, order)
+    }
+
+    /// Runs opener `k`'s program from step `pc`, up to its next choice or
+    /// its end.
+    fn go(&mut self, mut st: State<'a>, k: usize, mut pc: usize) -> Option<Flow<'a>> {
         let prog: &'a [Step] = &self.opener(k).program;
         loop {
             if self.budget == 0 {
@@ -748,7 +951,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
             };
             let style: Style = hint.map_or_else(Style::default, |h| h.style.clone());
             let style = &style;
-            let write = hint.and_then(|h| h.write.as_deref());
+            let write: Option<&'a str> = hint.and_then(|h| h.write.as_deref());
             let prefer = hint.and_then(|h| h.prefer.as_ref()).map(|l| l.as_str());
             match step {
                 Step::Label(_) => {}
@@ -774,8 +977,9 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                 | Step::Recover(_)
                 | Step::RecoverElement(_) => {}
                 Step::StringParam(key) => {
+                    let items = self.items;
                     let call = st.call.as_mut()?;
-                    let name = self.items[st.ci].name;
+                    let name = items.get(st.ci)?.name;
                     call.string_param = Some(
                         self.tools
                             .and_then(|t| t.sole_string_param(name))
@@ -799,21 +1003,7 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                         let order = ordered(c.delims.len(), |i| {
                             c.delims[i].1.as_ref().map(|l| l.as_str()) == prefer && prefer.is_some()
                         });
-                        for i in order {
-                            let (d, to) = &c.delims[i];
-                            let mut s = st.clone();
-                            if !self.put(&mut s, lit_text(d)?) {
-                                continue;
-                            }
-                            let next = match to {
-                                Some(l) => self.target(k, l.as_str())?,
-                                None => pc + 1,
-                            };
-                            if let Some(done) = self.go(s, k, next) {
-                                return Some(done);
-                            }
-                        }
-                        return None;
+                        return Some(Flow::Choose(st, Kind::Delims { k, pc, c }, order));
                     }
                 }
                 Step::Json(j) => {
@@ -827,7 +1017,8 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                     let container = matches!(value, Node::Obj(m) if !m.is_empty())
                         || matches!(value, Node::Arr(a) if !a.is_empty());
                     if container && !v.nest.is_empty() {
-                        return self.nest(&st, k, v, value);
+                        let order = (0..v.nest.len()).map(Some).collect();
+                        return Some(Flow::Choose(st, Kind::Nest { k, v, value }, order));
                     }
                     self.write_value(&mut st, v, key, value, write, style)?;
                 }
@@ -839,64 +1030,31 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
                 }
                 Step::Fork(alts) => {
                     let order = ordered(alts.len(), |i| Some(alts[i].1.as_str()) == prefer);
-                    for i in order {
-                        let mut s = st.clone();
-                        s.pending = Some(Pending::Fork(alts, i));
-                        if let Some(done) = self.go(s, k, self.target(k, alts[i].1.as_str())?) {
-                            return Some(done);
-                        }
-                    }
-                    return None;
+                    return Some(Flow::Choose(st, Kind::Fork { k, alts }, order));
                 }
                 Step::OneOf(opts) => {
                     let order = ordered(opts.len(), |i| Some(opts[i].1.as_str()) == prefer);
-                    for i in order {
-                        let (lit, to) = &opts[i];
-                        if !self.closes_top(&st, k, lit, to.as_str()) {
-                            continue;
-                        }
-                        let mut s = st.clone();
-                        if !self.put(&mut s, lit_text(lit)?) {
-                            continue;
-                        }
-                        if let Some(done) = self.go(s, k, self.target(k, to.as_str())?) {
-                            return Some(done);
-                        }
-                    }
-                    return None;
+                    return Some(Flow::Choose(st, Kind::OneOf { k, opts }, order));
                 }
-                Step::Then(opts) => return self.then(st, k, opts, write),
+                Step::Then(opts) => return Some(self.then(st, k, opts, write)),
             }
             pc += 1;
         }
     }
 
-    /// Whether `lit`, leading to `label`, may be written: a literal that
-    /// closes a nested container must be that container's closer.
-    fn closes_top(&self, st: &State<'a>, k: usize, lit: &Lit, label: &str) -> bool {
-        if !matches!(self.step_at(k, label), Some(Step::CloseOpen)) {
-            return true;
-        }
-        let Some(Current {
-            args: Args::Params(frames),
-            ..
-        }) = &st.call
-        else {
-            return false;
-        };
-        match frames.last().and_then(|f| f.close) {
-            Some(close) => close.bytes == lit.bytes,
-            None => false,
-        }
-    }
-
     /// The block ends: the next block, or the end of the response.
-    fn end(&mut self, mut st: State<'a>, sep: Option<&str>) -> Option<State<'a>> {
+    fn end(&mut self, mut st: State<'a>, sep: Option<&str>) -> Option<Flow<'a>> {
         if st.block_calls == 0 || st.call.is_some() {
             return None;
         }
         if let Some(m) = st.replay {
-            if !st.out.as_bytes()[st.block_start..].starts_with(m) {
+            if !self
+                .tape
+                .out
+                .as_bytes()
+                .get(st.block_start..)?
+                .starts_with(m)
+            {
                 return None;
             }
         }
@@ -905,25 +1063,20 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
             if !self.put(&mut st, sep) {
                 return None;
             }
-            st.between.push_str(sep);
-            return self.block(st, false);
+            self.tape.between.push_str(sep);
+            return Some(Flow::Block(st, false));
         }
         let ends = match &st.pending {
             None => true,
             Some(Pending::Fork(alts, i)) => alts[*i].0 == ByteSet::End,
             Some(Pending::Stop(_, at_end)) => *at_end,
         };
-        (ends && (self.accept)(&st)).then_some(st)
+        (ends && (self.accept)(&self.tape)).then_some(Flow::Done)
     }
 
     /// The call object of call `i` with the format's keys: name, arguments
     /// and, where the format carries one, the id.
-    fn call_object(
-        &self,
-        st: &mut State<'a>,
-        i: usize,
-        keys: &crate::lang::format::CallKeys,
-    ) -> Option<Node> {
+    fn call_object(&mut self, i: usize, keys: &crate::lang::format::CallKeys) -> Option<Node> {
         let item = &self.items[i];
         let args = Node::Obj(item.args.to_vec());
         if keys.keyed {
@@ -935,16 +1088,16 @@ impl<'a, F: FnMut(&State<'a>) -> bool> Walk<'a, F> {
         ];
         if let (Some(k), Some(id)) = (&keys.id, item.id) {
             m.push((k.clone(), Node::Str(id.to_owned())));
-            st.id_written[i] = true;
+            self.tape.set_id(i, true);
         }
         Some(Node::Obj(m))
     }
 }
 
 /// Indices `0..n`, the preferred one first.
-fn ordered(n: usize, preferred: impl Fn(usize) -> bool) -> Vec<usize> {
-    let mut v: Vec<usize> = (0..n).filter(|&i| preferred(i)).collect();
-    v.extend((0..n).filter(|&i| !preferred(i)));
+fn ordered(n: usize, preferred: impl Fn(usize) -> bool) -> Vec<Option<usize>> {
+    let mut v: Vec<Option<usize>> = (0..n).filter(|&i| preferred(i)).map(Some).collect();
+    v.extend((0..n).filter(|&i| !preferred(i)).map(Some));
     v
 }
 

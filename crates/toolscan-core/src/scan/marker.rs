@@ -695,6 +695,15 @@ impl MarkerSet {
         self.patterns.iter().any(|p| p.line_start)
     }
 
+    /// The length of the longest marker, in bytes.
+    pub(crate) fn longest(&self) -> usize {
+        self.patterns
+            .iter()
+            .map(|p| p.bytes.len())
+            .max()
+            .unwrap_or(0)
+    }
+
     pub(crate) fn start(&self) -> StateID {
         self.start
     }
