@@ -188,7 +188,6 @@ fn a_bare_name_is_a_known_tool_for_tentative_blocks_and_tool_choice() {
 /// structure follows) makes the read-back hold, after which that early
 /// refusal has to give way to the read-back.
 #[test]
-#[ignore = "needs item 6"]
 fn a_value_quoting_its_formats_closing_tag_is_written_so_that_it_reads_back() {
     let registry = Registry::builtin();
     for (format, value) in [

@@ -90,20 +90,20 @@ fn tools() -> Tools {
 
 /// Responses a format refuses, and why: (format, case, reason).
 const REFUSED: &[(&str, &str, &str)] = &[
+    // A closing tag inside a raw value counts only where the format's
+    // structure follows it: minimax-m2's `</parameter>` is followed by a
+    // `</function>` it never writes, so the value reads back whole; in
+    // these two, `</parameter></function>` is their own structure.
     (
         "qwen3-coder",
         "closing markup inside a string value",
-        "values are raw text: `</parameter>` inside one ends it, and nothing escapes it",
+        "values are raw text: `</parameter>` followed by `</function>` inside one ends it, \
+         and nothing escapes it",
     ),
     (
         "seed-oss",
         "closing markup inside a string value",
-        "values are raw text: `</parameter>` inside one ends it",
-    ),
-    (
-        "minimax-m2",
-        "closing markup inside a string value",
-        "values are raw text: `</parameter>` inside one ends it",
+        "values are raw text: `</parameter>` followed by `</function>` inside one ends it",
     ),
     (
         "use-tag",

@@ -199,7 +199,6 @@ async fn a_request_nested_deeper_than_the_proxy_reads_is_a_400() {
 /// back. Waits for item 6 (values that quote their own closing tag), which
 /// makes such a value read back; see `tests/guarantees_misc.rs`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs item 6"]
 async fn an_emulated_history_whose_call_quotes_the_closing_tag_is_not_refused() {
     let up = upstream(replay()).await;
     let p = proxy(

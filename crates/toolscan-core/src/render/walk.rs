@@ -722,12 +722,17 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
         }
         match &v.close {
             Close::Lit(l) => {
-                // A value that holds its own closer unguarded
-                // ends there when read back: no need to write
-                // the rest of the call to know it (an
-                // attribute's other quote is tried instead).
+                // A value that holds its own closer unguarded: a
+                // one-byte closer (an attribute's quote) ends it there
+                // when read back, so the choice is refused at once
+                // (the other quote is tried instead: the choices of one
+                // value do not multiply with every other's). A tag is
+                // written as it is: the reader counts a closing tag
+                // only where the format's structure follows it, so the
+                // value reads back whole; where it would not, the
+                // read-back of the candidate refuses it.
                 let closer = lit_text(l)?;
-                if !closer.is_empty() && !guarded_value && out.contains(closer) {
+                if closer.len() == 1 && !guarded_value && out.contains(closer) {
                     return None;
                 }
                 out.push_str(closer)
