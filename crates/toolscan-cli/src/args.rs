@@ -114,6 +114,8 @@ pub struct ProxyArgs {
     pub invalid_calls_as_text: bool,
 
     /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
+    /// (Harmony's analysis channel is reasoning with or without it, when
+    /// the completion is parsed.)
     #[arg(long, env = "TOOLSCAN_REASONING")]
     pub reasoning: bool,
 
@@ -240,11 +242,12 @@ pub struct ContentArgs {
     #[arg(long, value_name = "TOOLS.json")]
     pub tools: Option<PathBuf>,
 
-    /// Separate reasoning (`<think>…</think>`, `[THINK]…[/THINK]`, Harmony's
-    /// analysis channel and every family's reasoning markers, see
-    /// docs/formats.md) into `reasoning` events (`delta.reasoning_content`
-    /// for `sse`); the markers are dropped. Calls inside it: see
-    /// `--calls-in-reasoning`.
+    /// Separate reasoning (`<think>…</think>`, `[THINK]…[/THINK]` and every
+    /// family's reasoning markers, see docs/formats.md) into `reasoning`
+    /// events (`delta.reasoning_content` for `sse`); the markers are
+    /// dropped. Harmony's analysis channel is reasoning with or without
+    /// this flag: the channel is the format's own marking, not a guess.
+    /// Calls inside it: see `--calls-in-reasoning`.
     #[arg(long)]
     pub reasoning: bool,
 

@@ -878,7 +878,6 @@ impl StreamState {
             pending: &mut self.pending,
             session: &mut self.session,
             out,
-            reasoning: self.reasoning,
         }
     }
 

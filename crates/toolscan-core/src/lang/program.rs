@@ -99,7 +99,7 @@ fn follow_from(ops: &[Op], from: usize, out: &mut Vec<Lit>) -> bool {
             return false;
         };
         match op {
-            Op::Dispatch => dispatched = true,
+            Op::Dispatch | Op::DispatchBefore(_) => dispatched = true,
             Op::Goto(to) => {
                 pc = *to;
                 continue;
