@@ -48,8 +48,7 @@ fn k3_two_calls() -> Vec<(String, serde_json::Value)> {
 #[test]
 fn kimi_k3_a_complete_call_after_a_think_block_between_calls_is_a_call() {
     let think = "<|open|>think<|sep|>Now the search.<|close|>think<|sep|>";
-    let input =
-        format!("<|open|>tools<|sep|>{K3_WEATHER}{think}{K3_SEARCH}<|close|>tools<|sep|>");
+    let input = format!("<|open|>tools<|sep|>{K3_WEATHER}{think}{K3_SEARCH}<|close|>tools<|sep|>");
     for format in ["kimi-k3", "auto"] {
         let ev = events(format, &input);
         assert_eq!(calls_of(&ev), k3_two_calls(), "{format}: {ev:?}");
@@ -101,7 +100,11 @@ fn kimi_k3_a_call_missing_its_close_before_the_sections_close_is_a_call() {
     for (input, args) in cases {
         for format in ["kimi-k3", "auto"] {
             let ev = events(format, input);
-            assert_eq!(calls_of(&ev), vec![("exec".into(), args.clone())], "{format}: {ev:?}");
+            assert_eq!(
+                calls_of(&ev),
+                vec![("exec".into(), args.clone())],
+                "{format}: {ev:?}"
+            );
             assert_eq!(text_of(&ev), "", "{format}");
             assert!(diagnostics_of(&ev).is_empty(), "{format}: {ev:?}");
         }
@@ -145,7 +148,11 @@ fn a_refused_call_ended_by_the_next_calls_opener_leaves_that_opener_to_the_next_
     let qwen = "<tool_call>\n<function=get_weather>\n<parameter=city>\nZürich\n</parameter>\n\
                 <function=search>\n<parameter=query>\ncafé\n</parameter>\n</function>\n</tool_call>";
     for (format, input, first) in [
-        ("kimi-k3", k3.as_str(), format!("<|open|>tools<|sep|>{unclosed}")),
+        (
+            "kimi-k3",
+            k3.as_str(),
+            format!("<|open|>tools<|sep|>{unclosed}"),
+        ),
         (
             "qwen3-coder",
             qwen,
@@ -161,7 +168,8 @@ fn a_refused_call_ended_by_the_next_calls_opener_leaves_that_opener_to_the_next_
             "{format}: {ev:?}"
         );
         let start = input.find(&first).map(|i| i + first.len()).unwrap_or(0);
-        nothing_lost(&ev, input.as_bytes(), &[start..input.len()])
+        let call = start..input.len();
+        nothing_lost(&ev, input.as_bytes(), std::slice::from_ref(&call))
             .unwrap_or_else(|e| panic!("{format}: {e}"));
     }
 }
@@ -178,7 +186,8 @@ fn kimi_k3_the_message_close_that_ends_the_completion_is_framing() {
         "<|end_of_msg|>",
     ] {
         let text = format!("<|open|>response<|sep|>Checking.<|close|>response<|sep|>{end}");
-        let with_call = format!("<|open|>response<|sep|>Checking.<|close|>response<|sep|>{tools}{end}");
+        let with_call =
+            format!("<|open|>response<|sep|>Checking.<|close|>response<|sep|>{tools}{end}");
         for format in ["kimi-k3", "auto"] {
             let ev = events(format, &text);
             assert_eq!(text_of(&ev), "Checking.", "{format} {end}");
