@@ -259,6 +259,29 @@ fn qwen3_coder_a_function_missing_its_close_before_the_next_function_is_a_call()
     }
 }
 
+/// A value missing its `</parameter>`, then `</function>` and the next
+/// `<function=`: the value ends at `</function>` (with an `unclosed`
+/// diagnostic), and the next function is a call of its own — never an
+/// argument that holds another call's markup.
+#[test]
+fn qwen3_coder_an_unclosed_value_before_the_next_function_ends_there() {
+    let input = "<tool_call>\n<function=get_weather>\n<parameter=city>\nZürich\n</function>\n\
+                 <function=search>\n<parameter=query>\ncafé\n</parameter>\n</function>\n</tool_call>";
+    for format in ["qwen3-coder", "auto"] {
+        let ev = events(format, input);
+        assert_eq!(
+            calls_of(&ev),
+            vec![
+                ("get_weather".into(), json!({"city": "Zürich"})),
+                ("search".into(), json!({"query": "café"})),
+            ],
+            "{format}: {ev:?}"
+        );
+        assert_eq!(kinds(&ev), [DiagnosticKind::Unclosed], "{format}");
+        assert_eq!(text_of(&ev), "", "{format}");
+    }
+}
+
 /// One call in its `<tool_call>` is still dispatched only at
 /// `</tool_call>`: the stream ending after `</function>` truncates it.
 #[test]

@@ -126,6 +126,23 @@ fn follow_from(ops: &[Op], from: usize, out: &mut Vec<Lit>) -> bool {
                     .for_each(|o| push(out, &o.lit));
                 return true;
             }
+            // Before the dispatch: a literal that dispatches the call
+            // before it opens the next call (`<function=` after
+            // `</function>`); the walk goes on along the first other
+            // choice, the call's own closing markup.
+            Op::OneOf(opts) if !dispatched => {
+                let before = |o: &ThenOpt| matches!(ops.get(o.to), Some(Op::DispatchBefore(_)));
+                opts.iter()
+                    .filter(|o| before(o))
+                    .for_each(|o| push(out, &o.lit));
+                match opts.iter().find(|o| !before(o)) {
+                    Some(o) => {
+                        pc = o.to;
+                        continue;
+                    }
+                    None => return false,
+                }
+            }
             Op::OneOf(opts) if dispatched => {
                 opts.iter()
                     .filter(|o| o.begins_call)
