@@ -31,24 +31,25 @@ fn ids(ev: &[Event]) -> Vec<String> {
 }
 
 #[test]
-fn harmony_headers_are_markup_and_analysis_is_reasoning_when_asked() {
+fn harmony_headers_are_markup_and_analysis_is_reasoning() {
     let input = "<|channel|>analysis<|message|>Need the weather.<|end|>\
         <|start|>assistant<|channel|>commentary<|message|>Checking.<|end|>\
         <|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>";
-    // Off: the contents are text, the headers never are.
-    let ev = run("harmony", input);
-    assert_eq!(text_of(&ev), "Need the weather.Checking.");
-    assert_eq!(
-        calls_of(&ev),
-        vec![("get_weather".into(), json!({"city": "Paris"}))]
-    );
-    assert!(diagnostics_of(&ev).is_empty());
-    // On: the analysis channel is reasoning, up to its message's end.
-    let ev = run_with("harmony", Options::new().with_reasoning(true), input);
-    let r = Response::from_events(&ev);
-    assert_eq!(r.reasoning.as_deref(), Some("Need the weather."));
-    assert_eq!(r.text, "Checking.");
-    assert_eq!(r.tool_calls.len(), 1);
+    // The analysis channel is reasoning, up to its message's end, with
+    // reasoning separation off (the default) or on: the channel is the
+    // format's own marking (issue 29, item 11). The other contents are
+    // text, the headers never are.
+    for options in [Options::new(), Options::new().with_reasoning(true)] {
+        let ev = run_with("harmony", options, input);
+        let r = Response::from_events(&ev);
+        assert_eq!(r.reasoning.as_deref(), Some("Need the weather."));
+        assert_eq!(r.text, "Checking.");
+        assert_eq!(
+            calls_of(&ev),
+            vec![("get_weather".into(), json!({"city": "Paris"}))]
+        );
+        assert!(diagnostics_of(&ev).is_empty());
+    }
 }
 
 #[test]

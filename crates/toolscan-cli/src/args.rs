@@ -159,6 +159,8 @@ pub struct ProxyArgs {
     pub keep_tool_names: bool,
 
     /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
+    /// (Harmony's analysis channel is reasoning with or without it, when
+    /// the completion is parsed.)
     #[arg(long, env = "TOOLSCAN_REASONING")]
     pub reasoning: bool,
 
@@ -292,11 +294,12 @@ pub struct ContentArgs {
     #[arg(long)]
     pub normalize_tool_names: bool,
 
-    /// Separate reasoning (`<think>…</think>`, `[THINK]…[/THINK]`, Harmony's
-    /// analysis channel and every family's reasoning markers, see
-    /// docs/formats.md) into `reasoning` events (`delta.reasoning_content`
-    /// for `sse`); the markers are dropped. Calls inside it: see
-    /// `--calls-in-reasoning`.
+    /// Separate reasoning (`<think>…</think>`, `[THINK]…[/THINK]` and every
+    /// family's reasoning markers, see docs/formats.md) into `reasoning`
+    /// events (`delta.reasoning_content` for `sse`); the markers are
+    /// dropped. Harmony's analysis channel is reasoning with or without
+    /// this flag: the channel is the format's own marking, not a guess.
+    /// Calls inside it: see `--calls-in-reasoning`.
     #[arg(long)]
     pub reasoning: bool,
 

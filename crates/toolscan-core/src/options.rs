@@ -143,9 +143,17 @@ pub struct Options {
     pub tools: Option<Tools>,
     /// How ids are minted for calls whose format carries none.
     pub ids: IdMint,
-    /// Reasoning separation: `<think>…</think>` (and `[THINK]…[/THINK]`)
+    /// Reasoning separation: `<think>…</think>` (and `[THINK]…[/THINK]`,
+    /// every family's [reasoning markers](crate::reasoning_markers))
     /// content comes as [`Event::Reasoning`](crate::Event::Reasoning) and the
-    /// markup is dropped.
+    /// markup is dropped. Off by default: any model may write such markers
+    /// as text.
+    ///
+    /// Reasoning a format marks as its own — Harmony's `analysis` channel,
+    /// a message header only gpt-oss writes — is no guess: it comes as
+    /// reasoning whether this is on or off (as vLLM reads gpt-oss), never
+    /// glued to the answer. Its text is never lost: a caller that wants
+    /// one stream joins the reasoning and text deltas.
     pub reasoning: bool,
     /// The completion starts inside a reasoning block whose opening tag was
     /// part of the prompt (Qwen3-Thinking, DeepSeek-R1): up to the first

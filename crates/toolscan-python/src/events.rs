@@ -156,8 +156,8 @@ event_class! {
 }
 
 event_class! {
-    /// Reasoning (with reasoning separation on): `Reasoning(delta)`, type
-    /// `"reasoning"`.
+    /// Reasoning (with reasoning separation on; Harmony's analysis channel
+    /// always): `Reasoning(delta)`, type `"reasoning"`.
     Reasoning, "Reasoning", "reasoning",
     { delta: Py<PyString> => Bound<'_, PyString> }
     extra {}

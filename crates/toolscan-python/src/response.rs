@@ -106,7 +106,8 @@ pub struct Response {
     #[pyo3(get)]
     text: Py<PyString>,
     /// Every reasoning delta, concatenated, or None when there was none
-    /// (reasoning separation off, or no reasoning).
+    /// (reasoning separation off, or no reasoning; Harmony's analysis
+    /// channel is reasoning either way).
     #[pyo3(get)]
     reasoning: Option<Py<PyString>>,
     calls: Vec<Py<ToolCall>>,

@@ -449,8 +449,12 @@ impl Sink for Collect<'_> {
                 });
             }
             EventRef::Diagnostic(d) => self.effects.push(Effect::Diagnostic(d.clone())),
-            // Reasoning is not asked for (vLLM's reasoning parser does
-            // that); `Done` carries nothing vLLM reads.
+            // Reasoning separation is not asked for (vLLM's reasoning
+            // parser does that); what a format marks as reasoning itself
+            // (Harmony's analysis channel) comes anyway, and stays content
+            // here, so nothing is lost.
+            EventRef::Reasoning(delta) => self.content.push_str(delta),
+            // `Done` carries nothing vLLM reads.
             _ => {}
         }
     }

@@ -42,7 +42,40 @@ pub fn corpus_dir() -> PathBuf {
 ///
 /// If `dir` cannot be read or a line is not a case: the corpus is part of
 /// the tests.
+/// The cases of `dir` that contradict the contract or the catalogue: id →
+/// why, from `dir/skip.json` (an object; absent: none). The project's own
+/// file, which the corpus refresh leaves alone.
+pub fn skipped(dir: &Path) -> Vec<(String, String)> {
+    let path = dir.join("skip.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Vec::new();
+    };
+    let v: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
+    let Value::Object(o) = v else {
+        panic!("{}: not an object of case id → reason", path.display());
+    };
+    o.into_iter()
+        .map(|(id, why)| (id, why.as_str().unwrap_or_default().to_owned()))
+        .collect()
+}
+
+/// Every case of `dir`'s `*.jsonl` files, in file and line order, less the
+/// ones [`skipped`] names (each said on stderr with its reason).
 pub fn load_corpus(dir: &Path) -> Vec<Case> {
+    let skip = skipped(dir);
+    let mut cases = load_every_case(dir);
+    cases.retain(|c| match skip.iter().find(|(id, _)| *id == c.id) {
+        Some((id, why)) => {
+            eprintln!("skip {id}: {why}");
+            false
+        }
+        None => true,
+    });
+    cases
+}
+
+fn load_every_case(dir: &Path) -> Vec<Case> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("corpus directory {}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))

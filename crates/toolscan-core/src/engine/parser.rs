@@ -965,7 +965,6 @@ impl StreamState {
             pending: &mut self.pending,
             session: &mut self.session,
             out,
-            reasoning: self.reasoning,
         }
     }
 

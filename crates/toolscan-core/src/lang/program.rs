@@ -223,7 +223,7 @@ fn follow_from(ops: &[Op], from: usize, out: &mut Vec<Lit>) -> bool {
             return false;
         };
         match op {
-            Op::Dispatch => dispatched = true,
+            Op::Dispatch | Op::DispatchBefore(_) => dispatched = true,
             Op::Goto(to) => {
                 pc = *to;
                 continue;
@@ -249,6 +249,23 @@ fn follow_from(ops: &[Op], from: usize, out: &mut Vec<Lit>) -> bool {
                     .filter(|o| o.begins_call)
                     .for_each(|o| push(out, &o.lit));
                 return true;
+            }
+            // Before the dispatch: a literal that dispatches the call
+            // before it opens the next call (`<function=` after
+            // `</function>`); the walk goes on along the first other
+            // choice, the call's own closing markup.
+            Op::OneOf(opts) if !dispatched => {
+                let before = |o: &ThenOpt| matches!(ops.get(o.to), Some(Op::DispatchBefore(_)));
+                opts.iter()
+                    .filter(|o| before(o))
+                    .for_each(|o| push(out, &o.lit));
+                match opts.iter().find(|o| !before(o)) {
+                    Some(o) => {
+                        pc = o.to;
+                        continue;
+                    }
+                    None => return false,
+                }
             }
             Op::OneOf(opts) if dispatched => {
                 opts.iter()

@@ -175,6 +175,15 @@ steps! {
         Capture(Capture) = "capture", |c, cx| Some(Op::Capture(cx.capture(c)?));
         /// A JSON value.
         Json(JsonStep) = "json", |j, _| Some(Op::Json(j.clone()));
+        /// The current call is complete, and ended before the literal a
+        /// [`Step::OneOf`] just read: that literal opens the next call
+        /// (`<function=` right after a parameter, its call's
+        /// `</function>` missing), so its bytes are the next call's
+        /// first, not this call's. Emits `tool_call_end` now, as
+        /// [`Step::Dispatch`]; the next call is read from here on.
+        DispatchBefore(Lit) = "dispatch_before", |l, cx| {
+            Some(Op::DispatchBefore(cx.lit(l)?.bytes.len()))
+        };
         /// A raw parameter value, after its key was captured
         /// ([`Field::Key`]).
         Value(ValueStep) = "value", |v, cx| Some(Op::Value(cx.value(v)?));
@@ -253,10 +262,13 @@ steps! {
             let skip = Op::Skip(e.ends.clone(), cx.target(&e.to)?);
             Some(Op::Recover(cx.seek(skip)))
         };
-        /// From here on, text is reasoning (`true`) or not (`false`), when
-        /// reasoning separation is on; without it, nothing changes.
+        /// From here on, text is reasoning (`true`) or not (`false`). This
+        /// is the format's own marking of its reasoning, not a guess from
+        /// markers any model may write, so it holds whether or not
+        /// reasoning separation ([`Options::reasoning`](crate::Options::reasoning),
+        /// which is about reasoning markers such as `<think>`) is on.
         /// (Harmony's `analysis` channel is reasoning up to the message's
-        /// end.)
+        /// end, as vLLM reads it.)
         Reasoning(bool) = "reasoning", |on, _| Some(Op::Reasoning(*on));
         /// The next [`Step::Value`] is the arguments' one parameter: the
         /// called tool's only string property in the tools schema, else
@@ -368,6 +380,9 @@ pub(crate) enum Op {
     StringParam(String),
     CloseOpen,
     Dispatch,
+    /// Dispatches the call, whose bytes end this many bytes before the
+    /// current byte (a literal just read, the next call's first bytes).
+    DispatchBefore(usize),
     Fork(Vec<(ByteSet, usize)>),
     Then(ThenOp),
     OneOf(Vec<ThenOpt>),
@@ -640,6 +655,7 @@ mod tests {
             json!({"lit": "<a>"}),
             json!({"opt_lit": {"text": "<a>", "case_insensitive": true}}),
             json!({"lit_or_end": "```"}),
+            json!({"dispatch_before": "<f="}),
             json!({"capture": "key", "until": ["=", {"lit": ">", "goto": "a"}], "before": " ", "at_end": true, "keywords": [{"lit": "all", "goto": "a"}]}),
             json!({"json": "call", "name_keys": ["tool"], "id_key": "id", "lenient": true}),
             json!({"value": {"special": "key_tag"}, "recover": [{"lit": "<p>", "goto": "a"}], "guard": ["[[", "]]"], "trim": "newline", "entities": true, "null": true}),

@@ -29,6 +29,8 @@ pub(crate) enum Reason {
         found: u8,
     },
     NameSpace,
+    /// The name ends with `/`: a self-closing tag (`<function=NAME/>`).
+    SelfClosing,
     NameNotUtf8,
     NameNotString,
     BadNameString,
@@ -166,6 +168,9 @@ impl Reason {
             LongWord => "a word too long to be a tool name".into(),
             NameByte { found } => format!("{} is not allowed in a tool name", describe(found)),
             NameSpace => "whitespace inside a tool name".into(),
+            SelfClosing => "the tool name ends with `/`: a self-closing tag is no call \
+                            (a call's tag holds its parameters and has its closing tag)"
+                .into(),
             NameNotUtf8 => "tool name is not UTF-8".into(),
             NameNotString => "the tool name is not a string".into(),
             BadNameString => "the name is not a valid JSON string".into(),

@@ -2,17 +2,24 @@
 //!
 //! A name is a word no tool would be refused for: no whitespace, control
 //! characters, quotes, brackets or other markup punctuation, and no `$` (a
-//! placeholder such as `$FUNCTION_NAME` in a prompt's example is no tool).
-//! A block whose name breaks the rule is not a call: its bytes are text.
+//! placeholder such as `$FUNCTION_NAME` in a prompt's example is no tool),
+//! and no `/` at its end: that is the slash of a self-closing tag
+//! (`<function=get_time/>`), which no template writes for a call.
+//! A block whose name breaks the rule is not a call: its bytes are text
+//! (with a diagnostic where the markup is definite).
 
 use crate::lang::format::Field;
 use crate::options::Limits;
 use crate::read::reason::Reason;
 
 /// Checks a tool name or id: non-empty, bounded, no whitespace, control
-/// characters, markup punctuation or `$`, UTF-8.
+/// characters, markup punctuation or `$`, no `/` at its end, UTF-8.
 pub(crate) fn check_word<'a>(word: &'a [u8], limits: &Limits) -> Result<&'a str, Reason> {
-    check(word, limits, is_word_byte)
+    let s = check(word, limits, is_word_byte)?;
+    if s.ends_with('/') {
+        return Err(Reason::SelfClosing);
+    }
+    Ok(s)
 }
 
 /// Checks a captured word of kind `field`: a parameter's name
@@ -104,6 +111,9 @@ mod tests {
         assert!(check_word(&[b'a'; 300], &l).is_err());
         assert!(check_word("…".as_bytes(), &l).is_err());
         assert!(check_word(b"-_.", &l).is_err());
+        // A self-closing tag's slash is no part of a name; inside, `/` is.
+        assert_eq!(check_word(b"get_time/", &l), Err(Reason::SelfClosing));
+        assert_eq!(check_word(b"ns/tool", &l), Ok("ns/tool"));
     }
 
     #[test]

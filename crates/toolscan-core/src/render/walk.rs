@@ -999,6 +999,8 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                 Step::Dispatch => {
                     self.dispatch(&mut st)?;
                 }
+                // A tolerance of a missing closer: no template writes it.
+                Step::DispatchBefore(_) => return None,
                 Step::Capture(c) => {
                     self.capture_word(&mut st, c, write, style)?;
                     Self::progress(&mut st);

@@ -76,7 +76,8 @@ class Text:
 
 @final
 class Reasoning:
-    """Reasoning (with reasoning separation on): ``Reasoning(delta)``, type ``"reasoning"``."""
+    """Reasoning (with reasoning separation on; Harmony's analysis channel always):
+    ``Reasoning(delta)``, type ``"reasoning"``."""
 
     __match_args__ = ("delta",)
     def __new__(cls, delta: str) -> "Reasoning": ...
@@ -273,7 +274,7 @@ class Response:
     @property
     def reasoning(self) -> Optional[str]:
         """Every reasoning delta, concatenated, or None when there was none (reasoning
-        separation off, or no reasoning)."""
+        separation off, or no reasoning; Harmony's analysis channel is reasoning either way)."""
     @property
     def finish_reason(self) -> FinishReason: ...
     @property

@@ -23,6 +23,11 @@ struct Params {
     /// misses both its closer and `call_close` may end there at the end of
     /// the stream: the program goes on at `call-done`, after it.
     outer_close: Option<&'static str>,
+    /// Opens the next call in the same block (`<function=`), if one may
+    /// stand where a parameter or the call's closer is due (the call's
+    /// closer is missing): the call ends before it, and the program goes
+    /// on at `next-call`, which dispatches it (`DispatchBefore`).
+    next_call: Option<&'static str>,
     trim: Trim,
     entities: bool,
     /// The text `null` is JSON null whatever the declared type.
@@ -42,6 +47,7 @@ impl Params {
             close,
             call_close: "",
             outer_close: None,
+            next_call: None,
             trim: Trim::None,
             entities: false,
             null: false,
@@ -72,6 +78,11 @@ impl Params {
 
     fn outer_close(mut self, lit: &'static str) -> Params {
         self.outer_close = Some(lit);
+        self
+    }
+
+    fn next_call(mut self, lit: &'static str) -> Params {
+        self.next_call = Some(lit);
         self
     }
 
@@ -118,6 +129,9 @@ impl Params {
         ];
         if let Some(outer) = self.outer_close {
             next.push((Lit::new(outer), Label::from("call-done")));
+        }
+        if let Some(call) = self.next_call {
+            next.push((Lit::new(call), Label::from("next-call")));
         }
         let mut v = vec![label("params")];
         if !self.ws.is_empty() {
@@ -173,10 +187,17 @@ fn quoted_name(after: &'static str) -> Vec<Step> {
 /// Rendered as the templates write it: each tag on a line of its own, a
 /// newline between two calls; `padded`: a value between newlines
 /// (Qwen3-Coder), else not (Seed-OSS).
+///
+/// A block may hold several calls, each its own `<function=…>`
+/// (Qwen's reference parser reads every one): `<function=` after a call's
+/// `</function>`, or where a parameter or `</function>` is due (the
+/// `</function>` missing), ends the call before it and begins the next.
 fn qwen_xml(open: &str, close: &'static str, padded: bool) -> Opener {
+    const FUNCTION: &str = "<function=";
     let mut params = Params::new("<parameter=", ">", "</parameter>")
         .call_close("</function>")
         .outer_close(close)
+        .next_call(FUNCTION)
         .trim(Trim::Newline)
         .null()
         .ws("\n");
@@ -186,18 +207,25 @@ fn qwen_xml(open: &str, close: &'static str, padded: bool) -> Opener {
     let mut program = vec![
         writes("\n"),
         Step::Ws,
-        lit("<function="),
+        lit(FUNCTION),
+        label("call-name"),
         capture(Field::Name, &[(">", None)]),
     ];
     program.extend(params.steps());
     program.extend([
         writes("\n"),
         Step::Ws,
-        lit(close),
+        Step::OneOf(vec![
+            (Lit::new(close), Label::from("call-done")),
+            (Lit::new(FUNCTION), Label::from("next-call")),
+        ]),
         label("call-done"),
         Step::Dispatch,
         writes("\n"),
         Step::End,
+        label("next-call"),
+        Step::DispatchBefore(Lit::new(FUNCTION)),
+        Step::goto("call-name"),
     ]);
     Opener::definite(open, program)
 }
@@ -374,22 +402,30 @@ pub(super) fn kimi_k3() -> Format {
     const CALL: &str = "<|open|>call tool=\"";
     const CALL_CLOSE: &str = "<|close|>call<|sep|>";
     const JSON: &str = "<|open|>json type=\"object\"<|sep|>";
+    const TOOLS_CLOSE: &str = "<|close|>tools<|sep|>";
+    // A call whose `<|close|>call<|sep|>` is missing ends where the
+    // section's close (`call-done`) or the next call's opener
+    // (`next-call`) stands in its place.
     let params = Params::new("<|open|>argument key=\"", "\"", "<|close|>argument<|sep|>")
         .between(type_attribute(" type=\"", "<|sep|>"))
-        .call_close(CALL_CLOSE);
-    const TOOLS_CLOSE: &str = "<|close|>tools<|sep|>";
-    // A call that fails does not end the section (as DeepSeek's).
-    let mut program = vec![
-        Step::Ws,
-        lit(CALL),
+        .call_close(CALL_CLOSE)
+        .outer_close(TOOLS_CLOSE)
+        .next_call(CALL);
+    let missing_close = || {
+        [
+            (Lit::new(TOOLS_CLOSE), Label::from("call-done")),
+            (Lit::new(CALL), Label::from("next-call")),
+        ]
+    };
+    // From the call's name on: what the section and a call on its own
+    // share. A call that fails does not end the section (as DeepSeek's).
+    let mut call = vec![
         Step::Recover(vec![
             (Lit::new(CALL_CLOSE), Label::from("next")),
             (Lit::new(CALL), Label::from("name")),
             (Lit::new(TOOLS_CLOSE), Label::from("end")),
         ]),
         label("name"),
-    ];
-    program.extend([
         capture(Field::Name, &[("\"", None)]),
         fork(&[(b" ", "index"), (b"<", "sep")]),
         label("index"),
@@ -400,14 +436,19 @@ pub(super) fn kimi_k3() -> Format {
         // Arguments given to the template as a string are one JSON block.
         Step::Ws,
         prefer("param"),
-        Step::OneOf(vec![
-            (Lit::new(JSON), Label::from("json")),
-            (Lit::new("<|open|>argument key=\""), Label::from("param")),
-            (Lit::new(CALL_CLOSE), Label::from("params-done")),
-        ]),
-    ]);
-    program.extend(params.steps());
-    program.extend([
+        Step::OneOf(
+            [
+                (Lit::new(JSON), Label::from("json")),
+                (Lit::new("<|open|>argument key=\""), Label::from("param")),
+                (Lit::new(CALL_CLOSE), Label::from("params-done")),
+            ]
+            .into_iter()
+            .chain(missing_close())
+            .collect(),
+        ),
+    ];
+    call.extend(params.steps());
+    call.extend([
         Step::Dispatch,
         label("next"),
         writes(TOOLS_CLOSE),
@@ -420,17 +461,66 @@ pub(super) fn kimi_k3() -> Format {
         Step::Ws,
         lit("<|close|>json<|sep|>"),
         Step::Ws,
-        lit(CALL_CLOSE),
-        Step::goto("params-done"),
+        Step::OneOf(
+            [(Lit::new(CALL_CLOSE), Label::from("params-done"))]
+                .into_iter()
+                .chain(missing_close())
+                .collect(),
+        ),
+        label("call-done"),
+        Step::Dispatch,
+        Step::End,
+        label("next-call"),
+        Step::DispatchBefore(Lit::new(CALL)),
+        Step::goto("name"),
     ]);
+    let mut section = vec![Step::Ws, lit(CALL)];
+    section.extend(call.iter().cloned());
+    // The message's close ends the completion: framing like the
+    // response's, there only (`<|end_of_msg|>` may follow it). Before
+    // anything else it is text, silently (a tentative block).
+    let message_close = vec![
+        Step::Fork(vec![
+            (ByteSet::End, Label::from("frame")),
+            (ByteSet::Bytes(b"<".to_vec()), Label::from("end-of-msg")),
+            (ByteSet::Any, Label::from("text")),
+        ]),
+        label("end-of-msg"),
+        Step::OneOf(vec![(Lit::new("<|end_of_msg|>"), Label::from("after"))]),
+        label("after"),
+        Step::Fork(vec![
+            (ByteSet::End, Label::from("frame")),
+            (ByteSet::Any, Label::from("text")),
+        ]),
+        label("text"),
+        Step::End,
+        label("frame"),
+        Step::Frame,
+        Step::End,
+    ];
+    let end_of_msg = vec![
+        Step::Fork(vec![
+            (ByteSet::End, Label::from("frame")),
+            (ByteSet::Any, Label::from("text")),
+        ]),
+        label("text"),
+        Step::End,
+        label("frame"),
+        Step::Frame,
+        Step::End,
+    ];
     Format::new(
         "kimi-k3",
         "Kimi K3",
         "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"N\"<|sep|><|open|>argument \
          key=\"KEY\" type=\"TYPE\"<|sep|>value<|close|>argument<|sep|>… (or <|open|>json \
-         type=\"object\"<|sep|>{json}<|close|>json<|sep|>)<|close|>call<|sep|>…<|close|>tools<|sep|>",
+         type=\"object\"<|sep|>{json}<|close|>json<|sep|>)<|close|>call<|sep|>…<|close|>tools<|sep|>; \
+         a call after the section ended (a think block or prose between two calls) is read on its own",
     )
-    .opener(Opener::definite("<|open|>tools<|sep|>", program))
+    .opener(Opener::definite("<|open|>tools<|sep|>", section))
+    // A call after the section's end: a think block or prose between two
+    // calls ends the section, and the next call is read on its own.
+    .opener(Opener::definite(CALL, call))
     // The message's content is framed: the frame is markup, the content
     // text.
     .opener(Opener::definite(
@@ -441,6 +531,8 @@ pub(super) fn kimi_k3() -> Format {
         "<|close|>response<|sep|>",
         vec![Step::Frame, Step::End],
     ))
+    .opener(Opener::tentative("<|close|>message<|sep|>", message_close))
+    .opener(Opener::tentative("<|end_of_msg|>", end_of_msg))
 }
 
 pub(super) fn step3() -> Format {

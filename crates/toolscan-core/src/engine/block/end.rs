@@ -42,6 +42,7 @@ pub(crate) fn at_end(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>) -> AtEn
             | Op::Reasoning(_)
             | Op::StringParam(_)
             | Op::Dispatch
+            | Op::DispatchBefore(_)
             | Op::Definite
             | Op::Recover(_)
             | Op::Goto(_)

@@ -56,6 +56,8 @@ pub(super) enum Failed {
 fn partial_markup(b: &Block, prog: &[Op]) -> usize {
     match (&b.st, prog.get(b.pc)) {
         (StepState::Lit(m), _) => m.at,
+        // The literal that opens the next call (read again as markup).
+        (_, Some(Op::DispatchBefore(n))) => *n,
         (StepState::Then(t), Some(Op::OneOf(_))) => t.matched(),
         (StepState::Capture(w), Some(Op::Capture(c))) => {
             steps::literal_start(&w.word, c.delims.iter().map(|(l, _)| l))
@@ -162,6 +164,16 @@ pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut BlockCtx<'_>, stop: Sto
         if !refused {
             b.failed_at = Some(b.calls.done);
         }
+        return Failed::Recovered;
+    }
+    if let (Some(_), Some(Op::DispatchBefore(n))) = (seek, prog.get(b.pc)) {
+        // The same, for a call whose end is the next call's opener: that
+        // opener stays held, the next call's first bytes.
+        let p = &mut *env.pending;
+        let text = p.buf.len().saturating_sub(*n);
+        p.release_front(text, env.out);
+        b.calls.begin();
+        b.next();
         return Failed::Recovered;
     }
     let Some((pc, t)) = seek else {

@@ -10,7 +10,8 @@ use crate::lang::program::Op;
 /// runs when there are some).
 pub(super) fn run(op: &Op, b: &mut Block, env: &mut BlockCtx<'_>) -> Option<Flow> {
     let flow = match op {
-        Op::Dispatch => dispatch(b, env),
+        Op::Dispatch => dispatch(b, env, 0),
+        Op::DispatchBefore(n) => dispatch(b, env, *n),
         Op::Open(array) => {
             let r = b.calls.open_container(*array);
             synced(b, env, r)
@@ -39,9 +40,9 @@ pub(super) fn run(op: &Op, b: &mut Block, env: &mut BlockCtx<'_>) -> Option<Flow
             next(b)
         }
         Op::Reasoning(on) => {
-            if env.reasoning {
-                env.pending.in_reasoning = *on;
-            }
+            // The format's own marking (Harmony's `analysis` channel): so
+            // with reasoning separation off too.
+            env.pending.in_reasoning = *on;
             next(b)
         }
         Op::Recover(seek) => {
@@ -73,10 +74,14 @@ pub(super) fn run(op: &Op, b: &mut Block, env: &mut BlockCtx<'_>) -> Option<Flow
 }
 
 /// Dispatches the call being built: its bytes are no longer held.
-fn dispatch(b: &mut Block, env: &mut BlockCtx<'_>) -> Flow {
+/// Dispatches the call, whose bytes end `before` bytes before the current
+/// one: those (the literal that opens the next call) stay held, the next
+/// call's first bytes.
+fn dispatch(b: &mut Block, env: &mut BlockCtx<'_>, before: usize) -> Flow {
     b.calls.sync(env.out, env.pending.src());
     let had = b.calls.call.is_some();
-    let at = env.pending.pos;
+    let before = before.min(env.pending.buf.len());
+    let at = env.pending.pos.before(before);
     if let Err(stop) = b
         .calls
         .dispatch(env.session, env.out, at, env.pending.src())
@@ -85,6 +90,9 @@ fn dispatch(b: &mut Block, env: &mut BlockCtx<'_>) -> Flow {
     }
     if had {
         env.pending.drop_upto(at);
+    }
+    if before > 0 {
+        b.calls.begin();
     }
     next(b)
 }

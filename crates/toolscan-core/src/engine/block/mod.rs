@@ -201,7 +201,6 @@ mod tests {
                 pending: &mut pending,
                 session: &mut session,
                 out: &mut out,
-                reasoning: false,
             };
             if direct
                 && (steady(&mut b, env.pending, env.out, chunk)
@@ -414,7 +413,6 @@ mod tests {
             pending: &mut pending,
             session: &mut session,
             out: &mut out,
-            reasoning: false,
         };
         let head = Chunk::from_str(head, Offset::START);
         run(&prog, &mut b, &mut env, &head, 0);

@@ -172,8 +172,6 @@ pub(crate) struct BlockCtx<'a> {
     pub pending: &'a mut Pending,
     pub session: &'a mut Session,
     pub out: &'a mut dyn Sink,
-    /// Reasoning separation is on.
-    pub reasoning: bool,
 }
 
 /// What a step's reader says the run does next.

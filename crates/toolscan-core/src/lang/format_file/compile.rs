@@ -57,8 +57,17 @@ fn opener(d: &OpenerDesc) -> Opener {
         // Where the call after a separator begins.
         p.push(Step::label("call"));
     }
+    // With parameters and a close, the prefix opens each call: a block
+    // may hold several (see `next_call`).
+    let next_call = match (&d.prefix, &d.arguments, &d.close) {
+        (Some(prefix), ArgumentsDesc::Params(_), Some(_)) => Some(prefix.as_str()),
+        _ => None,
+    };
     if let Some(prefix) = &d.prefix {
         p.extend([Step::Ws, Step::lit(prefix)]);
+        if next_call.is_some() {
+            p.push(Step::label("call-name"));
+        }
     }
     match &d.name_at {
         Some(NameAt::Until(delim)) => p.push(Step::name_until(delim)),
@@ -85,10 +94,20 @@ fn opener(d: &OpenerDesc) -> Opener {
             let shape = if *list { Shape::CallList } else { Shape::Call };
             p.push(json(shape, keys.clone(), *lenient));
         }
-        ArgumentsDesc::Params(params) => p.extend(params_steps(params, d.close.as_deref())),
+        ArgumentsDesc::Params(params) => {
+            p.extend(params_steps(params, d.close.as_deref(), next_call))
+        }
     }
     if let Some(close) = &d.close {
-        p.extend([Step::Ws, Step::Lit(lit(close, d.case_insensitive))]);
+        let close = lit(close, d.case_insensitive);
+        p.push(Step::Ws);
+        p.push(match next_call {
+            Some(prefix) => Step::OneOf(vec![
+                (close, Label::from("call-done")),
+                (Lit::new(prefix), Label::from("next-call")),
+            ]),
+            None => Step::Lit(close),
+        });
         if matches!(d.arguments, ArgumentsDesc::Params(_)) {
             p.push(Step::label("call-done"));
         }
@@ -115,6 +134,14 @@ fn opener(d: &OpenerDesc) -> Opener {
     } else {
         p.push(Step::End);
     }
+    if let Some(prefix) = next_call {
+        // The next call's prefix ends the call before it.
+        p.extend([
+            Step::label("next-call"),
+            Step::DispatchBefore(Lit::new(prefix)),
+            Step::goto("call-name"),
+        ]);
+    }
     let mut o = match d.trust {
         crate::lang::format::Trust::Bare => Opener::bare(&d.open, p),
         trust => Opener::definite(&d.open, p).with_trust(trust),
@@ -140,8 +167,10 @@ fn json(shape: Shape, keys: crate::lang::format::CallKeys, lenient: bool) -> Ste
 /// ends at the next parameter's opening tag; at the end of the stream, at
 /// the parameters' end, or at the call's `close` (then the program goes on
 /// at `call-done`, after it). The call's `close` right after a parameter
-/// also stands for a missing parameters' end.
-fn params_steps(d: &ParamsDesc, call_close: Option<&str>) -> Vec<Step> {
+/// also stands for a missing parameters' end, and so does `next_call`,
+/// the prefix of the next call in the block (the program goes on at
+/// `next-call`).
+fn params_steps(d: &ParamsDesc, call_close: Option<&str>, next_call: Option<&str>) -> Vec<Step> {
     let mut value = ValueStep::until(&d.close)
         .trim(d.trim)
         .recover(&d.open, "param")
@@ -163,6 +192,9 @@ fn params_steps(d: &ParamsDesc, call_close: Option<&str>) -> Vec<Step> {
         // The call's close after the last parameter: the parameters' end
         // is missing.
         next.push((Lit::new(close), Label::from("call-done")));
+    }
+    if let Some(call) = next_call {
+        next.push((Lit::new(call), Label::from("next-call")));
     }
     let mut v = vec![
         Step::label("params"),
