@@ -50,8 +50,8 @@ pub fn skipped(dir: &Path) -> Vec<(String, String)> {
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Vec::new();
     };
-    let v: Value = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
+    let v: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
     let Value::Object(o) = v else {
         panic!("{}: not an object of case id → reason", path.display());
     };
