@@ -267,12 +267,13 @@ fn the_tools_placeholder_takes_the_manifest() {
 fn the_readme_shows_real_manifests() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
-    let tools = Tools::from_json(&json!([{"type": "function", "function": {
-        "name": "get_weather", "description": "Current weather in a city.",
-        "parameters": {"type": "object", "required": ["city"], "properties": {
-            "city": {"type": "string"},
-            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}}}}]))
-    .expect("tools");
+    // The tools file the README's commands name, as shipped.
+    let tools = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/data/tools.json"
+    ))
+    .expect("examples/data/tools.json");
+    let tools = Tools::from_json_str(&tools).expect("tools");
     let reg = Registry::builtin();
     for format in ["hermes", "qwen3-coder", "pythonic"] {
         let m = reg
@@ -282,7 +283,7 @@ fn the_readme_shows_real_manifests() {
             .expect("a manifest");
         let shown = readme
             .split(&format!(
-                "$ toolscan manifest --format {format} --tools tools.json\n"
+                "$ toolscan manifest --format {format} --tools examples/data/tools.json\n"
             ))
             .nth(1)
             .and_then(|rest| rest.split("\n\n").next())
