@@ -843,9 +843,10 @@ fn render_gives_back_the_bundled_example_that_parse_read() {
 
 #[test]
 fn render_refuses_what_the_format_cannot_write_with_a_message() {
-    // Raw parameter values: `</parameter>` inside one would end it.
-    let response =
-        br#"{"text": "", "tool_calls": [{"name": "f", "arguments": {"a": "x</parameter>y"}}]}"#;
+    // Raw parameter values: `</parameter>` followed by `</function>`
+    // inside one would end it (the reader takes a closer where the
+    // format's structure follows it).
+    let response = br#"{"text": "", "tool_calls": [{"name": "f", "arguments": {"a": "x</parameter></function>y"}}]}"#;
     let out = run(&["render", "--format", "qwen3-coder"], response);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
