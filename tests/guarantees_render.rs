@@ -241,11 +241,19 @@ fn calls_held_in_reasoning_cost_the_same_order_in_one_chunk() {
     let qwen = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n";
     // A bare JSON call, whose opener is read again as the body's start.
     let llama = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n";
+    // Blocks that fail: each ends its hold, and the next hold of the chunk
+    // must not search its rest again (found by the `held_linear` fuzz
+    // target, `tests/fuzz_findings/held-failed-blocks-search-again.bin`).
+    let broken =
+        "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"max\": 2, xxxx}}\n</tool_call>\n";
+    let cohere = "<|START_ACTION|>[{\"tool_name\": \"search\", \"parameters\": {\"max\": 2, xxxx}}]<|END_ACTION|>";
     for (format, call) in [
         ("hermes", hermes),
         ("qwen3-coder", qwen),
         ("llama3-json", llama),
         ("auto", hermes),
+        ("hermes", broken),
+        ("command-r7b", cohere),
     ] {
         for (open, closed) in [(true, false), (true, true), (false, false), (false, true)] {
             let what = format!("{format}, open {open}, closed {closed}");

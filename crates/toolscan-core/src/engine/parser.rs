@@ -88,6 +88,13 @@ struct StreamState {
     hold_calls: bool,
     /// The calls held, if any.
     hold: Option<Hold>,
+    /// The last search for a reasoning closer that read to a chunk's end:
+    /// a later held block of the same chunk reuses its answer instead of
+    /// searching the rest of the chunk once more (each held call would
+    /// cost the rest of a chunk that holds them all, the square of it).
+    /// Kept across holds: a held block that fails ends its hold, and the
+    /// next one's, in the same chunk, asks the same question.
+    closer_search: Option<Search>,
     /// [`Options::complete_at_stop`].
     complete_at_stop: bool,
     finished: bool,
@@ -146,11 +153,6 @@ struct Hold {
     /// current block (`Grammar::closers`), and where it got to.
     closer: StateID,
     searched_to: Offset,
-    /// The last search for a closer that read to a chunk's end: a later
-    /// block of the same chunk reuses its answer instead of searching the
-    /// rest of the chunk once more (each held call would cost the rest of
-    /// a chunk that holds them all, the square of it).
-    last_search: Option<Search>,
     /// The call context when the hold began, restored if the calls were
     /// only quoted: their indices and ids are not used up.
     next_index: usize,
@@ -217,6 +219,7 @@ impl Parser {
             think,
             hold_calls,
             hold: None,
+            closer_search: None,
             complete_at_stop: options.complete_at_stop,
             finished: false,
             truncated: false,
@@ -588,8 +591,9 @@ impl Parser {
                     let mut found = scan(&mut sid, fresh, near);
                     if found.is_none() && near < len {
                         let at = ch.base.after(near);
-                        let known = h
-                            .last_search
+                        let known = self
+                            .stream
+                            .closer_search
                             .filter(|s| s.to == ch.end() && s.from <= at)
                             .and_then(|s| match s.found {
                                 Some((end, n)) => (end.before(n) >= at).then_some(Some((end, n))),
@@ -640,8 +644,8 @@ impl Parser {
                 }
                 _ => {}
             }
-            if let (Some(h), Some(s)) = (&mut self.stream.hold, search) {
-                h.last_search = Some(s);
+            if search.is_some() {
+                self.stream.closer_search = search;
             }
             let c = head.as_ref().unwrap_or(ch);
             let sink: &mut dyn Sink = if self.stream.hold.is_some() {
@@ -1061,7 +1065,6 @@ impl StreamState {
                                 counted: self.session.completed,
                                 closer,
                                 searched_to: mend,
-                                last_search: None,
                                 next_index: self.session.next_index,
                                 completed: self.session.completed,
                                 text_ids: self.session.text_ids.clone(),
