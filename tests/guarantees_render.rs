@@ -247,6 +247,15 @@ fn calls_held_in_reasoning_cost_the_same_order_in_one_chunk() {
     let broken =
         "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"max\": 2, xxxx}}\n</tool_call>\n";
     let cohere = "<|START_ACTION|>[{\"tool_name\": \"search\", \"parameters\": {\"max\": 2, xxxx}}]<|END_ACTION|>";
+    // A block whose bytes are read again from the pending buffer: the kept
+    // search answers for them by their place in the stream
+    // (`tests/fuzz_findings/held-reread-bytes-search-again.bin`).
+    let qwen_bad = "<tool_call>\n<function=calculate>\n<parameter=expression>\n2*3\n</parameter>\n\
+        <parameter=scale>\n0.5\n</paramnction>\n</tool_call>\n<tool_call>\n<function=get_time>\n\
+        </function>\n</tool_call>";
+    let dsml = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"search\">\n\
+        <｜DSML｜parameter name=\"max\" string=\"false\">10</｜DSML｜parameter>\n\
+        </｜DSML｜invoke\n></｜DSML｜function_calls>";
     for (format, call) in [
         ("hermes", hermes),
         ("qwen3-coder", qwen),
@@ -254,6 +263,8 @@ fn calls_held_in_reasoning_cost_the_same_order_in_one_chunk() {
         ("auto", hermes),
         ("hermes", broken),
         ("command-r7b", cohere),
+        ("qwen3-coder", qwen_bad),
+        ("deepseek-v3.2", dsml),
     ] {
         for (open, closed) in [(true, false), (true, true), (false, false), (false, true)] {
             let what = format!("{format}, open {open}, closed {closed}");

@@ -591,12 +591,25 @@ impl Parser {
                     let mut found = scan(&mut sid, fresh, near);
                     if found.is_none() && near < len {
                         let at = ch.base.after(near);
+                        // The kept search answers for the bytes it read,
+                        // by their place in the stream: this chunk's (or
+                        // the bytes a failed block gives back, read again
+                        // from the pending buffer) when it began at or
+                        // before `at` and read at least as far.
                         let known = self
                             .stream
                             .closer_search
-                            .filter(|s| s.to == ch.end() && s.from <= at)
+                            .filter(|s| s.from <= at && s.to >= ch.end())
                             .and_then(|s| match s.found {
-                                Some((end, n)) => (end.before(n) >= at).then_some(Some((end, n))),
+                                // A closer that begins at or after `at`:
+                                // the first; past this chunk's end, none
+                                // ends in it.
+                                Some((end, n)) if end.before(n) >= at => {
+                                    Some((end <= ch.end()).then_some((end, n)))
+                                }
+                                // One that began before `at` says nothing
+                                // of the bytes after it.
+                                Some(_) => None,
                                 None => Some(None),
                             });
                         found = match known {
