@@ -48,14 +48,9 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
     config
         .validate()
         .map_err(|e| Failure::Usage(e.to_string()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Usage(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::setup::server_runtime()?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(&args.listen)
-            .await
-            .map_err(|e| Failure::Usage(format!("cannot listen on `{}`: {e}", args.listen)))?;
+        let listener = crate::setup::listen(&args.listen).await?;
         // (`serve` says where it listens and forwards to.)
         // Metrics and health on their own address, until the proxy stops.
         let metrics_task = match (&args.metrics_listen, metrics) {

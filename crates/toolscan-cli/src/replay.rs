@@ -26,14 +26,9 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     if let Some(name) = &args.default {
         replay = replay.with_default(name);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Usage(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::setup::server_runtime()?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(&args.listen)
-            .await
-            .map_err(|e| Failure::Usage(format!("cannot listen on `{}`: {e}", args.listen)))?;
+        let listener = crate::setup::listen(&args.listen).await?;
         let addr = listener
             .local_addr()
             .map_err(|e| Failure::Usage(format!("cannot listen on `{}`: {e}", args.listen)))?;

@@ -398,6 +398,23 @@ pub(super) fn deepseek_v32() -> Format {
     f
 }
 
+/// The end of a marker that is framing only where the stream ends: the
+/// block is dropped there (`frame`), and anything after it makes it text
+/// (`text`, an empty tentative block: silently).
+fn framing_at_end() -> Vec<Step> {
+    vec![
+        Step::Fork(vec![
+            (ByteSet::End, Label::from("frame")),
+            (ByteSet::Any, Label::from("text")),
+        ]),
+        label("text"),
+        Step::End,
+        label("frame"),
+        Step::Frame,
+        Step::End,
+    ]
+}
+
 pub(super) fn kimi_k3() -> Format {
     const CALL: &str = "<|open|>call tool=\"";
     const CALL_CLOSE: &str = "<|close|>call<|sep|>";
@@ -479,7 +496,7 @@ pub(super) fn kimi_k3() -> Format {
     // The message's close ends the completion: framing like the
     // response's, there only (`<|end_of_msg|>` may follow it). Before
     // anything else it is text, silently (a tentative block).
-    let message_close = vec![
+    let mut message_close = vec![
         Step::Fork(vec![
             (ByteSet::End, Label::from("frame")),
             (ByteSet::Bytes(b"<".to_vec()), Label::from("end-of-msg")),
@@ -488,27 +505,9 @@ pub(super) fn kimi_k3() -> Format {
         label("end-of-msg"),
         Step::OneOf(vec![(Lit::new("<|end_of_msg|>"), Label::from("after"))]),
         label("after"),
-        Step::Fork(vec![
-            (ByteSet::End, Label::from("frame")),
-            (ByteSet::Any, Label::from("text")),
-        ]),
-        label("text"),
-        Step::End,
-        label("frame"),
-        Step::Frame,
-        Step::End,
     ];
-    let end_of_msg = vec![
-        Step::Fork(vec![
-            (ByteSet::End, Label::from("frame")),
-            (ByteSet::Any, Label::from("text")),
-        ]),
-        label("text"),
-        Step::End,
-        label("frame"),
-        Step::Frame,
-        Step::End,
-    ];
+    message_close.extend(framing_at_end());
+    let end_of_msg = framing_at_end();
     Format::new(
         "kimi-k3",
         "Kimi K3",
