@@ -18,7 +18,9 @@
 #   FUZZ_KEEP_GOING 1: go on after a finding (libFuzzer -fork with
 #                   -ignore_crashes/-ignore_timeouts/-ignore_ooms; each
 #                   finding is still written to fuzz/artifacts/TARGET/)
-#   FUZZ_MAX_LEN    largest input libFuzzer makes (default 4096)
+#   FUZZ_MAX_LEN    largest input libFuzzer makes (default 4096; 512 for
+#                   render and 256 for held_linear, whose inputs are
+#                   repeated up to a thousand times)
 #   TOOLSCAN_FUZZ_KNOWN  panic locations (FILE:LINE, comma-separated) that
 #                   are known findings being fixed: skipped, not reported
 #   FUZZ_TIMEOUT    seconds one input may take before it is a finding
@@ -47,7 +49,6 @@ sanitizer=${FUZZ_SANITIZER:-none}
 jobs=${FUZZ_JOBS:-1}
 timeout=${FUZZ_TIMEOUT:-10}
 keep_going=${FUZZ_KEEP_GOING:-0}
-max_len=${FUZZ_MAX_LEN:-4096}
 
 # What the run needs.
 if ! command -v rustup >/dev/null 2>&1; then
@@ -66,6 +67,11 @@ mkdir -p fuzz/artifacts/logs
 status=0
 summary=()
 for t in "${targets[@]}"; do
+  case "$t" in
+    render) max_len=${FUZZ_MAX_LEN:-512} ;;
+    held_linear) max_len=${FUZZ_MAX_LEN:-256} ;;
+    *) max_len=${FUZZ_MAX_LEN:-4096} ;;
+  esac
   echo "== $t: build (sanitizer $sanitizer)"
   (cd fuzz && cargo +nightly fuzz build -O --debug-assertions -s "$sanitizer" "$t")
   bin="$root/fuzz/target/$host/release/$t"

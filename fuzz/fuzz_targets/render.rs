@@ -11,7 +11,7 @@
 //! | byte | meaning |
 //! |---|---|
 //! | 0 | the format: an index into the built-in formats, modulo their number |
-//! | 1 | bit 0: render with the tools list (`toolscan_fuzz::tools`); bit 1: the calls carry ids; bits 2–7: the calls are repeated 1 + that many × 16 times (up to 1 009, so that a response of many calls is common) |
+//! | 1 | bit 0: render with the tools list (`toolscan_fuzz::tools`); bit 1: the calls carry ids; bits 2–7 (`n`): how many times the calls are repeated — 1 to 4 times (`n` < 60), else 64, 256 or 1 009 times, or (`n` = 63) once more than the call limit allows (`RenderLimit::Calls`), so that most inputs are cheap and one in sixteen is a response of many calls |
 //! | 2.. | the response, as text (invalid UTF-8 as U+FFFD): the pieces between `\u{1}` bytes are the text, then each call — its name, then its key/value pairs, each parted by `\u{2}` (a value that parses as JSON is that value, else a string) |
 #![no_main]
 
@@ -54,11 +54,17 @@ fn check(data: &[u8]) {
     let registry = Registry::builtin();
     let formats = registry.formats();
     let f = &formats[usize::from(*format) % formats.len()];
-    let repeat = 1 + usize::from(flags >> 2) * 16;
     let text = String::from_utf8_lossy(input);
     let mut pieces = text.split('\u{1}');
     let prose = pieces.next().unwrap_or("");
     let unit: Vec<&str> = pieces.collect();
+    let repeat = match flags >> 2 {
+        n @ 0..=59 => 1 + usize::from(n % 4),
+        60 => 64,
+        61 => 256,
+        62 => 1009,
+        _ => RenderLimit::Calls.max() / unit.len().max(1) + 1,
+    };
     let mut calls = Vec::new();
     for r in 0..repeat {
         for (i, p) in unit.iter().enumerate() {
@@ -116,7 +122,7 @@ fn seeds(_: &seed::Repo) -> seed::Seeds {
     ];
     for k in 0..n {
         for r in responses {
-            for flags in [0u8, 1, 2, 3 | 4 << 2, 63 << 2] {
+            for flags in [0u8, 1, 2, 3 | 5 << 2, 62 << 2, 63 << 2] {
                 let mut v = vec![k as u8, flags];
                 v.extend_from_slice(r);
                 s.inputs.push(v);
