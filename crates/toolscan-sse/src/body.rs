@@ -3,7 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::choice::{finish_reason, Choice, Pieces};
+use crate::choice::{finish_reason, Choice};
+use crate::deltas::Delta;
 use crate::config::Config;
 use crate::error::BodyError;
 
@@ -43,10 +44,7 @@ fn rewrite_choice(choice: &mut Map<String, Value>, pos: usize, config: &Config) 
     };
     let content = std::mem::take(content);
     let mut state = Choice::new(config, index);
-    let mut pieces = Pieces {
-        keep_calls: true,
-        ..Pieces::default()
-    };
+    let mut pieces = Delta::keeping();
     state.feed(&content, &mut pieces);
     state.finish(upstream.as_deref(), &mut pieces);
     if pieces.calls.is_empty() && pieces.reasoning.is_empty() && pieces.text == content {
@@ -86,7 +84,7 @@ fn rewrite_choice(choice: &mut Map<String, Value>, pos: usize, config: &Config) 
             }
         }
         let reason = match upstream.as_deref() {
-            Some(r) => finish_reason(r, state.completed).to_owned(),
+            Some(r) => finish_reason(r, state.deltas.completed()).to_owned(),
             None => "tool_calls".to_owned(),
         };
         choice.insert("finish_reason".into(), reason.into());

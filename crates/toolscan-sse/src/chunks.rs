@@ -30,7 +30,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::choice::{finish_reason, Choice, Pieces};
+use crate::choice::{finish_reason, Choice};
+use crate::deltas::Delta;
 use crate::config::Config;
 
 /// Top-level fields of a chunk that are the same in every chunk of a
@@ -102,7 +103,7 @@ pub struct ChunkRewriter {
     stale: bool,
     /// A choice's events the fast path fed and found changed, for the
     /// general path to use rather than feed the content again.
-    prefed: Option<(u64, Pieces)>,
+    prefed: Option<(u64, Delta)>,
 }
 
 impl ChunkRewriter {
@@ -135,7 +136,7 @@ impl ChunkRewriter {
             .or_insert_with(|| Choice::new(config, t.index));
         if !state.finished {
             if let Some(content) = &t.content {
-                let mut pieces = Pieces::default();
+                let mut pieces = Delta::default();
                 state.feed(content, &mut pieces);
                 if pieces.text != **content || pieces.has_calls_or_reasoning() {
                     self.prefed = Some((t.index, pieces));
@@ -222,7 +223,7 @@ impl ChunkRewriter {
             if state.finished {
                 continue;
             }
-            let mut pieces = Pieces::default();
+            let mut pieces = Delta::default();
             state.finish(None, &mut pieces);
             let mut choice = Map::new();
             choice.insert("index".into(), index.into());
@@ -298,13 +299,13 @@ impl ChunkRewriter {
 fn rewrite_choice(
     state: &mut Choice,
     choice: &mut Map<String, Value>,
-    fed: Option<Pieces>,
+    fed: Option<Delta>,
 ) -> bool {
     if state.finished {
         // Content after the choice's end: nothing to parse it with.
         return false;
     }
-    let mut pieces = Pieces::default();
+    let mut pieces = Delta::default();
     let mut changed = false;
     let mut original = None;
     if let Some(delta) = choice.get_mut("delta").and_then(Value::as_object_mut) {
@@ -321,7 +322,7 @@ fn rewrite_choice(
                 let Some(upstream) = call.get("index").and_then(Value::as_u64) else {
                     continue;
                 };
-                let index = state.indices.native(upstream);
+                let index = state.deltas.native(upstream);
                 if index != upstream {
                     call.insert("index".into(), index.into());
                     changed = true;
@@ -332,7 +333,7 @@ fn rewrite_choice(
     if let Some(Value::String(upstream)) = choice.get("finish_reason") {
         let upstream = upstream.clone();
         state.finish(Some(&upstream), &mut pieces);
-        let reason = finish_reason(&upstream, state.completed);
+        let reason = finish_reason(&upstream, state.deltas.completed());
         if reason != upstream {
             choice.insert("finish_reason".into(), reason.into());
             changed = true;
@@ -345,7 +346,7 @@ fn rewrite_choice(
 /// when the upstream had one, else added if there is text),
 /// `reasoning_content` (appended to the upstream's), `tool_calls` (after
 /// the upstream's). Whether the delta changed.
-fn apply(choice: &mut Map<String, Value>, original: Option<String>, pieces: Pieces) -> bool {
+fn apply(choice: &mut Map<String, Value>, original: Option<String>, pieces: Delta) -> bool {
     let text_changed = match &original {
         Some(o) => *o != pieces.text,
         None => !pieces.text.is_empty(),

@@ -87,6 +87,7 @@ mod body;
 mod choice;
 mod chunks;
 mod config;
+mod deltas;
 mod error;
 mod light;
 mod stream;
@@ -94,6 +95,7 @@ mod tally;
 
 pub use chunks::{ChunkRewriter, Emit};
 pub use config::Config;
+pub use deltas::{Call, Delta, DeltaSink, Deltas, Entry};
 pub use error::{BodyError, DecodeError, RewriteError};
 pub use tally::Tally;
 
