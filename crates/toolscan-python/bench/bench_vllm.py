@@ -142,7 +142,7 @@ def plugin_direct(deltas: list[str], ids: list[list[int]], native: bool = True):
     """The plugin, called as `hermes_direct` calls vLLM's parser. It reads
     only `delta_text`: the accumulated texts are left out of the loop rather
     than built for nothing (building them is the caller's cost, not the
-    parser's). `native=False`: its Python path.
+    parser's). `native=False`: with the Python builders of the objects.
 
     As vLLM does, the method is looked up on each call: the plugin binds
     its native path as the instance's method at the first delta."""
@@ -167,21 +167,21 @@ def objects_only(deltas: list[str]):
     """What vLLM's interface asks of any tool parser per argument delta,
     alone: the three delta objects (`DeltaMessage`, `DeltaToolCall`,
     `DeltaFunctionCall`) for each delta, made the fastest way known here —
-    the plugin's own builders in Rust (`VllmBuilders.args_message`:
-    `object.__new__` and pydantic's four attributes, no validation), one
-    call from Python a delta as vLLM makes one call a delta. No parsing:
-    the delta text is the arguments piece."""
+    the plugin's own builders in Rust (`VllmBuilders`: `object.__new__`
+    and pydantic's four attributes, no validation), three calls from
+    Python a delta. No parsing: the delta text is the arguments piece."""
     from vllm.entrypoints.generate.base.protocol import (
         DeltaFunctionCall,
         DeltaMessage,
         DeltaToolCall,
     )
 
-    build = toolscan._native.VllmBuilders(DeltaMessage, DeltaToolCall, DeltaFunctionCall).args_message
+    b = toolscan._native.VllmBuilders(DeltaMessage, DeltaToolCall, DeltaFunctionCall)
+    message, tool_call, function = b.message, b.tool_call, b.function
 
     def run():
         for delta in deltas:
-            build(0, delta)
+            message(None, [tool_call(0, function(None, delta))])
 
     return run
 

@@ -19,6 +19,7 @@ mod openai;
 mod parser;
 mod response;
 mod vllm;
+mod vllm_stream;
 
 use config::{builtin_for_model, Args};
 
@@ -165,7 +166,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::ToolCall>()?;
     m.add_class::<FormatInfo>()?;
     m.add_class::<vllm::VllmBuilders>()?;
-    m.add_class::<vllm::VllmStream>()?;
+    m.add_class::<vllm_stream::VllmStream>()?;
     m.add_class::<openai::ChunkRewriter>()?;
     m.add_function(wrap_pyfunction!(openai::rewrite_body, m)?)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use crate::choice::{finish_reason, Choice};
-use crate::deltas::Delta;
 use crate::config::Config;
+use crate::deltas::Delta;
 use crate::error::BodyError;
 
 /// See [`crate::rewrite_body`].

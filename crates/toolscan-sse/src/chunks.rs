@@ -31,8 +31,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::choice::{finish_reason, Choice};
-use crate::deltas::Delta;
 use crate::config::Config;
+use crate::deltas::Delta;
 
 /// Top-level fields of a chunk that are the same in every chunk of a
 /// response (or carry no content): a chunk with nothing else is not worth
@@ -296,11 +296,7 @@ impl ChunkRewriter {
 /// Rewrites one choice of a chunk: its `delta.content` through its parser,
 /// native call indices, `finish_reason`. Whether anything changed.
 /// `fed`: the events of its content, when the fast path fed it already.
-fn rewrite_choice(
-    state: &mut Choice,
-    choice: &mut Map<String, Value>,
-    fed: Option<Delta>,
-) -> bool {
+fn rewrite_choice(state: &mut Choice, choice: &mut Map<String, Value>, fed: Option<Delta>) -> bool {
     if state.finished {
         // Content after the choice's end: nothing to parse it with.
         return false;

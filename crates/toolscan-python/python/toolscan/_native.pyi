@@ -9,7 +9,7 @@ these stubs, not in the module (``toolscan.Event`` is the one to import at
 run time).
 """
 
-from typing import Any, Callable, ClassVar, Dict, List, Literal, Mapping, Optional, Sequence, Union, final
+from typing import Any, Callable, ClassVar, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union, final
 
 from typing_extensions import TypeAlias
 
@@ -320,22 +320,24 @@ class VllmBuilders:
         """``DeltaToolCall(index=index, function=function)``, with ``id`` and ``type`` if
         ``id`` is given."""
     def function(self, name: Optional[str] = None, arguments: Optional[str] = None) -> Any:
-        """``DeltaFunctionCall(name=name)``, or ``(arguments=arguments)``."""
-    def text_message(self, content: str) -> Any:
-        """``message(content)``."""
-    def args_message(self, index: int, arguments: str) -> Any:
-        """``message(None, [tool_call(index, function(arguments=arguments))])``."""
+        """``DeltaFunctionCall(name=name, arguments=arguments)``, the fields given."""
 
 @final
 class VllmStream:
-    """The native streaming path of one request of ``toolscan.vllm``."""
+    """The streaming path of one request of ``toolscan.vllm``: the OpenAI delta rules of
+    ``toolscan sse`` (a call's one entry, whole, at its end; live argument deltas with
+    ``stream_arguments``), as vLLM's delta objects made by ``builders`` (a ``VllmBuilders``,
+    or the Python callables ``(message, tool_call, function)``)."""
 
     def __new__(
         cls,
         parser: Parser,
-        builders: VllmBuilders,
+        builders: Union[
+            VllmBuilders, Tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]
+        ],
         tool_parser: Any,
         on_diagnostic: Callable[[Diagnostic], object],
+        stream_arguments: bool = False,
     ) -> "VllmStream": ...
     def extract_tool_calls_streaming(
         self,

@@ -21,27 +21,32 @@ with its ``index``, ``id``, ``type="function"`` and name, then entries with
 argument deltas; text as ``content``; ``None`` when a delta brings nothing to
 send (text that may still turn out to be a marker is held back).
 
-The streaming path is native code (``toolscan._native.VllmStream``): from a
-request's first delta on, vLLM's call goes straight to it, and vLLM's delta
-objects are built in Rust, without pydantic's validation, as
-``model_construct`` would leave them. They are checked against validated
-objects at import; should a later vLLM or pydantic differ, the plugin streams
-through its Python path instead (the same answers, slower).
+The deltas follow the OpenAI delta rules of ``toolscan sse``, the proxy and
+``toolscan.openai`` (the same native code, ``toolscan._native.VllmStream``):
+a call's one entry, with its id, name and all its arguments, goes out in the
+delta that completes it — still long before the stream ends —, and a block
+that fails never produces one. Set ``TOOLSCAN_STREAM_ARGUMENTS=1`` in
+``vllm serve``'s environment for live argument deltas (a call's first entry
+at its start, then its arguments as they come, as vLLM's own parsers send
+them), for UIs that show them; a call that then breaks has sent an entry
+whose arguments are not JSON, and its text follows as content.
 
-The parser declares ``engine_based_streaming``, so vLLM calls its
-``finish_streaming()`` when the stream ends: text held back at the end (an
-unfinished ``<tool_c``, a call cut off by the token limit, which comes back as
-text) is sent then rather than lost. The same flag makes vLLM hand the parser
-each delta without accumulating the whole answer for it.
+From a request's first delta on, vLLM's call goes straight to the native
+stream, and vLLM's delta objects are built in Rust, without pydantic's
+validation, as ``model_construct`` would leave them. They are checked
+against validated objects at import; should a later vLLM or pydantic differ,
+the same stream builds them with the Python builders of this module instead
+(the same answers, slower).
 
 Where it differs from vLLM's own parsers (deliberately):
 
 - Text after or between calls is kept as ``content``; vLLM's Hermes parser,
   among others, drops everything after the first ``<tool_call>``.
 - A block that starts like a call but turns out malformed, or a call cut off
-  by the end of the stream, comes back as ``content`` (its bytes, verbatim).
-  Its name and the arguments already streamed cannot be taken back: a client
-  sees a call entry that never completes, then the text.
+  by the end of the stream, comes back as ``content`` (its bytes, verbatim),
+  with no call entry (unless arguments stream live, above).
+- A call's arguments arrive in one entry at its end, not token by token
+  (unless arguments stream live).
 - Ids are the model's own where the format carries them (Mistral, Kimi),
   otherwise ``call_`` and 24 alphanumerics.
 - Reasoning is left to vLLM's ``--reasoning-parser``; without one,
@@ -66,6 +71,7 @@ if __name__ == "vllm":
     sys.modules.setdefault(__name__, _this)
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from typing import Any, Callable, ClassVar, Tuple, cast
@@ -82,9 +88,7 @@ from vllm.logger import init_logger
 from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
 
 import toolscan
-from toolscan import Text as _Text
 from toolscan import _native
-from toolscan import ToolCallArgs as _Args
 
 __all__ = ["ToolscanToolParser", "PARSERS", "register"]
 
@@ -122,6 +126,13 @@ class ToolscanToolParser(ToolParser):
     """
 
     format: ClassVar[str | None] = None
+    #: Live argument deltas (``TOOLSCAN_STREAM_ARGUMENTS=1``); otherwise a
+    #: call's one entry goes out whole at its end (see the module docs).
+    stream_arguments: ClassVar[bool] = os.environ.get("TOOLSCAN_STREAM_ARGUMENTS", "") not in (
+        "",
+        "0",
+        "false",
+    )
     # vLLM then calls `finish_streaming()` at the end of the stream and passes
     # each delta without accumulating the answer (see the module docs).
     engine_based_streaming = True
@@ -129,14 +140,10 @@ class ToolscanToolParser(ToolParser):
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None):
         super().__init__(tokenizer, tools)
         self._parser: toolscan.Parser | None = None
-        # The native streaming path of this request (see `_native_stream`).
+        # The streaming path of this request (see `_stream_for`).
         self._stream: Any = None
         self._finished = False
         self._passthrough = False
-        # The argument deltas sent, per call: joined into
-        # `streamed_args_for_tool` when the call ends (or the stream does),
-        # not on every delta, which would copy a growing string each time.
-        self._args_sent: list[list[str]] = []
         #: The toolscan diagnostics of this request (also logged at debug level).
         self.diagnostics: list[toolscan.Diagnostic] = []
 
@@ -164,15 +171,16 @@ class ToolscanToolParser(ToolParser):
             options["tools"] = tools
         return options
 
-    def _native_stream(self, parser: toolscan.Parser) -> Any:
-        """The native streaming path over `parser` (`toolscan._native.VllmStream`),
+    def _stream_for(self, parser: toolscan.Parser) -> Any:
+        """The streaming path over `parser` (`toolscan._native.VllmStream`),
         bound as this instance's `extract_tool_calls_streaming` so that vLLM's
-        calls go straight to it; None where the native builders did not pass
-        the import-time check (`_native_builders`), and the Python path runs."""
-        builders = _NATIVE
-        if builders is None:
-            return None
-        stream = _native.VllmStream(parser, builders, self, self._diagnostic)
+        calls go straight to it. Its objects come from the native builders,
+        or from the Python ones where those did not pass the import-time
+        check (`_native_builders`)."""
+        builders = _NATIVE if _NATIVE is not None else (_Message, _ToolCall, _Function)
+        stream = _native.VllmStream(
+            parser, builders, self, self._diagnostic, self.stream_arguments
+        )
         self.extract_tool_calls_streaming = stream.extract_tool_calls_streaming  # type: ignore[method-assign]
         return stream
 
@@ -243,34 +251,17 @@ class ToolscanToolParser(ToolParser):
                 self._passthrough = True
                 return _Message(delta_text) if delta_text else None
             parser = self._parser = self._new_parser(request)
-            self._stream = self._native_stream(parser)
-        if self._stream is not None:
-            # The native path (vLLM calls it directly after this first delta).
-            return self._stream.extract_tool_calls_streaming(
-                previous_text,
-                current_text,
-                delta_text,
-                previous_token_ids,
-                current_token_ids,
-                delta_token_ids,
-                request,
-            )
-        if not delta_text:
-            return None
-        events = parser.feed(delta_text)
-        if len(events) == 1:
-            # The common deltas, a piece of text or of a call's arguments
-            # (told apart by class: cheaper than reading `type`).
-            # `Any`: mypy does not follow `kind is _Text` to the event's class.
-            event: Any = events[0]
-            kind = type(event)
-            if kind is _Text:
-                return _TextMessage(event.delta)
-            if kind is _Args and event.index < len(self._args_sent):
-                index, delta = event.index, event.delta
-                self._args_sent[index].append(delta)
-                return _ArgsMessage(index, delta)
-        return self._message(events)
+            self._stream = self._stream_for(parser)
+        # vLLM calls the stream directly after this first delta.
+        return self._stream.extract_tool_calls_streaming(
+            previous_text,
+            current_text,
+            delta_text,
+            previous_token_ids,
+            current_token_ids,
+            delta_token_ids,
+            request,
+        )
 
     def finish_streaming(self) -> DeltaMessage | None:
         """The end of the stream: what the parser held back, and the calls it
@@ -279,17 +270,9 @@ class ToolscanToolParser(ToolParser):
         if parser is None:
             return None
         self._parser, self._finished = None, True
-        if self._stream is not None:
-            return self._stream.finish()
-        message = self._message(parser.finish())
-        for index, pieces in enumerate(self._args_sent):
-            if pieces and not self.streamed_args_for_tool[index]:
-                # A call that never ended: what was sent of it.
-                self.streamed_args_for_tool[index] = "".join(pieces)
-                self.prev_tool_call_arr[index]["arguments"] = self.streamed_args_for_tool[index]
-        return message
+        return self._stream.finish()
 
-    # -- events to vLLM's deltas ------------------------------------------------
+    # -- diagnostics -------------------------------------------------------------
 
     def _diagnostic(self, diagnostic: toolscan.Diagnostic) -> None:
         self.diagnostics.append(diagnostic)
@@ -300,89 +283,11 @@ class ToolscanToolParser(ToolParser):
             diagnostic.message,
         )
 
-    def _slot(self, index: int) -> None:
-        while len(self.prev_tool_call_arr) <= index:
-            self.prev_tool_call_arr.append({})
-            self.streamed_args_for_tool.append("")
-        while len(self._args_sent) <= index:
-            self._args_sent.append([])
-
-    def _message(self, events: list[Any]) -> DeltaMessage | None:
-        # The events are told apart by their `type` (read once each), which
-        # mypy does not follow to their classes: `Any`.
-        # vLLM's delta objects come from the builders below (see
-        # `_fast_builders`).
-        if not events:
-            return None
-        if len(events) == 1 and events[0].type == "text":
-            return _Message(events[0].delta)
-        content: list[str] = []
-        calls: list[DeltaToolCall] = []
-        # The entry the next argument delta of that index is appended to: one
-        # entry per run of deltas, as vLLM's parsers send them.
-        args_entry: DeltaToolCall | None = None
-        for event in events:
-            kind = event.type
-            if kind == "tool_call_args":
-                index = event.index
-                self._slot(index)
-                self._args_sent[index].append(event.delta)
-                if args_entry is not None and args_entry.index == index:
-                    function = args_entry.function
-                    function.arguments = (function.arguments or "") + event.delta
-                else:
-                    args_entry = _ToolCall(index, _Function(arguments=event.delta))
-                    calls.append(args_entry)
-                continue
-            args_entry = None
-            if kind == "text":
-                content.append(event.delta)
-            elif kind == "tool_call_start":
-                index = event.index
-                self._slot(index)
-                self.prev_tool_call_arr[index] = {"name": event.name, "arguments": ""}
-                self.current_tool_id = index
-                self.current_tool_name_sent = True
-                calls.append(
-                    _ToolCall(index, _Function(name=event.name), id=event.id, type="function")
-                )
-            elif kind == "tool_call_end":
-                index = event.index
-                self._slot(index)
-                streamed = "".join(self._args_sent[index])
-                if event.arguments != streamed and event.arguments.startswith(streamed):
-                    # The contract says the deltas add up to the arguments;
-                    # should they fall short, send the rest.
-                    rest = event.arguments[len(streamed) :]
-                    self._args_sent[index].append(rest)
-                    calls.append(_ToolCall(index, _Function(arguments=rest)))
-                    streamed = event.arguments
-                self.streamed_args_for_tool[index] = streamed
-                self.prev_tool_call_arr[index] = {
-                    "name": event.name,
-                    "arguments": event.arguments,
-                }
-            elif kind == "diagnostic":
-                self._diagnostic(event)
-            # "reasoning" is not asked for (vLLM's reasoning parser does that);
-            # "done" carries nothing vLLM reads.
-        text = "".join(content)
-        if not text and not calls:
-            return None
-        return _Message(text or None, calls)
-
 
 #: Builders of vLLM's delta objects: `message(content, tool_calls=None)`,
 #: `tool_call(index, function, id=None, type=None)`,
-#: `function(name=None, arguments=None)`, `text_message(content)`,
-#: `args_message(index, arguments)`.
-_Builders = Tuple[
-    Callable[..., Any],
-    Callable[..., Any],
-    Callable[..., Any],
-    Callable[[str], Any],
-    Callable[[int, str], Any],
-]
+#: `function(name=None, arguments=None)` (what `VllmStream` takes).
+_Builders = Tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]
 
 
 def _validated_builders() -> _Builders:
@@ -401,15 +306,11 @@ def _validated_builders() -> _Builders:
     def function(name: str | None = None, arguments: str | None = None) -> DeltaFunctionCall:
         if arguments is None:
             return DeltaFunctionCall(name=name)
-        return DeltaFunctionCall(arguments=arguments)
+        if name is None:
+            return DeltaFunctionCall(arguments=arguments)
+        return DeltaFunctionCall(name=name, arguments=arguments)
 
-    def text_message(content: str) -> DeltaMessage:
-        return message(content)
-
-    def args_message(index: int, arguments: str) -> DeltaMessage:
-        return message(None, [tool_call(index, function(arguments=arguments))])
-
-    return message, tool_call, function, text_message, args_message
+    return message, tool_call, function
 
 
 def _fast_builders() -> _Builders:
@@ -459,57 +360,22 @@ def _fast_builders() -> _Builders:
     def function(name: str | None = None, arguments: str | None = None) -> DeltaFunctionCall:
         f = new(DeltaFunctionCall)
         set_dict(f, "__dict__", {"name": name, "arguments": arguments})
-        set_fields(f, {"name"} if arguments is None else {"arguments"})
+        set_fields(f, {k for k, v in (("name", name), ("arguments", arguments)) if v is not None})
         set_extra(f, {} if f_extra else None)
         set_private(f, None)
         return f
 
-    def text_message(content: str) -> DeltaMessage:
-        m = new(DeltaMessage)
-        set_dict(
-            m, "__dict__", {"role": None, "content": content, "reasoning": None, "tool_calls": []}
-        )
-        set_fields(m, {"content"})
-        set_extra(m, {} if m_extra else None)
-        set_private(m, None)
-        return m
-
-    def args_message(index: int, arguments: str) -> DeltaMessage:
-        # message(None, [tool_call(index, function(arguments=...))]) in one go:
-        # the most frequent delta of a call.
-        f = new(DeltaFunctionCall)
-        set_dict(f, "__dict__", {"name": None, "arguments": arguments})
-        set_fields(f, {"arguments"})
-        set_extra(f, {} if f_extra else None)
-        set_private(f, None)
-        c = new(DeltaToolCall)
-        set_dict(c, "__dict__", {"id": None, "type": None, "index": index, "function": f})
-        set_fields(c, {"index", "function"})
-        set_extra(c, {} if c_extra else None)
-        set_private(c, None)
-        m = new(DeltaMessage)
-        set_dict(
-            m, "__dict__", {"role": None, "content": None, "reasoning": None, "tool_calls": [c]}
-        )
-        set_fields(m, {"content", "tool_calls"})
-        set_extra(m, {} if m_extra else None)
-        set_private(m, None)
-        return m
-
-    return message, tool_call, function, text_message, args_message
+    return message, tool_call, function
 
 
 def _samples(
     message: Callable[..., Any],
     tool_call: Callable[..., Any],
     function: Callable[..., Any],
-    text_message: Callable[[str], Any],
-    args_message: Callable[[int, str], Any],
 ) -> list[Any]:
     return [
-        text_message("t"),
-        args_message(2, '"x'),
-        message("text"),
+        message("t"),
+        message(None, [tool_call(2, function(arguments='"x'))]),
         message(
             None,
             [
@@ -518,6 +384,7 @@ def _samples(
             ],
         ),
         message("a", [tool_call(1, function(arguments="}"))]),
+        message(None, [tool_call(3, function(name="g", arguments="{}"), id="c", type="function")]),
     ]
 
 
@@ -559,7 +426,7 @@ def _builders() -> _Builders:
     return checked
 
 
-_Message, _ToolCall, _Function, _TextMessage, _ArgsMessage = _builders()
+_Message, _ToolCall, _Function = _builders()
 
 
 def _native_builders() -> _native.VllmBuilders | None:
@@ -569,13 +436,7 @@ def _native_builders() -> _native.VllmBuilders | None:
     Python path, where they differ from validated objects."""
     try:
         native = _native.VllmBuilders(DeltaMessage, DeltaToolCall, DeltaFunctionCall)
-        built: _Builders = (
-            native.message,
-            native.tool_call,
-            native.function,
-            native.text_message,
-            native.args_message,
-        )
+        built: _Builders = (native.message, native.tool_call, native.function)
         if _same_objects(built, _validated_builders()):
             return native
     except Exception:  # pydantic's internals differ: the Python path

@@ -1,8 +1,9 @@
-"""The plugin's native streaming path (`toolscan._native.VllmStream`, which
-builds vLLM's delta objects in Rust) against its Python path, which every
-other test in this folder covers through vLLM's loop: on the same streams,
-both must return equal objects, delta for delta, and leave the tool parser
-in the same state.
+"""The plugin's streaming path (`toolscan._native.VllmStream`) with the
+native builders of vLLM's delta objects (built in Rust) against the same
+stream with the plugin's Python builders (what it falls back to when the
+native ones fail the import-time check): on the same streams, both must
+return equal objects, delta for delta, and leave the tool parser in the
+same state.
 """
 
 from __future__ import annotations
@@ -119,9 +120,11 @@ def test_the_models_own_ids_come_through_the_native_path():
     assert ids(native) == ids(python) == ["functions.get_weather:0"]
 
 
-def test_the_native_path_is_taken_and_bound_as_the_instances_method():
+def test_the_stream_is_bound_as_the_instances_method_with_either_builders():
     """After the first delta, vLLM's call goes straight to the native
-    method (no Python frame of the plugin's in between)."""
+    stream's method (no Python frame of the plugin's in between), with the
+    native builders and with the Python ones alike: the delta rules are
+    the native stream's either way."""
     assert isinstance(plugin._NATIVE, _native.VllmBuilders)
     tool_parser = plugin.PARSERS["toolscan-hermes"](Tokenizer(), request().tools)
     first = tool_parser.extract_tool_calls_streaming("", "", "Hi", [], [], [], request())
@@ -129,30 +132,34 @@ def test_the_native_path_is_taken_and_bound_as_the_instances_method():
     method = tool_parser.extract_tool_calls_streaming
     assert type(method).__name__ == "builtin_function_or_method"
     assert isinstance(method.__self__, _native.VllmStream)
-    # And the Python path when the native builders are not there.
+    # And with the Python builders when the native ones are not there.
     saved, plugin._NATIVE = plugin._NATIVE, None
     try:
         python = plugin.PARSERS["toolscan-hermes"](Tokenizer(), request().tools)
-        python.extract_tool_calls_streaming("", "", "Hi", [], [], [], request())
-        assert python._stream is None
-        assert "extract_tool_calls_streaming" not in vars(python)
+        first = python.extract_tool_calls_streaming("", "", "Hi", [], [], [], request())
+        assert type(first) is DeltaMessage and first.content == "Hi"
+        method = python.extract_tool_calls_streaming
+        assert isinstance(method.__self__, _native.VllmStream)
     finally:
         plugin._NATIVE = saved
 
 
 def test_native_builders_pass_the_import_check_and_equal_validated_objects():
     native = plugin._NATIVE
-    built = (native.message, native.tool_call, native.function, native.text_message,
-             native.args_message)  # fmt: skip
+    built = (native.message, native.tool_call, native.function)
     assert plugin._same_objects(built, plugin._validated_builders())
-    made = native.args_message(3, '"a')
+    args = lambda a: native.message(None, [native.tool_call(3, native.function(arguments=a))])  # noqa: E731
+    made = args('"a')
     validated = DeltaMessage(
         content=None,
         tool_calls=[DeltaToolCall(index=3, function=DeltaFunctionCall(arguments='"a'))],
     )
     assert shape(made) == shape(validated)
+    # A call's whole entry: its name and its arguments set together.
+    whole = native.function("f", "{}")
+    assert shape(whole) == shape(DeltaFunctionCall(name="f", arguments="{}"))
     # Each object has its own fields-set: pydantic adds to it on assignment.
-    other = native.args_message(3, '"b')
+    other = args('"b')
     made.content = "x"
     assert other.model_fields_set == {"content", "tool_calls"}
     assert made.tool_calls[0].model_fields_set is not other.tool_calls[0].model_fields_set
@@ -179,7 +186,7 @@ def test_a_tool_parser_on_the_native_path_is_freed():
     assert gone() is None
 
 
-def test_native_path_through_vllms_loop_agrees_with_the_python_path():
+def test_native_builders_through_vllms_loop_agree_with_the_python_ones():
     text = HERMES_TEXT_AROUND + '<tool_call>\n{"name": "write_file", "arguments": {}}\n</tool_call>'
     deltas = split(text, 4)
     native = serve("toolscan-hermes", deltas)

@@ -181,10 +181,31 @@ def test_same_content_and_calls_as_vllms_parser(theirs, ours, text, size):
 
 
 @pytest.mark.parametrize("size", [1, 4, 16], ids=size_id)
-def test_arguments_stream_as_they_arrive(size):
-    """The arguments come in pieces as their deltas arrive, not in one block
-    at the call's end; the call is complete, arguments and all, with the
-    delta that closes it (no finish needed)."""
+def test_a_call_arrives_whole_in_the_delta_that_closes_it(size):
+    """By default (the OpenAI delta rules of `toolscan sse`): nothing of a
+    call goes out before its end is confirmed; then one entry carries its
+    id, name and all its arguments, in the delta that brings the closing
+    tag (no finish needed)."""
+    text = QWEN_TEXT_CALL
+    deltas = split(text, size)
+    messages = serve_messages("toolscan-hermes", deltas)
+    end = text.index("</tool_call>") + len("</tool_call>")
+    seen, entries = 0, []
+    for delta, message in zip(deltas, messages):
+        seen += len(delta)
+        for tc in (message.tool_calls if message else None) or []:
+            entries.append((seen >= end, tc.id is not None, tc.function.name, tc.function.arguments))
+    assert entries == [(True, True, "get_weather", '{"city": "Paris", "days": 3}')]
+    assert fold(messages).call_summary() == [("get_weather", {"city": "Paris", "days": 3})]
+
+
+@pytest.mark.parametrize("size", [1, 4, 16], ids=size_id)
+def test_arguments_stream_as_they_arrive_when_asked(size, monkeypatch):
+    """With live arguments (`TOOLSCAN_STREAM_ARGUMENTS=1`): the arguments
+    come in pieces as their deltas arrive, not in one block at the call's
+    end; the call is complete, arguments and all, with the delta that
+    closes it."""
+    monkeypatch.setattr(plugin.ToolscanToolParser, "stream_arguments", True)
     text = QWEN_TEXT_CALL
     deltas = split(text, size)
     messages = serve_messages("toolscan-hermes", deltas)
@@ -198,6 +219,28 @@ def test_arguments_stream_as_they_arrive(size):
             sent_before_end += (tc.function.arguments or "") if tc.function else ""
     assert sent_before_end.startswith('{"city": "Par')
     assert fold(messages).call_summary() == [("get_weather", {"city": "Paris", "days": 3})]
+
+
+BROKEN_CALLS = [
+    # The JSON breaks after the arguments began.
+    'Sure.<tool_call>\n{"name": "get_weather", "arguments": {"city": }\n</tool_call> Sorry.',
+    # A stray closer inside the call's JSON.
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa</tool_call>ris"}}',
+]
+
+
+@pytest.mark.parametrize("size", [1, 3, 0], ids=size_id)
+@pytest.mark.parametrize("text", BROKEN_CALLS, ids=["bad-json", "stray-closer"])
+def test_a_broken_call_never_reaches_the_client_as_a_call(text, size):
+    """A block that breaks after it began (issue: phantom calls) sends no
+    call entry at any point: its bytes are content, as the model wrote
+    them, and nothing asks the client to parse arguments that never
+    completed."""
+    deltas = split(text, size)
+    messages = serve_messages("toolscan-hermes", deltas)
+    assert all(not (m and m.tool_calls) for m in messages)
+    got = serve("toolscan-hermes", deltas)
+    assert (got.content, got.calls) == (text, [])
 
 
 def serve_messages(name, deltas):
@@ -463,8 +506,8 @@ def test_a_call_cut_off_by_the_token_limit_comes_back_as_text():
     not dispatched; its bytes come back as content at the end."""
     text = 'Sure.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa'
     got = serve("toolscan-hermes", split(text, 4), finish_reason="length")
-    assert got.content == text
-    assert got.finish_reason  # vLLM resolves it; the call entry was already sent
+    assert (got.content, got.calls) == (text, [])
+    assert got.finish_reason == "length"
     tool_parser = plugin.PARSERS["toolscan-hermes"](Tokenizer(), None)
     for delta in split(text, 4):
         tool_parser.extract_tool_calls_streaming("", "", delta, [], [], [], request())
@@ -555,7 +598,7 @@ def test_delta_objects_are_built_without_validation_and_equal_validated_ones():
     assert plugin._Message.__qualname__.startswith("_fast_builders")
     from vllm.entrypoints.generate.base.protocol import DeltaFunctionCall, DeltaToolCall
 
-    built = plugin._ArgsMessage(3, '"a')
+    built = plugin._Message(None, [plugin._ToolCall(3, plugin._Function(arguments='"a'))])
     validated = DeltaMessage(
         content=None,
         tool_calls=[DeltaToolCall(index=3, function=DeltaFunctionCall(arguments='"a'))],
