@@ -1,7 +1,9 @@
 //! Renders an arbitrary response — text and calls made from the input —
 //! in any built-in format with `Format::render`, and checks what comes
 //! back: never a panic (nor a stack overflow: the renderer keeps no
-//! frame per call or key); a rendering reads back, with the format's
+//! frame per call or key, so it runs here on a thread of 256 KiB, where
+//! a frame per call of the size the recursive renderer had overflows
+//! within a few dozen calls); a rendering reads back, with the format's
 //! parser, as the calls given (names, arguments as JSON values); a
 //! refusal is a `RenderError`, and a response over a bound
 //! (`RenderLimit`) is refused by it.
@@ -11,7 +13,7 @@
 //! | byte | meaning |
 //! |---|---|
 //! | 0 | the format: an index into the built-in formats, modulo their number |
-//! | 1 | bit 0: render with the tools list (`toolscan_fuzz::tools`); bit 1: the calls carry ids; bits 2–7 (`n`): how many times the calls are repeated — 1 to 4 times (`n` < 62), 1 009 times (`n` = 62: the renderer keeps no frame per call, and its work is linear), or once more than the call limit allows (`n` = 63, `RenderLimit::Calls`), so that most inputs cost microseconds and one in 32 is a response of many calls |
+//! | 1 | bit 0: render with the tools list (`toolscan_fuzz::tools`); bit 1: the calls carry ids; bits 2–7 (`n`): how many times the calls are repeated — 1 to 4 times (`n` < 62), 100 times (`n` = 62: deeper than the small stack allows a frame per call), or once more than the call limit allows (`n` = 63, `RenderLimit::Calls`), so that most inputs cost microseconds |
 //! | 2.. | the response, as text (invalid UTF-8 as U+FFFD): the pieces between `\u{1}` bytes are the text, then each call — its name, then its key/value pairs, each parted by `\u{2}` (a value that parses as JSON is that value, else a string) |
 #![no_main]
 
@@ -60,7 +62,7 @@ fn check(data: &[u8]) {
     let unit: Vec<&str> = pieces.collect();
     let repeat = match flags >> 2 {
         n @ 0..=61 => 1 + usize::from(n % 4),
-        62 => 1009,
+        62 => 100,
         _ => RenderLimit::Calls.max() / unit.len().max(1) + 1,
     };
     let mut calls = Vec::new();
@@ -71,7 +73,28 @@ fn check(data: &[u8]) {
         }
     }
     let tools = (flags & 1 != 0).then(toolscan_fuzz::tools);
-    match f.render(prose, &calls, tools) {
+    std::thread::scope(|scope| {
+        let checked = std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn_scoped(scope, || render_and_read_back(f, prose, &calls, tools))
+            .expect("a thread for the render");
+        if let Err(panic) = checked.join() {
+            std::panic::resume_unwind(panic);
+        }
+    });
+}
+
+/// The stack the render runs on.
+const STACK: usize = 256 << 10;
+
+/// Renders `calls` after `prose` in `f` and checks what comes back.
+fn render_and_read_back(
+    f: &toolscan_core::Format,
+    prose: &str,
+    calls: &[Call],
+    tools: Option<&toolscan_core::Tools>,
+) {
+    match f.render(prose, calls, tools) {
         Ok(out) => {
             let mut options = Options::default();
             if let Some(t) = tools {
@@ -82,7 +105,7 @@ fn check(data: &[u8]) {
                 .expect("a built-in format compiles");
             let back = parse(grammar, options, out.as_bytes());
             assert_eq!(back.tool_calls.len(), calls.len(), "{}: {out:?}", f.name());
-            for (got, want) in back.tool_calls.iter().zip(&calls) {
+            for (got, want) in back.tool_calls.iter().zip(calls) {
                 assert_eq!(got.name, want.name, "{}: {out:?}", f.name());
                 assert_eq!(
                     got.arguments.parse().ok(),

@@ -125,6 +125,47 @@ pub struct Format {
     /// How tool results are written, where the format's chat template
     /// defines it.
     pub(crate) results: Option<Results>,
+    /// The format's grammar on its own, compiled by its first
+    /// [`render`](Format::render) (which reads each candidate back with
+    /// it); empty until then, and emptied when the format changes.
+    pub(crate) alone: Alone,
+}
+
+/// The grammar of a format on its own, compiled once. It is a cache: two
+/// formats are equal whatever their caches hold.
+#[derive(Clone, Default)]
+pub(crate) struct Alone(std::sync::OnceLock<std::sync::Arc<crate::lang::grammar::Grammar>>);
+
+impl Alone {
+    /// The grammar, compiled by `compile` the first time.
+    pub(crate) fn get_or_try_init<E>(
+        &self,
+        compile: impl FnOnce() -> Result<std::sync::Arc<crate::lang::grammar::Grammar>, E>,
+    ) -> Result<std::sync::Arc<crate::lang::grammar::Grammar>, E> {
+        if let Some(g) = self.0.get() {
+            return Ok(g.clone());
+        }
+        let g = compile()?;
+        Ok(self.0.get_or_init(|| g).clone())
+    }
+}
+
+impl PartialEq for Alone {
+    fn eq(&self, _: &Alone) -> bool {
+        true
+    }
+}
+
+impl Eq for Alone {}
+
+impl std::fmt::Debug for Alone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "compiled"
+        } else {
+            "not compiled"
+        })
+    }
 }
 
 impl Format {
@@ -137,18 +178,21 @@ impl Format {
             description: description.into(),
             openers: Vec::new(),
             results: None,
+            alone: Alone::default(),
         }
     }
 
     /// Says how the format writes tool results.
     pub(crate) fn tool_results(mut self, results: Results) -> Format {
         self.results = Some(results);
+        self.alone = Alone::default();
         self
     }
 
     /// Adds an opener.
     pub(crate) fn opener(mut self, opener: Opener) -> Format {
         self.openers.push(opener);
+        self.alone = Alone::default();
         self
     }
 

@@ -166,9 +166,10 @@ impl Format {
                 id: c.id.as_deref(),
             })
             .collect();
-        let grammar = Grammar::new(self.name(), &[self])
-            .map_err(|_| RenderError::Unwritable)?
-            .shared();
+        let grammar = self
+            .alone
+            .get_or_try_init(|| Grammar::new(self.name(), &[self]).map(Grammar::shared))
+            .map_err(|_| RenderError::Unwritable)?;
         let mut options = Options::default();
         if let Some(t) = tools {
             options = options.with_tools(t.clone());

@@ -28,6 +28,7 @@ pub(crate) fn format(d: &Description) -> Format {
         |f, (_, o)| f.opener(compile_opener(o)),
     );
     f.results = d.results.clone();
+    f.alone = Default::default();
     f
 }
 
