@@ -1,0 +1,237 @@
+//! End to end without HTTP: a Responses request translated, a model's
+//! answer written as hermes text (`qwen2.5` chat template's
+//! `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>`) rewritten by
+//! `toolscan_sse` exactly as the chat route rewrites it, then translated
+//! into Responses events and objects.
+//!
+//! `RESPONSES_EVENTS_DUMP=path` writes the streamed events (one JSON
+//! object a line) for checking against OpenAI's own types.
+
+use serde_json::{json, Value};
+use toolscan_core::{IdMint, Options, Registry, Tools};
+use toolscan_sse::{ChunkRewriter, Config, Emit};
+
+use super::*;
+
+/// The rewrite the chat route would run for `chat` (its tools typed).
+fn config(chat: &Value) -> Config {
+    let grammar = match Registry::builtin().grammar("hermes") {
+        Ok(g) => g,
+        Err(e) => panic!("{e}"),
+    };
+    let mut options = Options::new().with_ids(IdMint::Seeded(7));
+    if let Some(tools) = chat.get("tools").and_then(|t| Tools::from_json(t).ok()) {
+        options = options.with_tools(tools);
+    }
+    Config::new(grammar).with_options(options)
+}
+
+fn request() -> Value {
+    json!({"model": "qwen", "stream": true, "instructions": "Use the tools.",
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "Weather in Paris?"}]}],
+        "tools": [{"type": "function", "name": "get_weather", "description": "Weather of a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                "required": ["city"]}, "strict": true}]})
+}
+
+/// What a hermes model streams: text, a call as text, `stop`, the usage
+/// chunk.
+fn upstream_chunks() -> Vec<String> {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "qwen",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string()
+    };
+    vec![
+        chunk(json!({"role": "assistant", "content": ""}), Value::Null),
+        chunk(json!({"content": "Let me check."}), Value::Null),
+        chunk(json!({"content": "\n<tool_call>\n{\"name\": \"get_weather\", "}), Value::Null),
+        chunk(json!({"content": "\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"}), Value::Null),
+        chunk(json!({}), "stop".into()),
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "qwen",
+            "choices": [], "usage": {"prompt_tokens": 40, "completion_tokens": 25, "total_tokens": 65}})
+        .to_string(),
+        "[DONE]".into(),
+    ]
+}
+
+/// The upstream's chunks through the rewrite and the event stream.
+fn stream_events(translated: &Translated) -> (Vec<Event>, EventStream) {
+    let mut rewriter = ChunkRewriter::new(config(&translated.chat));
+    let mut events = EventStream::new(translated.echo.clone(), Ids::new());
+    let mut out = Vec::new();
+    for data in upstream_chunks() {
+        if data == "[DONE]" {
+            let mut emits = Vec::new();
+            rewriter.end(&mut emits);
+            for e in emits {
+                if let Emit::Added(s) | Emit::Rewritten(s) = e {
+                    events.chunk_json(&s, &mut out);
+                }
+            }
+            events.end(&mut out);
+            break;
+        }
+        let mut emits = Vec::new();
+        rewriter.chunk(&data, &mut emits);
+        for e in emits {
+            match e {
+                Emit::Upstream => events.chunk_json(&data, &mut out),
+                Emit::Rewritten(s) | Emit::Added(s) => events.chunk_json(&s, &mut out),
+                _ => {}
+            }
+        }
+    }
+    (out, events)
+}
+
+#[test]
+fn a_streamed_text_call_becomes_the_responses_event_grammar() {
+    let translated = match translate(&request(), None) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(translated.chat["stream_options"]["include_usage"], true);
+    let (events, stream) = stream_events(&translated);
+    if let Ok(path) = std::env::var("RESPONSES_EVENTS_DUMP") {
+        let lines: Vec<String> = events.iter().map(|e| e.data.to_string()).collect();
+        let _ = std::fs::write(path, lines.join("\n") + "\n");
+    }
+    let names: Vec<_> = events.iter().map(|e| e.name).collect();
+    assert_eq!(
+        names,
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.content_part.added",
+            // "Let me check.", then the newline held back as a possible
+            // start of the call's markup.
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.output_text.done",
+            "response.content_part.done",
+            "response.output_item.done",
+            "response.output_item.added",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
+            "response.output_item.done",
+            "response.completed",
+        ],
+        "{events:#?}"
+    );
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e.data["sequence_number"], i, "{e:?}");
+        assert_eq!(e.data["type"], e.name);
+    }
+    // The text before the call, without the markup (the newline that
+    // separates it is the text's).
+    assert_eq!(events[4].data["delta"], "Let me check.");
+    let text = events[6].data["text"].as_str().unwrap_or_default();
+    assert_eq!(text.trim_end(), "Let me check.");
+    assert!(!text.contains("<tool_call>"), "{text}");
+    let args: Value = serde_json::from_str(events[11].data["arguments"].as_str().unwrap_or(""))
+        .unwrap_or_default();
+    assert_eq!(args, json!({"city": "Paris"}));
+    let response = &events[13].data["response"];
+    assert_eq!(response["status"], "completed");
+    assert_eq!(response["model"], "qwen");
+    assert_eq!(response["id"], stream.response_id());
+    assert_eq!(response["id"], events[0].data["response"]["id"]);
+    let output = response["output"].as_array().cloned().unwrap_or_default();
+    assert_eq!(output.len(), 2);
+    assert_eq!(output[0]["type"], "message");
+    assert_eq!(output[0]["id"], events[2].data["item"]["id"]);
+    assert_eq!(output[1]["type"], "function_call");
+    assert_eq!(output[1]["name"], "get_weather");
+    assert_eq!(output[1]["id"], events[9].data["item"]["id"]);
+    assert!(output[1]["call_id"]
+        .as_str()
+        .is_some_and(|c| c.starts_with("call_")));
+    assert_eq!(events[10].data["output_index"], 1);
+    assert_eq!(
+        response["usage"],
+        json!({"input_tokens": 40, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": 25, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 65})
+    );
+    assert_eq!(response["tools"][0]["name"], "get_weather");
+    assert_eq!(response["instructions"], "Use the tools.");
+}
+
+#[test]
+fn the_second_turn_answers_the_call_through_the_store() {
+    let store = ResponseStore::new(8, std::time::Duration::from_secs(60));
+    let first = match translate(&request(), Some(&store)) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    let (_, stream) = stream_events(&first);
+    keep(&store, stream.response_id(), &first, stream.output());
+    let call_id = stream.output()[1]["call_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let second = json!({"model": "qwen", "previous_response_id": stream.response_id(),
+        "input": [{"type": "function_call_output", "call_id": call_id, "output": "21C"}],
+        "tools": request()["tools"]});
+    let translated = match translate(&second, Some(&store)) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    let messages = translated.chat["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let roles: Vec<_> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or(""))
+        .collect();
+    // The first turn's instructions are not carried over (as the API
+    // does); its input and output are.
+    assert_eq!(roles, ["user", "assistant", "tool"]);
+    assert_eq!(messages[1]["tool_calls"][0]["id"], call_id.as_str());
+    assert_eq!(
+        messages[1]["tool_calls"][0]["function"]["name"],
+        "get_weather"
+    );
+    assert_eq!(
+        messages[1]["content"].as_str().map(str::trim_end),
+        Some("Let me check.")
+    );
+    assert_eq!(messages[2]["tool_call_id"], call_id.as_str());
+}
+
+#[test]
+fn a_whole_text_call_becomes_a_function_call_item() {
+    let mut request = request();
+    request["stream"] = false.into();
+    let translated = match translate(&request, None) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    assert!(translated.chat.get("stream").is_none());
+    let completion = json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1,
+        "model": "qwen", "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant",
+            "content": "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"}}],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 20, "total_tokens": 60}});
+    let rewritten =
+        toolscan_sse::rewrite_body(completion.to_string().as_bytes(), &config(&translated.chat));
+    let rewritten: Value = match rewritten.map(|b| serde_json::from_slice(&b)) {
+        Ok(Ok(v)) => v,
+        other => panic!("{other:?}"),
+    };
+    let response = match from_chat(&rewritten, &translated.echo, &Ids::new()) {
+        Some(r) => r,
+        None => panic!("{rewritten}"),
+    };
+    let output = response["output"].as_array().cloned().unwrap_or_default();
+    assert_eq!(output.len(), 1, "{response}");
+    assert_eq!(output[0]["type"], "function_call");
+    assert_eq!(output[0]["name"], "get_weather");
+    let args: Value =
+        serde_json::from_str(output[0]["arguments"].as_str().unwrap_or("")).unwrap_or_default();
+    assert_eq!(args, json!({"city": "Paris"}));
+    assert_eq!(response["status"], "completed");
+    assert_eq!(response["usage"]["output_tokens"], 20);
+}
