@@ -4,8 +4,9 @@
 //! `toolscan_sse` exactly as the chat route rewrites it, then translated
 //! into Responses events and objects.
 //!
-//! `RESPONSES_EVENTS_DUMP=path` writes the streamed events (one JSON
-//! object a line) for checking against OpenAI's own types.
+//! `RESPONSES_FLOW_DUMP`, `RESPONSES_EVENTS_DUMP` and
+//! `RESPONSES_OBJECTS_DUMP` (paths) write what the tests produced, for
+//! checking against OpenAI's own types.
 
 use serde_json::{json, Value};
 use toolscan_core::{IdMint, Options, Registry, Tools};
@@ -93,9 +94,9 @@ fn a_streamed_text_call_becomes_the_responses_event_grammar() {
     };
     assert_eq!(translated.chat["stream_options"]["include_usage"], true);
     let (events, stream) = stream_events(&translated);
-    if let Ok(path) = std::env::var("RESPONSES_EVENTS_DUMP") {
-        let lines: Vec<String> = events.iter().map(|e| e.data.to_string()).collect();
-        let _ = std::fs::write(path, lines.join("\n") + "\n");
+    if let Ok(path) = std::env::var("RESPONSES_FLOW_DUMP") {
+        let data: Vec<Value> = events.iter().map(|e| e.data.clone()).collect();
+        let _ = std::fs::write(path, Value::Array(data).to_string() + "\n");
     }
     let names: Vec<_> = events.iter().map(|e| e.name).collect();
     assert_eq!(
@@ -234,4 +235,108 @@ fn a_whole_text_call_becomes_a_function_call_item() {
     assert_eq!(args, json!({"city": "Paris"}));
     assert_eq!(response["status"], "completed");
     assert_eq!(response["usage"]["output_tokens"], 20);
+}
+
+/// Every kind of stream and whole answer, written to
+/// `RESPONSES_EVENTS_DUMP` (events, one stream a line, as a JSON array)
+/// and `RESPONSES_OBJECTS_DUMP` (whole responses, one a line) when set:
+/// what was checked against OpenAI's own types.
+#[test]
+fn dump_every_kind_for_the_openai_types() {
+    let echo = match translate(&request(), None) {
+        Ok(t) => t.echo,
+        Err(e) => panic!("{e}"),
+    };
+    let chunk = |delta: Value, finish: Value| {
+        json!({"model": "qwen", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let call = |id: Option<&str>, args: &str| {
+        let mut entry = json!({"index": 0, "function": {"arguments": args}});
+        if let Some(id) = id {
+            entry["id"] = id.into();
+            entry["type"] = "function".into();
+            entry["function"]["name"] = "get_weather".into();
+        }
+        chunk(json!({"tool_calls": [entry]}), Value::Null)
+    };
+    let streams: Vec<(Vec<Value>, Option<&str>)> = vec![
+        // Reasoning, text, a whole call, usage.
+        (
+            vec![
+                chunk(json!({"reasoning_content": "The user wants"}), Value::Null),
+                chunk(json!({"reasoning_content": " the weather."}), Value::Null),
+                chunk(json!({"content": "Checking."}), Value::Null),
+                call(Some("call_1"), "{\"city\": \"Paris\"}"),
+                chunk(json!({}), "tool_calls".into()),
+                json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11}}),
+            ],
+            None,
+        ),
+        // Live arguments, two calls.
+        (
+            vec![
+                call(Some("call_1"), ""),
+                call(None, "{\"city\": "),
+                call(None, "\"Paris\"}"),
+                call(Some("call_2"), "{\"city\": \"Rome\"}"),
+                chunk(json!({}), "tool_calls".into()),
+            ],
+            None,
+        ),
+        // Cut by the token limit.
+        (
+            vec![
+                chunk(json!({"content": "Once upon"}), Value::Null),
+                chunk(json!({}), "length".into()),
+            ],
+            None,
+        ),
+        // The upstream fails mid-stream.
+        (
+            vec![chunk(json!({"content": "Once upon"}), Value::Null)],
+            Some("the upstream closed the connection"),
+        ),
+    ];
+    let mut lines = Vec::new();
+    for (chunks, failure) in streams {
+        let mut s = EventStream::new(echo.clone(), Ids::new());
+        let mut out = Vec::new();
+        for c in &chunks {
+            s.chunk(c, &mut out);
+        }
+        match failure {
+            Some(message) => s.fail(message, &mut out),
+            None => s.end(&mut out),
+        }
+        let last = out.last().map(|e| e.name);
+        assert!(
+            matches!(last, Some("response.completed" | "response.incomplete" | "response.failed")),
+            "{last:?}"
+        );
+        lines.push(Value::Array(out.into_iter().map(|e| e.data).collect()).to_string());
+    }
+    let whole = [
+        json!({"model": "qwen", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": "Checking.", "reasoning_content": "think",
+            "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11,
+                "prompt_tokens_details": {"cached_tokens": 2}}}),
+        json!({"model": "qwen", "choices": [{"index": 0, "finish_reason": "length",
+            "message": {"role": "assistant", "content": "Once upon"}}]}),
+        json!({"model": "qwen", "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": null, "refusal": "I cannot."}}]}),
+    ];
+    let objects: Vec<String> = whole
+        .iter()
+        .filter_map(|c| from_chat(c, &echo, &Ids::new()))
+        .map(|r| r.to_string())
+        .collect();
+    assert_eq!(objects.len(), whole.len());
+    if let Ok(path) = std::env::var("RESPONSES_EVENTS_DUMP") {
+        let _ = std::fs::write(path, lines.join("\n") + "\n");
+    }
+    if let Ok(path) = std::env::var("RESPONSES_OBJECTS_DUMP") {
+        let _ = std::fs::write(path, objects.join("\n") + "\n");
+    }
 }
