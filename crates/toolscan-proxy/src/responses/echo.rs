@@ -148,6 +148,16 @@ pub(crate) fn status_of(finish_reason: Option<&str>) -> (&'static str, Value) {
     }
 }
 
+/// The status of the item open when an answer ended with
+/// `finish_reason`: `incomplete` when it was cut (token limit, content
+/// filter), else `completed`.
+pub(crate) fn item_status(finish_reason: Option<&str>) -> &'static str {
+    match status_of(finish_reason).0 {
+        "incomplete" => "incomplete",
+        _ => "completed",
+    }
+}
+
 /// Sets a response object's `status` and `incomplete_details` for
 /// `finish_reason` (and `completed_at` when it completed, at `now`).
 pub(crate) fn finish(response: &mut Value, finish_reason: Option<&str>, now: u64) {

@@ -25,11 +25,12 @@
 //! upstream's own streamed calls) stays open for its argument deltas
 //! until anything else comes.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::echo::{self, Echo};
-use super::ids::{mint, Ids};
-use super::{items, usage};
+use super::ids::Ids;
+use super::usage;
+use super::writer::Writer;
 
 /// One Responses stream event: its name (its `type`) and its JSON, which
 /// carries `type` and `sequence_number`.
@@ -41,42 +42,17 @@ pub(crate) struct Event {
     pub(crate) data: Value,
 }
 
-/// The output item being written.
-#[derive(Debug)]
-enum Open {
-    Reasoning {
-        id: String,
-        text: String,
-    },
-    Message {
-        id: String,
-        text: String,
-    },
-    Call {
-        id: String,
-        call_id: String,
-        name: String,
-        arguments: String,
-        /// Its chat `tool_calls` index (argument deltas name it).
-        index: u64,
-    },
-}
-
 /// The translation of one streamed answer into Responses events.
 #[derive(Debug)]
 pub(crate) struct EventStream {
     echo: Echo,
     ids: Ids,
-    /// The next event's `sequence_number`.
-    sequence: u64,
+    /// The output items and their events.
+    writer: Writer,
     /// `response.created` and `response.in_progress` were written.
     started: bool,
     /// The final event was written: nothing more is.
     ended: bool,
-    /// The closed output items, in order; the open one's `output_index` is
-    /// their count.
-    output: Vec<Value>,
-    open: Option<Open>,
     /// The choice's `finish_reason`, once it came.
     finish_reason: Option<String>,
     /// The answer's usage, mapped, once it came.
@@ -90,11 +66,9 @@ impl EventStream {
         EventStream {
             echo,
             ids,
-            sequence: 0,
+            writer: Writer::default(),
             started: false,
             ended: false,
-            output: Vec::new(),
-            open: None,
             finish_reason: None,
             usage: None,
         }
@@ -108,7 +82,7 @@ impl EventStream {
     /// The output items closed so far (all of them once the stream ended),
     /// to keep for `previous_response_id`.
     pub(crate) fn output(&self) -> &[Value] {
-        &self.output
+        self.writer.output()
     }
 
     /// Whether the final event was written.
@@ -165,30 +139,12 @@ impl EventStream {
             return;
         };
         if let Some(delta) = choice.get("delta").and_then(Value::as_object) {
-            let text = |k: &str| {
-                delta
-                    .get(k)
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-            };
-            if let Some(r) = text("reasoning_content").or_else(|| text("reasoning")) {
-                self.reasoning(r, out);
-            }
-            if let Some(t) = text("content") {
-                self.text(t, out);
-            }
-            for entry in delta
-                .get("tool_calls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                self.call_entry(entry, out);
-            }
+            self.writer.delta(delta, out);
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finish_reason = Some(reason.to_owned());
-            self.close(out);
+            let status = echo::item_status(Some(reason));
+            self.writer.close(status, out);
         }
     }
 
@@ -201,11 +157,11 @@ impl EventStream {
             return;
         }
         self.start(out);
-        self.close(out);
+        let status = echo::item_status(self.finish_reason.as_deref());
+        self.writer.close(status, out);
         self.ended = true;
-        let mut response = self
-            .echo
-            .response(&self.ids, "completed", self.output.clone());
+        let output = self.writer.output().to_vec();
+        let mut response = self.echo.response(&self.ids, "completed", output);
         echo::finish(&mut response, self.finish_reason.as_deref(), echo::now());
         response["usage"] = self.usage.clone().unwrap_or(Value::Null);
         let name = if response["status"] == "completed" {
@@ -213,7 +169,7 @@ impl EventStream {
         } else {
             "response.incomplete"
         };
-        self.emit(name, json!({"response": response}), out);
+        self.writer.emit(name, json!({"response": response}), out);
     }
 
     /// The upstream failed mid-stream (`message` says how): the open item
@@ -225,14 +181,14 @@ impl EventStream {
             return;
         }
         self.start(out);
-        if let Some(open) = self.open.take() {
-            self.output.push(item_of(&open, "incomplete"));
-        }
+        self.writer.abandon();
         self.ended = true;
-        let mut response = self.echo.response(&self.ids, "failed", self.output.clone());
+        let output = self.writer.output().to_vec();
+        let mut response = self.echo.response(&self.ids, "failed", output);
         response["error"] = json!({"code": "server_error", "message": message});
         response["usage"] = self.usage.clone().unwrap_or(Value::Null);
-        self.emit("response.failed", json!({"response": response}), out);
+        self.writer
+            .emit("response.failed", json!({"response": response}), out);
     }
 
     /// Writes `response.created` and `response.in_progress`, once.
@@ -241,232 +197,13 @@ impl EventStream {
             return;
         }
         let response = self.echo.response(&self.ids, "in_progress", Vec::new());
-        self.emit(
+        self.writer.emit(
             "response.created",
             json!({"response": response.clone()}),
             out,
         );
-        self.emit("response.in_progress", json!({"response": response}), out);
-    }
-
-    /// Writes one event: `fields` with its `type` and `sequence_number`.
-    fn emit(&mut self, name: &'static str, fields: Value, out: &mut Vec<Event>) {
-        let mut data = match fields {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
-        data.insert("type".into(), name.into());
-        data.insert("sequence_number".into(), self.sequence.into());
-        self.sequence += 1;
-        out.push(Event {
-            name,
-            data: Value::Object(data),
-        });
-    }
-
-    /// The open item's `output_index`.
-    fn index(&self) -> usize {
-        self.output.len()
-    }
-
-    fn reasoning(&mut self, delta: &str, out: &mut Vec<Event>) {
-        if !matches!(self.open, Some(Open::Reasoning { .. })) {
-            self.close(out);
-            let id = mint("rs");
-            let index = self.index();
-            let item = items::reasoning(&id, None, "in_progress");
-            self.emit(
-                "response.output_item.added",
-                json!({"output_index": index, "item": item}),
-                out,
-            );
-            self.emit(
-                "response.content_part.added",
-                json!({"item_id": id, "output_index": index, "content_index": 0,
-                    "part": items::reasoning_part("")}),
-                out,
-            );
-            self.open = Some(Open::Reasoning {
-                id,
-                text: String::new(),
-            });
-        }
-        let index = self.index();
-        if let Some(Open::Reasoning { id, text }) = &mut self.open {
-            text.push_str(delta);
-            let id = id.clone();
-            self.emit(
-                "response.reasoning_text.delta",
-                json!({"item_id": id, "output_index": index, "content_index": 0, "delta": delta}),
-                out,
-            );
-        }
-    }
-
-    fn text(&mut self, delta: &str, out: &mut Vec<Event>) {
-        if !matches!(self.open, Some(Open::Message { .. })) {
-            self.close(out);
-            let id = mint("msg");
-            let index = self.index();
-            let item = items::message(&id, Vec::new(), "in_progress");
-            self.emit(
-                "response.output_item.added",
-                json!({"output_index": index, "item": item}),
-                out,
-            );
-            self.emit(
-                "response.content_part.added",
-                json!({"item_id": id, "output_index": index, "content_index": 0,
-                    "part": items::output_text("")}),
-                out,
-            );
-            self.open = Some(Open::Message {
-                id,
-                text: String::new(),
-            });
-        }
-        let index = self.index();
-        if let Some(Open::Message { id, text }) = &mut self.open {
-            text.push_str(delta);
-            let id = id.clone();
-            self.emit(
-                "response.output_text.delta",
-                json!({"item_id": id, "output_index": index, "content_index": 0,
-                    "delta": delta, "logprobs": []}),
-                out,
-            );
-        }
-    }
-
-    /// One `delta.tool_calls` entry: with an `id`, a new call (closed at
-    /// once when its arguments are already complete JSON); without, more
-    /// arguments of the open call of its `index`.
-    fn call_entry(&mut self, entry: &Value, out: &mut Vec<Event>) {
-        let index = entry.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let field = |p: &str| entry.pointer(p).and_then(Value::as_str);
-        let arguments = field("/function/arguments").unwrap_or_default();
-        match field("/id").filter(|id| !id.is_empty()) {
-            Some(call_id) => {
-                self.close(out);
-                let id = mint("fc");
-                let name = field("/function/name").unwrap_or_default().to_owned();
-                let output_index = self.index();
-                let item = items::function_call(&id, call_id, &name, "", "in_progress");
-                self.emit(
-                    "response.output_item.added",
-                    json!({"output_index": output_index, "item": item}),
-                    out,
-                );
-                self.open = Some(Open::Call {
-                    id,
-                    call_id: call_id.to_owned(),
-                    name,
-                    arguments: String::new(),
-                    index,
-                });
-                self.arguments(arguments, out);
-                if serde_json::from_str::<Value>(arguments).is_ok() {
-                    self.close(out);
-                }
-            }
-            None => match &self.open {
-                Some(Open::Call { index: open, .. }) if *open == index => {
-                    self.arguments(arguments, out);
-                }
-                _ => tracing::warn!(
-                    index,
-                    "responses: arguments for a call that is not open; dropped"
-                ),
-            },
-        }
-    }
-
-    /// More arguments of the open call.
-    fn arguments(&mut self, delta: &str, out: &mut Vec<Event>) {
-        if delta.is_empty() {
-            return;
-        }
-        let index = self.index();
-        if let Some(Open::Call { id, arguments, .. }) = &mut self.open {
-            arguments.push_str(delta);
-            let id = id.clone();
-            self.emit(
-                "response.function_call_arguments.delta",
-                json!({"item_id": id, "output_index": index, "delta": delta}),
-                out,
-            );
-        }
-    }
-
-    /// Closes the open item, if any, with its done events. Its status is
-    /// `incomplete` when the answer was cut by the token limit.
-    fn close(&mut self, out: &mut Vec<Event>) {
-        let Some(open) = self.open.take() else {
-            return;
-        };
-        let status = match self.finish_reason.as_deref() {
-            Some("length" | "content_filter") => "incomplete",
-            _ => "completed",
-        };
-        let index = self.index();
-        match &open {
-            Open::Reasoning { id, text } => {
-                self.emit(
-                    "response.reasoning_text.done",
-                    json!({"item_id": id, "output_index": index, "content_index": 0, "text": text}),
-                    out,
-                );
-                self.emit(
-                    "response.content_part.done",
-                    json!({"item_id": id, "output_index": index, "content_index": 0,
-                        "part": items::reasoning_part(text)}),
-                    out,
-                );
-            }
-            Open::Message { id, text } => {
-                self.emit(
-                    "response.output_text.done",
-                    json!({"item_id": id, "output_index": index, "content_index": 0,
-                        "text": text, "logprobs": []}),
-                    out,
-                );
-                self.emit(
-                    "response.content_part.done",
-                    json!({"item_id": id, "output_index": index, "content_index": 0,
-                        "part": items::output_text(text)}),
-                    out,
-                );
-            }
-            Open::Call { id, arguments, .. } => {
-                self.emit(
-                    "response.function_call_arguments.done",
-                    json!({"item_id": id, "output_index": index, "arguments": arguments}),
-                    out,
-                );
-            }
-        }
-        let item = item_of(&open, status);
-        self.emit(
-            "response.output_item.done",
-            json!({"output_index": index, "item": item.clone()}),
-            out,
-        );
-        self.output.push(item);
-    }
-}
-
-/// The item `open` is, with `status`.
-fn item_of(open: &Open, status: &str) -> Value {
-    match open {
-        Open::Reasoning { id, text } => items::reasoning(id, Some(text), status),
-        Open::Message { id, text } => items::message(id, vec![items::output_text(text)], status),
-        Open::Call {
-            id,
-            call_id,
-            name,
-            arguments,
-            ..
-        } => items::function_call(id, call_id, name, arguments, status),
+        self.writer
+            .emit("response.in_progress", json!({"response": response}), out);
     }
 }
 

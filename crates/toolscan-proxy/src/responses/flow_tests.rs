@@ -247,9 +247,7 @@ fn dump_every_kind_for_the_openai_types() {
         Ok(t) => t.echo,
         Err(e) => panic!("{e}"),
     };
-    let chunk = |delta: Value, finish: Value| {
-        json!({"model": "qwen", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
+    let chunk = |delta: Value, finish: Value| json!({"model": "qwen", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
     let call = |id: Option<&str>, args: &str| {
         let mut entry = json!({"index": 0, "function": {"arguments": args}});
         if let Some(id) = id {
@@ -310,7 +308,10 @@ fn dump_every_kind_for_the_openai_types() {
         }
         let last = out.last().map(|e| e.name);
         assert!(
-            matches!(last, Some("response.completed" | "response.incomplete" | "response.failed")),
+            matches!(
+                last,
+                Some("response.completed" | "response.incomplete" | "response.failed")
+            ),
             "{last:?}"
         );
         lines.push(Value::Array(out.into_iter().map(|e| e.data).collect()).to_string());
