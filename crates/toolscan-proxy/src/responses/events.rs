@@ -25,6 +25,8 @@
 //! upstream's own streamed calls) stays open for its argument deltas
 //! until anything else comes.
 
+use std::borrow::Cow;
+
 use serde_json::{json, Value};
 
 use super::echo::{self, Echo};
@@ -36,8 +38,9 @@ use super::writer::Writer;
 /// carries `type` and `sequence_number`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Event {
-    /// The event's `type`, also its SSE `event:` name.
-    pub(crate) name: &'static str,
+    /// The event's `type`, also its SSE `event:` name (the upstream's own,
+    /// for events the passthrough passes on).
+    pub(crate) name: Cow<'static, str>,
     /// The event object.
     pub(crate) data: Value,
 }
@@ -222,8 +225,8 @@ mod tests {
         )
     }
 
-    fn names(events: &[Event]) -> Vec<&'static str> {
-        events.iter().map(|e| e.name).collect()
+    fn names(events: &[Event]) -> Vec<&str> {
+        events.iter().map(|e| e.name.as_ref()).collect()
     }
 
     fn delta(delta: Value) -> Value {

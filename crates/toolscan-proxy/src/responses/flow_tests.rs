@@ -98,7 +98,7 @@ fn a_streamed_text_call_becomes_the_responses_event_grammar() {
         let data: Vec<Value> = events.iter().map(|e| e.data.clone()).collect();
         let _ = std::fs::write(path, Value::Array(data).to_string() + "\n");
     }
-    let names: Vec<_> = events.iter().map(|e| e.name).collect();
+    let names: Vec<_> = events.iter().map(|e| e.name.as_ref()).collect();
     assert_eq!(
         names,
         [
@@ -123,7 +123,7 @@ fn a_streamed_text_call_becomes_the_responses_event_grammar() {
     );
     for (i, e) in events.iter().enumerate() {
         assert_eq!(e.data["sequence_number"], i, "{e:?}");
-        assert_eq!(e.data["type"], e.name);
+        assert_eq!(e.data["type"], e.name.as_ref());
     }
     // The text before the call, without the markup (the newline that
     // separates it is the text's).
@@ -306,7 +306,7 @@ fn dump_every_kind_for_the_openai_types() {
             Some(message) => s.fail(message, &mut out),
             None => s.end(&mut out),
         }
-        let last = out.last().map(|e| e.name);
+        let last = out.last().map(|e| e.name.as_ref());
         assert!(
             matches!(
                 last,

@@ -108,6 +108,7 @@ pub(crate) mod error;
 pub(crate) mod events;
 pub(crate) mod ids;
 pub(crate) mod items;
+pub(crate) mod passthrough;
 pub(crate) mod request;
 pub(crate) mod sse;
 pub(crate) mod store;
@@ -122,7 +123,8 @@ pub(crate) use echo::Echo;
 pub(crate) use error::RequestError;
 pub(crate) use events::{Event, EventStream};
 pub(crate) use ids::Ids;
-pub(crate) use request::{translate, Translated};
+pub(crate) use passthrough::Passthrough;
+pub(crate) use request::{parse_view, translate, Translated};
 pub(crate) use store::{ResponseStore, Turn};
 
 /// Keeps a finished response in `store` for later `previous_response_id`s:

@@ -496,6 +496,39 @@ fn response_format(format: &Value) -> Result<Option<Value>, RequestError> {
     }
 }
 
+/// What decides how the answer to a Responses request forwarded as it is
+/// (the passthrough) is read, in chat shape: its `model`, its function
+/// `tools`, `tool_choice` (a named function, or `none`…) and
+/// `parallel_tool_calls`, so the chat route's rules (parse only when
+/// tools are offered…) apply to it. Tools of other types are the
+/// upstream's to run: left out.
+pub(crate) fn parse_view(request: &Value) -> Value {
+    let mut view = Map::new();
+    let get = |k: &str| request.get(k).filter(|v| !v.is_null());
+    if let Some(m) = get("model") {
+        view.insert("model".into(), m.clone());
+    }
+    let mut tools: Vec<Value> = get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, t)| chat_tool(t, i).ok())
+        .collect();
+    if let Some(choice) = get("tool_choice") {
+        if let Ok(c) = chat_tool_choice(choice, &mut tools) {
+            view.insert("tool_choice".into(), c);
+        }
+    }
+    if !tools.is_empty() {
+        view.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(p) = get("parallel_tool_calls") {
+        view.insert("parallel_tool_calls".into(), p.clone());
+    }
+    Value::Object(view)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -739,5 +772,18 @@ mod tests {
         );
         let t = translate(&json!({"previous_response_id": "resp_1"}), Some(&store));
         assert!(t.is_ok_and(|t| t.chat["messages"].as_array().is_some_and(|m| m.len() == 1)));
+    }
+
+    #[test]
+    fn the_passthrough_view_keeps_the_function_tools_in_chat_shape() {
+        let view = parse_view(&json!({"model": "m", "input": "x", "tools": [
+            {"type": "web_search"}, {"type": "function", "name": "f"}],
+            "tool_choice": {"type": "function", "name": "f"}, "parallel_tool_calls": false}));
+        assert_eq!(
+            view,
+            json!({"model": "m", "tools": [{"type": "function", "function": {"name": "f"}}],
+                "tool_choice": {"type": "function", "function": {"name": "f"}},
+                "parallel_tool_calls": false})
+        );
     }
 }

@@ -29,7 +29,7 @@ mod tests {
     #[test]
     fn an_event_is_one_event_line_and_one_data_line() {
         let event = Event {
-            name: "response.output_text.delta",
+            name: "response.output_text.delta".into(),
             data: json!({"type": "response.output_text.delta", "delta": "a\nb"}),
         };
         let bytes = to_bytes(&event);

@@ -4,6 +4,8 @@
 //! answer with it; the passthrough writes the items it parses out of an
 //! upstream's own message text with it.
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 
 use super::events::Event;
@@ -94,16 +96,27 @@ impl Writer {
 
     /// Writes one event: `fields` with its `type` and `sequence_number`.
     pub(crate) fn emit(&mut self, name: &'static str, fields: Value, out: &mut Vec<Event>) {
-        let mut data = match fields {
+        let fields = match fields {
             Value::Object(m) => m,
             _ => Map::new(),
         };
-        data.insert("type".into(), name.into());
-        data.insert("sequence_number".into(), self.sequence.into());
+        self.pass(Cow::Borrowed(name), fields, out);
+    }
+
+    /// Writes event `name` (its other fields `fields`) with the next
+    /// `sequence_number`.
+    pub(crate) fn pass(
+        &mut self,
+        name: Cow<'static, str>,
+        mut fields: Map<String, Value>,
+        out: &mut Vec<Event>,
+    ) {
+        fields.insert("type".into(), name.as_ref().into());
+        fields.insert("sequence_number".into(), self.sequence.into());
         self.sequence += 1;
         out.push(Event {
             name,
-            data: Value::Object(data),
+            data: Value::Object(fields),
         });
     }
 
