@@ -96,6 +96,13 @@ impl RequestError {
         }
     }
 
+    /// The OpenAI error object of a `400` for it:
+    /// `{"error": {"message", "type": "invalid_request_error", "param", "code"}}`.
+    pub(crate) fn body(&self) -> serde_json::Value {
+        serde_json::json!({"error": {"message": self.to_string(), "type": "invalid_request_error",
+            "param": self.param(), "code": self.code()}})
+    }
+
     /// A short machine-readable code for the error object's `code`.
     pub(crate) fn code(&self) -> &'static str {
         match self {
@@ -188,6 +195,10 @@ mod tests {
         );
         assert_eq!(e.param().as_deref(), Some("tools[1].type"));
         assert_eq!(e.code(), "unsupported_tool");
+        let body = e.body();
+        assert_eq!(body["error"]["type"], "invalid_request_error");
+        assert_eq!(body["error"]["param"], "tools[1].type");
+        assert_eq!(body["error"]["message"], e.to_string());
     }
 
     #[test]

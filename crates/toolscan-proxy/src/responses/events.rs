@@ -452,4 +452,46 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn chunks_of_any_shape_never_break_the_grammar() {
+        let mut s = stream();
+        let mut out = Vec::new();
+        for chunk in [
+            json!(null),
+            json!([1, 2]),
+            json!({"choices": "no"}),
+            json!({"choices": [null, 3]}),
+            json!({"choices": [{"index": 0, "delta": "text"}]}),
+            json!({"choices": [{"index": 0, "delta": {"content": 7, "tool_calls": "x"}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [null, {"index": -1},
+                {"index": 0, "function": {"arguments": "{"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": 5}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "c",
+                "function": {"name": null, "arguments": null}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": 4}]}),
+            json!({"usage": "lots", "choices": []}),
+        ] {
+            s.chunk(&chunk, &mut out);
+        }
+        s.chunk_json("not json", &mut out);
+        s.end(&mut out);
+        assert_eq!(
+            out.last().map(|e| e.name.as_ref()),
+            Some("response.completed")
+        );
+        // Every item added was done, in order.
+        let added = out
+            .iter()
+            .filter(|e| e.name == "response.output_item.added")
+            .count();
+        let done = out
+            .iter()
+            .filter(|e| e.name == "response.output_item.done")
+            .count();
+        assert_eq!((added, done), (2, 2), "{out:#?}");
+        for (i, e) in out.iter().enumerate() {
+            assert_eq!(e.data["sequence_number"], i);
+        }
+    }
 }

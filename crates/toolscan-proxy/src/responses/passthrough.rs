@@ -436,7 +436,10 @@ mod tests {
         assert_eq!(output[0]["id"], "rs_up");
         assert_eq!(output[2]["name"], "get_weather");
         let args = output[2]["arguments"].as_str().unwrap_or_default();
-        assert_eq!(serde_json::from_str::<Value>(args).ok(), Some(json!({"city": "Paris"})));
+        assert_eq!(
+            serde_json::from_str::<Value>(args).ok(),
+            Some(json!({"city": "Paris"}))
+        );
         assert_eq!(out[16].data["response"]["id"], "resp_up");
         assert!(p.ended());
     }

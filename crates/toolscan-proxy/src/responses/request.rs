@@ -28,6 +28,9 @@ pub(crate) struct Translated {
     /// This request's input as items (a string `input` becomes one user
     /// message), to keep with this response's output items.
     pub(crate) input: Vec<Value>,
+    /// Whether the response may be kept for a later
+    /// `previous_response_id`: the request did not say `store: false`.
+    pub(crate) keep: bool,
 }
 
 /// Request fields that need the server to keep state: refused.
@@ -102,6 +105,7 @@ pub(crate) fn translate(
     for (i, item) in input.iter().enumerate() {
         add_item(&mut messages, item, i)?;
     }
+    merge_leading_system(&mut messages);
 
     let mut chat = Map::new();
     if let Some(model) = get("model") {
@@ -171,6 +175,7 @@ pub(crate) fn translate(
         stream,
         history,
         input,
+        keep: get("store").and_then(Value::as_bool) != Some(false),
     })
 }
 
@@ -255,6 +260,45 @@ fn add_item(messages: &mut Vec<Value>, item: &Value, index: usize) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// Makes the system messages that open the conversation (`instructions`,
+/// then `system` and `developer` items) one: many chat templates accept a
+/// system message only first (Qwen3.5's raises "System message must be at
+/// the beginning."). Their texts are joined by a blank line; a system
+/// message with other than text parts is left as it is.
+fn merge_leading_system(messages: &mut Vec<Value>) {
+    let leading = messages
+        .iter()
+        .take_while(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+        .count();
+    if leading < 2 {
+        return;
+    }
+    let mut texts = Vec::with_capacity(leading);
+    for m in &messages[..leading] {
+        match m.get("content") {
+            Some(Value::String(s)) => texts.push(s.clone()),
+            Some(Value::Array(parts)) => {
+                let mut text = String::new();
+                for p in parts {
+                    match (
+                        p.get("type").and_then(Value::as_str),
+                        p.get("text").and_then(Value::as_str),
+                    ) {
+                        (Some("text"), Some(t)) => text.push_str(t),
+                        _ => return,
+                    }
+                }
+                texts.push(text);
+            }
+            _ => return,
+        }
+    }
+    messages.splice(
+        ..leading,
+        [json!({"role": "system", "content": texts.join("\n\n")})],
+    );
 }
 
 /// A message item as a chat message. `developer` becomes `system` (the
@@ -760,6 +804,9 @@ mod tests {
         );
         assert!(t.history.is_some());
         assert_eq!(t.input.len(), 1);
+        assert!(t.keep);
+        let t = translate(&json!({"input": "x", "store": false}), None);
+        assert!(t.is_ok_and(|t| !t.keep));
     }
 
     #[test]
@@ -784,6 +831,23 @@ mod tests {
             json!({"model": "m", "tools": [{"type": "function", "function": {"name": "f"}}],
                 "tool_choice": {"type": "function", "function": {"name": "f"}},
                 "parallel_tool_calls": false})
+        );
+    }
+
+    #[test]
+    fn instructions_and_leading_system_items_are_one_system_message() {
+        // Qwen3.5-4B.jinja: "System message must be at the beginning."
+        let c = chat(json!({"instructions": "A.", "input": [
+            {"role": "developer", "content": "B."},
+            {"role": "system", "content": [{"type": "input_text", "text": "C."}]},
+            {"role": "user", "content": "hi"},
+            {"role": "system", "content": "later"}]}));
+        assert_eq!(
+            c["messages"],
+            json!([
+                {"role": "system", "content": "A.\n\nB.\n\nC."},
+                {"role": "user", "content": "hi"},
+                {"role": "system", "content": "later"}])
         );
     }
 }
