@@ -241,12 +241,9 @@ fn a_whole_text_call_becomes_a_function_call_item() {
 /// `RESPONSES_EVENTS_DUMP` (events, one stream a line, as a JSON array)
 /// and `RESPONSES_OBJECTS_DUMP` (whole responses, one a line) when set:
 /// what was checked against OpenAI's own types.
-#[test]
-fn dump_every_kind_for_the_openai_types() {
-    let echo = match translate(&request(), None) {
-        Ok(t) => t.echo,
-        Err(e) => panic!("{e}"),
-    };
+/// Chat chunks of every kind of stream, each with the failure that ends
+/// it (`None`: it ends).
+fn every_kind_of_stream() -> Vec<(Vec<Value>, Option<&'static str>)> {
     let chunk = |delta: Value, finish: Value| json!({"model": "qwen", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
     let call = |id: Option<&str>, args: &str| {
         let mut entry = json!({"index": 0, "function": {"arguments": args}});
@@ -257,7 +254,7 @@ fn dump_every_kind_for_the_openai_types() {
         }
         chunk(json!({"tool_calls": [entry]}), Value::Null)
     };
-    let streams: Vec<(Vec<Value>, Option<&str>)> = vec![
+    vec![
         // Reasoning, text, a whole call, usage.
         (
             vec![
@@ -294,9 +291,17 @@ fn dump_every_kind_for_the_openai_types() {
             vec![chunk(json!({"content": "Once upon"}), Value::Null)],
             Some("the upstream closed the connection"),
         ),
-    ];
+    ]
+}
+
+#[test]
+fn dump_every_kind_for_the_openai_types() {
+    let echo = match translate(&request(), None) {
+        Ok(t) => t.echo,
+        Err(e) => panic!("{e}"),
+    };
     let mut lines = Vec::new();
-    for (chunks, failure) in streams {
+    for (chunks, failure) in every_kind_of_stream() {
         let mut s = EventStream::new(echo.clone(), Ids::new());
         let mut out = Vec::new();
         for c in &chunks {

@@ -11,13 +11,18 @@
 //!   [`sse::write`] writes one as SSE;
 //! - [`store::ResponseStore`]: the last N responses, for
 //!   `previous_response_id` (this process only: not shared between
-//!   replicas).
+//!   replicas), [`keep`] keeps one;
+//! - [`passthrough::Passthrough`] and [`passthrough::rewrite_whole`]: an
+//!   upstream that serves `/v1/responses` itself, the text calls in its
+//!   message items rewritten ([`request::parse_view`] gives the chat-shaped
+//!   `tools`, `tool_choice`, `parallel_tool_calls` that decide how its
+//!   answer is read).
 //!
 //! # The request
 //!
 //! | Responses request | Chat Completions request |
 //! |---|---|
-//! | `instructions` | a `system` message, first |
+//! | `instructions` | a `system` message, first; it and the `system`/`developer` items right after it are one message (templates such as Qwen3.5's take a system message only first) |
 //! | `input` as a string | one `user` message |
 //! | `message` item (or `{role, content}`), roles `user`, `assistant`, `system` | a message of that role |
 //! | role `developer` | `system` (the role chat templates know) |
@@ -41,7 +46,7 @@
 //! | `stream: true` | `stream: true`, `stream_options: {include_usage: true}` (for `usage`) |
 //! | `previous_response_id` | the kept conversation's items (every earlier turn's input and output), before `input`; refused when no store is kept, or the id is not in it |
 //! | `stop`, `seed`, `frequency_penalty`, `presence_penalty`, `logit_bias`, `top_k`, `min_p`, `repetition_penalty`, `chat_template_kwargs`… (not Responses fields, sent by clients to local servers) | passed on |
-//! | `metadata`, `store`, `include`, `truncation`, `prompt_cache_key`, `safety_identifier` | not sent (the response repeats them) |
+//! | `metadata`, `store`, `include`, `truncation`, `prompt_cache_key`, `safety_identifier` | not sent (the response repeats them); `store: false`: the response is not kept |
 //!
 //! Refused with a [`error::RequestError`] (a `400`): a tool of any type
 //! but `function` (`web_search`, `file_search`, `computer_use_preview`,
@@ -99,6 +104,20 @@
 //! `content_index` where the grammar has them; an item's id is the same
 //! in its added and done events and in the final response, as OpenAI's
 //! stream helper checks.
+//!
+//! # Passthrough
+//!
+//! An upstream that serves `/v1/responses` (vLLM, LM Studio) gets the
+//! request as it came; its events are passed on except those of its
+//! `message` items, whose `output_text` deltas go through the chat rewrite
+//! (as the `content` of chat chunks) and come out as the events of the
+//! items the text holds: `message` for the text, `function_call` for each
+//! call the model wrote as text, `reasoning` for reasoning markup. Other
+//! items (the upstream's own reasoning and function calls, built-in tools'
+//! items) keep their events; every `output_index` and `sequence_number`
+//! is renumbered to its place in what is sent, and the final response's
+//! `output` lists the items sent. A whole response object is rewritten
+//! item by item the same way; a message without calls is kept as it came.
 // Until the router calls them: the lead wires these in.
 #![allow(dead_code, unused_imports)]
 

@@ -62,16 +62,7 @@ pub(crate) fn translate(
 ) -> Result<Translated, RequestError> {
     let r = request.as_object().ok_or(RequestError::NotAnObject)?;
     let get = |k: &str| r.get(k).filter(|v| !v.is_null());
-    for field in STATEFUL {
-        if get(field).is_some() {
-            return Err(RequestError::UnsupportedField { field });
-        }
-    }
-    if get("background").and_then(Value::as_bool) == Some(true) {
-        return Err(RequestError::UnsupportedField {
-            field: "background",
-        });
-    }
+    refuse_stateful(r)?;
     let input = input_items(get("input"))?;
     let history = match get("previous_response_id") {
         None => None,
@@ -80,24 +71,64 @@ pub(crate) fn translate(
                 .as_str()
                 .ok_or_else(|| bad("previous_response_id", "a string"))?;
             let store = store.ok_or(RequestError::NoStore)?;
-            Some(
-                store
-                    .get(id)
-                    .ok_or_else(|| RequestError::UnknownPrevious { id: id.into() })?,
-            )
+            let kept = store.get(id);
+            Some(kept.ok_or_else(|| RequestError::UnknownPrevious { id: id.into() })?)
         }
     };
     if input.is_empty() && history.is_none() {
         return Err(RequestError::NoInput);
     }
+    let mut chat = Map::new();
+    if let Some(model) = get("model") {
+        chat.insert("model".into(), model.clone());
+    }
+    let messages = conversation(get("instructions"), history.as_ref(), &input)?;
+    chat.insert("messages".into(), Value::Array(messages));
+    add_tools(r, &mut chat)?;
+    add_parameters(r, &mut chat)?;
+    let stream = get("stream").and_then(Value::as_bool).unwrap_or(false);
+    if stream {
+        chat.insert("stream".into(), true.into());
+        chat.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    Ok(Translated {
+        chat: Value::Object(chat),
+        echo: Echo::new(request),
+        stream,
+        history,
+        input,
+        keep: get("store").and_then(Value::as_bool) != Some(false),
+    })
+}
 
+/// Refuses the fields that need state kept by the server.
+fn refuse_stateful(r: &Map<String, Value>) -> Result<(), RequestError> {
+    for field in STATEFUL {
+        if r.get(field).is_some_and(|v| !v.is_null()) {
+            return Err(RequestError::UnsupportedField { field });
+        }
+    }
+    if r.get("background").and_then(Value::as_bool) == Some(true) {
+        return Err(RequestError::UnsupportedField {
+            field: "background",
+        });
+    }
+    Ok(())
+}
+
+/// The chat messages: `instructions`, the kept conversation, the input.
+fn conversation(
+    instructions: Option<&Value>,
+    history: Option<&Arc<Turn>>,
+    input: &[Value],
+) -> Result<Vec<Value>, RequestError> {
     let mut messages = Vec::new();
-    match get("instructions") {
+    match instructions {
         None => {}
         Some(Value::String(s)) => messages.push(json!({"role": "system", "content": s})),
         Some(_) => return Err(bad("instructions", "a string")),
     }
-    if let Some(h) = &history {
+    if let Some(h) = history {
         for (i, item) in h.history().iter().enumerate() {
             add_item(&mut messages, item, i)?;
         }
@@ -106,12 +137,12 @@ pub(crate) fn translate(
         add_item(&mut messages, item, i)?;
     }
     merge_leading_system(&mut messages);
+    Ok(messages)
+}
 
-    let mut chat = Map::new();
-    if let Some(model) = get("model") {
-        chat.insert("model".into(), model.clone());
-    }
-    chat.insert("messages".into(), Value::Array(messages));
+/// `tools`, `tool_choice`, `parallel_tool_calls` in chat shape.
+fn add_tools(r: &Map<String, Value>, chat: &mut Map<String, Value>) -> Result<(), RequestError> {
+    let get = |k: &str| r.get(k).filter(|v| !v.is_null());
     let mut tools = match get("tools") {
         None => Vec::new(),
         Some(Value::Array(tools)) => tools
@@ -131,10 +162,23 @@ pub(crate) fn translate(
     if let Some(p) = get("parallel_tool_calls") {
         chat.insert("parallel_tool_calls".into(), p.clone());
     }
+    Ok(())
+}
+
+/// The token limit, sampling parameters, output format and reasoning
+/// effort.
+fn add_parameters(
+    r: &Map<String, Value>,
+    chat: &mut Map<String, Value>,
+) -> Result<(), RequestError> {
+    let get = |k: &str| r.get(k).filter(|v| !v.is_null());
     if let Some(n) = get("max_output_tokens") {
         chat.insert("max_tokens".into(), n.clone());
     }
-    for k in ["temperature", "top_p", "user", "service_tier"] {
+    for k in ["temperature", "top_p", "user", "service_tier"]
+        .into_iter()
+        .chain(EXTRA)
+    {
         if let Some(v) = get(k) {
             chat.insert(k.into(), v.clone());
         }
@@ -142,11 +186,6 @@ pub(crate) fn translate(
     if let Some(n) = get("top_logprobs") {
         chat.insert("logprobs".into(), true.into());
         chat.insert("top_logprobs".into(), n.clone());
-    }
-    for k in EXTRA {
-        if let Some(v) = get(k) {
-            chat.insert(k.into(), v.clone());
-        }
     }
     if let Some(text) = get("text") {
         if let Some(format) = text.get("format").filter(|f| !f.is_null()) {
@@ -158,25 +197,11 @@ pub(crate) fn translate(
             chat.insert("verbosity".into(), v.clone());
         }
     }
-    if let Some(effort) = get("reasoning")
-        .and_then(|r| r.get("effort"))
-        .filter(|e| !e.is_null())
-    {
+    let effort = get("reasoning").and_then(|r| r.get("effort"));
+    if let Some(effort) = effort.filter(|e| !e.is_null()) {
         chat.insert("reasoning_effort".into(), effort.clone());
     }
-    let stream = get("stream").and_then(Value::as_bool).unwrap_or(false);
-    if stream {
-        chat.insert("stream".into(), true.into());
-        chat.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    Ok(Translated {
-        chat: Value::Object(chat),
-        echo: Echo::new(request),
-        stream,
-        history,
-        input,
-        keep: get("store").and_then(Value::as_bool) != Some(false),
-    })
+    Ok(())
 }
 
 fn bad(param: impl Into<String>, expected: &'static str) -> RequestError {

@@ -14,7 +14,7 @@ pub(crate) fn write(event: &Event, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\n\n");
 }
 
-/// `event` as SSE bytes (see [`write`]).
+/// `event` as SSE bytes (see [`write()`]).
 pub(crate) fn to_bytes(event: &Event) -> bytes::Bytes {
     let mut out = Vec::with_capacity(128);
     write(event, &mut out);
