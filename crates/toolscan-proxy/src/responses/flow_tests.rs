@@ -346,3 +346,175 @@ fn dump_every_kind_for_the_openai_types() {
         let _ = std::fs::write(path, objects.join("\n") + "\n");
     }
 }
+
+/// `text` streamed five characters a chunk by a model read in `format`
+/// (with reasoning separation when `reasoning`), through the rewrite and
+/// the event stream; the final response.
+fn stream_in(format: &str, text: &str, reasoning: bool) -> Value {
+    let out = events_in(format, text, reasoning, false);
+    out.last()
+        .map(|e| e.data["response"].clone())
+        .unwrap_or_default()
+}
+
+/// The events of [`stream_in`], arguments streamed live when `live`.
+fn events_in(format: &str, text: &str, reasoning: bool, live: bool) -> Vec<Event> {
+    let grammar = match Registry::builtin().grammar(format) {
+        Ok(g) => g,
+        Err(e) => panic!("{format}: {e}"),
+    };
+    let tools = Tools::from_json(
+        &json!([{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"},
+            "location": {"type": "string"}}}}}]),
+    );
+    let mut options = Options::new().with_reasoning(reasoning);
+    if let Ok(t) = tools {
+        options = options.with_tools(t);
+    }
+    let config = Config::new(grammar)
+        .with_options(options)
+        .with_stream_arguments(live);
+    let mut rewriter = ChunkRewriter::new(config);
+    let echo = Echo::new(&json!({"model": format, "input": "x"}));
+    let mut events = EventStream::new(echo, Ids::new());
+    let mut out = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut chunks: Vec<String> = chars
+        .chunks(5)
+        .map(|c| {
+            let piece: String = c.iter().collect();
+            json!({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]})
+                .to_string()
+        })
+        .collect();
+    chunks
+        .push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).to_string());
+    for data in &chunks {
+        let mut emits = Vec::new();
+        rewriter.chunk(data, &mut emits);
+        for e in emits {
+            match e {
+                Emit::Upstream => events.chunk_json(data, &mut out),
+                Emit::Rewritten(s) | Emit::Added(s) => events.chunk_json(&s, &mut out),
+                _ => {}
+            }
+        }
+    }
+    events.end(&mut out);
+    for (i, e) in out.iter().enumerate() {
+        assert_eq!(e.data["sequence_number"], i, "{format}");
+    }
+    out
+}
+
+/// The output items' types, and each call's name, arguments and call id.
+fn summary(response: &Value) -> (Vec<String>, Vec<(String, Value, String)>) {
+    let output = response["output"].as_array().cloned().unwrap_or_default();
+    let kinds = output
+        .iter()
+        .map(|i| i["type"].as_str().unwrap_or("").to_owned())
+        .collect();
+    let calls = output
+        .iter()
+        .filter(|i| i["type"] == "function_call")
+        .map(|i| {
+            let args =
+                serde_json::from_str(i["arguments"].as_str().unwrap_or("")).unwrap_or_default();
+            (
+                i["name"].as_str().unwrap_or("").to_owned(),
+                args,
+                i["call_id"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    (kinds, calls)
+}
+
+#[test]
+fn calls_written_in_four_notations_become_function_call_items() {
+    // hermes: Qwen-Qwen2.5-7B-Instruct.jinja's <tool_call> JSON.
+    let hermes = stream_in(
+        "hermes",
+        "Sure.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+        false,
+    );
+    let (kinds, calls) = summary(&hermes);
+    assert_eq!(kinds, ["message", "function_call"], "{hermes}");
+    assert_eq!(calls[0].0, "get_weather");
+    assert_eq!(calls[0].1, json!({"city": "Paris"}));
+    // qwen3-coder: Qwen3-Coder.jinja's XML parameters (corpus qwen3-coder-basic).
+    let coder = stream_in(
+        "qwen3-coder",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+        false,
+    );
+    let (kinds, calls) = summary(&coder);
+    assert_eq!(kinds, ["function_call"], "{coder}");
+    assert_eq!(calls[0].1, json!({"city": "Paris"}));
+    // mistral-v11: the [CALL_ID] of corpus mistral-v11-catalogue-call-ids is the call_id.
+    let mistral = stream_in(
+        "mistral-v11",
+        "[TOOL_CALLS]get_weather[CALL_ID]abcDEF123[ARGS]{\"city\": \"Zürich\"}[TOOL_CALLS]get_weather[CALL_ID]xyzXYZ789[ARGS]{\"city\": \"Bern\"}",
+        false,
+    );
+    let (kinds, calls) = summary(&mistral);
+    assert_eq!(kinds, ["function_call", "function_call"], "{mistral}");
+    assert_eq!(calls[0].2, "abcDEF123");
+    assert_eq!(calls[1].1, json!({"city": "Bern"}));
+    // harmony: openai/harmony's docs example (corpus harmony-docs-example),
+    // its analysis channel as reasoning.
+    let harmony = stream_in(
+        "harmony",
+        "<|channel|>analysis<|message|>Need to use function get_weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"location\":\"San Francisco\"}<|call|>",
+        true,
+    );
+    let (kinds, calls) = summary(&harmony);
+    assert_eq!(kinds, ["reasoning", "function_call"], "{harmony}");
+    assert_eq!(
+        harmony["output"][0]["content"][0]["text"],
+        "Need to use function get_weather."
+    );
+    assert_eq!(calls[0].0, "get_weather");
+    assert_eq!(calls[0].1, json!({"location": "San Francisco"}));
+    for r in [&hermes, &coder, &mistral, &harmony] {
+        assert_eq!(r["status"], "completed");
+    }
+}
+
+#[test]
+fn live_arguments_from_the_rewrite_are_argument_deltas_of_one_item() {
+    let text = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    let out = events_in("hermes", text, false, true);
+    let names: Vec<&str> = out.iter().map(|e| e.name.as_ref()).collect();
+    let deltas = names
+        .iter()
+        .filter(|n| **n == "response.function_call_arguments.delta")
+        .count();
+    assert!(deltas > 1, "{names:?}");
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| **n == "response.output_item.added")
+            .count(),
+        1
+    );
+    let joined: String = out
+        .iter()
+        .filter(|e| e.name == "response.function_call_arguments.delta")
+        .filter_map(|e| e.data["delta"].as_str())
+        .collect();
+    let done = out
+        .iter()
+        .find(|e| e.name == "response.function_call_arguments.done");
+    assert_eq!(
+        done.map(|e| e.data["arguments"].clone()),
+        Some(joined.clone().into())
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&joined).ok(),
+        Some(json!({"city": "Paris"}))
+    );
+    let last = out.last().map(|e| e.data.clone()).unwrap_or_default();
+    assert_eq!(last["response"]["output"][0]["arguments"], joined.as_str());
+}
