@@ -45,6 +45,10 @@ pub(crate) struct Passthrough {
     message: Option<(u64, ChunkRewriter)>,
     /// The final event was passed on.
     ended: bool,
+    /// The response object of the last lifecycle event
+    /// (`response.created`, `.in_progress`), for a `response.failed` the
+    /// proxy writes itself.
+    response: Option<Value>,
 }
 
 impl Passthrough {
@@ -56,7 +60,28 @@ impl Passthrough {
             items: HashMap::new(),
             message: None,
             ended: false,
+            response: None,
         }
+    }
+
+    /// The upstream failed, or ended its stream before its final event
+    /// (`message` says which): `response.failed`, its response the last
+    /// one the upstream sent, with the items sent so far (the open one
+    /// `incomplete`) and the error. Nothing once the final event was
+    /// passed on.
+    pub(crate) fn fail(&mut self, message: &str, out: &mut Vec<Event>) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        self.message = None;
+        self.writer.abandon();
+        let mut response = self.response.take().unwrap_or_else(|| json!({}));
+        response["status"] = "failed".into();
+        response["error"] = json!({"code": "server_error", "message": message});
+        response["output"] = Value::Array(self.writer.output().to_vec());
+        self.writer
+            .emit("response.failed", json!({"response": response}), out);
     }
 
     /// The output items sent so far.
@@ -132,6 +157,10 @@ impl Passthrough {
                 if let Some(item) = item {
                     self.writer.push(item);
                 }
+            }
+            "response.created" | "response.in_progress" | "response.queued" => {
+                self.response = event.get("response").cloned();
+                self.pass(kind, event, out);
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
                 if kind == "response.failed" {
@@ -442,6 +471,34 @@ mod tests {
         );
         assert_eq!(out[16].data["response"]["id"], "resp_up");
         assert!(p.ended());
+    }
+
+    #[test]
+    fn an_upstream_that_stops_midway_gets_a_failed_response() {
+        let mut p = Passthrough::new(config());
+        let mut out = Vec::new();
+        for e in upstream().iter().take(8) {
+            p.event_json(&e.to_string(), &mut out);
+        }
+        p.fail(
+            "the upstream ended its stream before the response completed",
+            &mut out,
+        );
+        p.fail("twice", &mut out);
+        let last = out.last().map(|e| e.data.clone()).unwrap_or_default();
+        assert_eq!(last["type"], "response.failed");
+        assert_eq!(last["response"]["id"], "resp_up");
+        assert_eq!(last["response"]["status"], "failed");
+        let output = last["response"]["output"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(output.len(), 2, "{last}");
+        assert_eq!(output[1]["status"], "incomplete");
+        assert_eq!(
+            out.iter().filter(|e| e.name == "response.failed").count(),
+            1
+        );
     }
 
     #[test]
