@@ -66,6 +66,18 @@ pub(crate) enum RequestError {
         /// The field.
         field: &'static str,
     },
+    /// An `item_reference` input item while no responses are kept.
+    ItemReferenceNoStore {
+        /// Its position in `input`.
+        index: usize,
+    },
+    /// An `item_reference` naming an item that is not (or no longer) kept.
+    UnknownItemReference {
+        /// Its position in `input`.
+        index: usize,
+        /// The id it names.
+        id: String,
+    },
     /// `previous_response_id` while no responses are kept
     /// (`--responses-store` is 0).
     NoStore,
@@ -88,6 +100,10 @@ impl RequestError {
             RequestError::BuiltinTool { index, .. } => Some(format!("tools[{index}].type")),
             RequestError::BuiltinToolChoice { .. } => Some("tool_choice".into()),
             RequestError::UnsupportedItem { index, .. } => Some(format!("input[{index}].type")),
+            RequestError::ItemReferenceNoStore { index }
+            | RequestError::UnknownItemReference { index, .. } => {
+                Some(format!("input[{index}].id"))
+            }
             RequestError::UnsupportedRole { index, .. } => Some(format!("input[{index}].role")),
             RequestError::UnsupportedField { field } => Some((*field).into()),
             RequestError::NoStore | RequestError::UnknownPrevious { .. } => {
@@ -118,6 +134,8 @@ impl RequestError {
             RequestError::NoStore | RequestError::UnknownPrevious { .. } => {
                 "previous_response_not_found"
             }
+            RequestError::ItemReferenceNoStore { .. }
+            | RequestError::UnknownItemReference { .. } => "item_not_found",
         }
     }
 }
@@ -167,6 +185,17 @@ impl fmt::Display for RequestError {
                 "previous_response_id: {OVER} and keeps no responses (start it with \
                  --responses-store N to keep the last N); send the whole conversation in \
                  `input` instead"
+            ),
+            RequestError::ItemReferenceNoStore { index } => write!(
+                f,
+                "input[{index}] is an item_reference: {OVER} and keeps no responses (start it \
+                 with --responses-store N to keep the last N), so the client must send items \
+                 whole (the AI SDK does with providerOptions.openai.store = false)"
+            ),
+            RequestError::UnknownItemReference { index, id } => write!(
+                f,
+                "input[{index}] refers to item `{id}`, which is not kept (never seen, expired, \
+                 or evicted); send the item whole instead"
             ),
             RequestError::UnknownPrevious { id } => write!(
                 f,

@@ -44,6 +44,7 @@
 //! | `text.verbosity` | `verbosity` |
 //! | `reasoning.effort` | `reasoning_effort` |
 //! | `stream: true` | `stream: true`, `stream_options: {include_usage: true}` (for `usage`) |
+//! | `item_reference` items | the kept items they name (refused when no store is kept, or the item is not in it) |
 //! | `previous_response_id` | the kept conversation's items (every earlier turn's input and output), before `input`; refused when no store is kept, or the id is not in it |
 //! | `stop`, `seed`, `frequency_penalty`, `presence_penalty`, `logit_bias`, `top_k`, `min_p`, `repetition_penalty`, `chat_template_kwargs`… (not Responses fields, sent by clients to local servers) | passed on |
 //! | `metadata`, `store`, `include`, `truncation`, `prompt_cache_key`, `safety_identifier` | not sent (the response repeats them); `store: false`: the response is not kept |
@@ -52,7 +53,7 @@
 //! but `function` (`web_search`, `file_search`, `computer_use_preview`,
 //! `code_interpreter`, `image_generation`, `mcp`, `custom`…), named in the
 //! message; a `tool_choice` naming one; input items of other types (the
-//! calls and outputs of built-in tools, `item_reference`…); content
+//! calls and outputs of built-in tools…); content
 //! parts the chat request cannot carry (an image by `file_id`);
 //! `conversation`, `prompt` and `background: true`, which need state on
 //! the server.

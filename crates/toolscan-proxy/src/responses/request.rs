@@ -63,7 +63,7 @@ pub(crate) fn translate(
     let r = request.as_object().ok_or(RequestError::NotAnObject)?;
     let get = |k: &str| r.get(k).filter(|v| !v.is_null());
     refuse_stateful(r)?;
-    let input = input_items(get("input"))?;
+    let input = resolve_references(input_items(get("input"))?, store)?;
     let history = match get("previous_response_id") {
         None => None,
         Some(id) => {
@@ -221,6 +221,41 @@ fn input_items(input: Option<&Value>) -> Result<Vec<Value>, RequestError> {
         Some(Value::Array(items)) => Ok(items.clone()),
         Some(_) => Err(bad("input", "a string or an array of items")),
     }
+}
+
+/// `input` with each `item_reference` replaced by the kept item it names
+/// (clients that rely on the server keeping their earlier outputs, such
+/// as the AI SDK with `store: true`, send those).
+fn resolve_references(
+    items: Vec<Value>,
+    store: Option<&ResponseStore>,
+) -> Result<Vec<Value>, RequestError> {
+    let reference = |item: &Value| match item.get("type").and_then(Value::as_str) {
+        Some("item_reference") => true,
+        // Its `type` may be left out: an item with an id and nothing else.
+        None => item.get("role").is_none() && item.get("id").is_some(),
+        Some(_) => false,
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            if !reference(&item) {
+                return Ok(item);
+            }
+            let id = item
+                .get("id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad(format!("input[{index}].id"), "a string"))?;
+            let store = store.ok_or(RequestError::ItemReferenceNoStore { index })?;
+            store
+                .item(id)
+                .ok_or_else(|| RequestError::UnknownItemReference {
+                    index,
+                    id: id.into(),
+                })
+        })
+        .collect()
 }
 
 /// Adds input item `item` (at `index`) to the chat `messages`.
@@ -763,7 +798,8 @@ mod tests {
             }
         );
         let e = refused(json!({"input": [{"type": "item_reference", "id": "msg_1"}]}));
-        assert!(e.to_string().contains("item_reference"), "{e}");
+        assert_eq!(e, RequestError::ItemReferenceNoStore { index: 0 });
+        assert!(e.to_string().contains("store = false"), "{e}");
         let e = refused(json!({"input": [{"role": "tool", "content": "x"}]}));
         assert_eq!(
             e,
@@ -873,6 +909,51 @@ mod tests {
                 {"role": "system", "content": "A.\n\nB.\n\nC."},
                 {"role": "user", "content": "hi"},
                 {"role": "system", "content": "later"}])
+        );
+    }
+
+    #[test]
+    fn item_references_are_the_kept_items_they_name() {
+        // @ai-sdk/openai with `store: true` (its default) sends an earlier
+        // answer's items as `{"type": "item_reference", "id"}`.
+        let store = ResponseStore::new(4, Duration::from_secs(60));
+        store.put(
+            "resp_1".into(),
+            None,
+            vec![
+                json!({"role": "user", "content": "weather?"}),
+                json!({"id": "rs_1", "type": "reasoning", "summary": [], "content": []}),
+                json!({"type": "function_call", "id": "fc_1", "call_id": "call_a",
+                    "name": "get", "arguments": "{}", "status": "completed"}),
+            ],
+        );
+        let request = json!({"input": [
+            {"role": "user", "content": "weather?"},
+            {"type": "item_reference", "id": "rs_1"},
+            {"id": "fc_1"},
+            {"type": "function_call_output", "call_id": "call_a", "output": "21C"}]});
+        let t = translate(&request, Some(&store)).map_err(|e| e.to_string());
+        let Ok(t) = t else { panic!("{t:?}") };
+        assert_eq!(
+            t.chat["messages"],
+            json!([
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_a", "type": "function", "function": {"name": "get", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "call_a", "content": "21C"}])
+        );
+        // What is kept with this response is the items, not the references.
+        assert_eq!(t.input[2]["type"], "function_call");
+        let e = translate(
+            &json!({"input": [{"type": "item_reference", "id": "fc_9"}]}),
+            Some(&store),
+        );
+        assert_eq!(
+            e.map(|t| t.chat),
+            Err(RequestError::UnknownItemReference {
+                index: 0,
+                id: "fc_9".into()
+            })
         );
     }
 }

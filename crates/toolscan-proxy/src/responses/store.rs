@@ -2,7 +2,8 @@
 //! while (a TTL), in this process's memory only.
 //!
 //! A response kept here is its conversation: the input items of every turn
-//! up to it and their output items. A turn holds its own items and a link
+//! up to it and their output items; its items that have an `id` are found
+//! by it too (for `item_reference` input items). A turn holds its own items and a link
 //! to the turn it continued, so a long conversation is kept once, not
 //! once per response. Not shared between replicas: behind a load balancer,
 //! a `previous_response_id` works only when the request reaches the
@@ -70,6 +71,52 @@ struct Inner {
     /// Ids in the order they were kept: the oldest first (every response
     /// has the same TTL, so the oldest expires first).
     order: VecDeque<String>,
+    /// Every kept item that has an `id` (`msg_…`, `fc_…`, `rs_…`, and the
+    /// client's own): the turn that holds it (the latest, when several
+    /// do), for `item_reference`s. Only items of kept turns are in it.
+    items: HashMap<String, (Instant, Arc<Turn>, usize)>,
+}
+
+impl Inner {
+    fn insert(&mut self, id: String, kept: Kept, evicted: &mut Vec<Arc<Turn>>) {
+        for (i, item) in kept.turn.items.iter().enumerate() {
+            if let Some(item_id) = item.get("id").and_then(Value::as_str) {
+                let entry = (kept.at, Arc::clone(&kept.turn), i);
+                self.items.insert(item_id.to_owned(), entry);
+            }
+        }
+        if let Some(old) = self.by_id.insert(id.clone(), kept) {
+            self.order.retain(|k| *k != id);
+            self.unindex(&old.turn);
+            evicted.push(old.turn);
+        }
+        self.order.push_back(id);
+    }
+
+    fn remove_oldest(&mut self, evicted: &mut Vec<Arc<Turn>>) {
+        if let Some(id) = self.order.pop_front() {
+            if let Some(k) = self.by_id.remove(&id) {
+                self.unindex(&k.turn);
+                evicted.push(k.turn);
+            }
+        }
+    }
+
+    /// Drops the items of `turn` from the item index (those another turn
+    /// holds since stay).
+    fn unindex(&mut self, turn: &Arc<Turn>) {
+        for item in &turn.items {
+            if let Some(item_id) = item.get("id").and_then(Value::as_str) {
+                if self
+                    .items
+                    .get(item_id)
+                    .is_some_and(|(_, t, _)| Arc::ptr_eq(t, turn))
+                {
+                    self.items.remove(item_id);
+                }
+            }
+        }
+    }
 }
 
 /// The last `capacity` responses, each kept for `ttl`, by response id.
@@ -105,6 +152,11 @@ impl ResponseStore {
         self.get_at(id, Instant::now())
     }
 
+    /// The kept item whose `id` is `id` (an `item_reference`'s), if any.
+    pub(crate) fn item(&self, id: &str) -> Option<Value> {
+        self.item_at(id, Instant::now())
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // A panic while holding the lock leaves the maps consistent (each
         // change is one insert or remove): the poison is ignored.
@@ -117,17 +169,9 @@ impl ResponseStore {
         {
             let mut inner = self.lock();
             self.expire(&mut inner, now, &mut evicted);
-            if let Some(old) = inner.by_id.insert(id.clone(), Kept { at: now, turn }) {
-                evicted.push(old.turn);
-                inner.order.retain(|k| *k != id);
-            }
-            inner.order.push_back(id);
+            inner.insert(id, Kept { at: now, turn }, &mut evicted);
             while inner.order.len() > self.capacity {
-                if let Some(oldest) = inner.order.pop_front() {
-                    if let Some(k) = inner.by_id.remove(&oldest) {
-                        evicted.push(k.turn);
-                    }
-                }
+                inner.remove_oldest(&mut evicted);
             }
         }
         // Freed outside the lock.
@@ -140,6 +184,15 @@ impl ResponseStore {
         (now.saturating_duration_since(kept.at) < self.ttl).then(|| Arc::clone(&kept.turn))
     }
 
+    fn item_at(&self, id: &str, now: Instant) -> Option<Value> {
+        let inner = self.lock();
+        let (at, turn, i) = inner.items.get(id)?;
+        if now.saturating_duration_since(*at) >= self.ttl {
+            return None;
+        }
+        turn.items.get(*i).cloned()
+    }
+
     /// Drops the responses older than the TTL at `now`.
     fn expire(&self, inner: &mut Inner, now: Instant, evicted: &mut Vec<Arc<Turn>>) {
         while let Some(oldest) = inner.order.front() {
@@ -150,11 +203,7 @@ impl ResponseStore {
             if !expired {
                 break;
             }
-            if let Some(id) = inner.order.pop_front() {
-                if let Some(k) = inner.by_id.remove(&id) {
-                    evicted.push(k.turn);
-                }
-            }
+            inner.remove_oldest(evicted);
         }
     }
 
@@ -236,5 +285,21 @@ mod tests {
             }));
         }
         drop(turn);
+    }
+
+    #[test]
+    fn kept_items_are_found_by_their_id_until_their_response_goes() {
+        let store = ResponseStore::new(1, Duration::from_secs(60));
+        let call = json!({"type": "function_call", "id": "fc_1", "call_id": "c", "name": "f",
+            "arguments": "{}"});
+        store.put(
+            "resp_1".into(),
+            None,
+            vec![json!({"role": "user", "content": "x"}), call.clone()],
+        );
+        assert_eq!(store.item("fc_1"), Some(call));
+        assert_eq!(store.item("fc_2"), None);
+        store.put("resp_2".into(), None, vec![]);
+        assert_eq!(store.item("fc_1"), None);
     }
 }
