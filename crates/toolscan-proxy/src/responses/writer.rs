@@ -56,11 +56,6 @@ impl Writer {
         self.output.push(item);
     }
 
-    /// Whether an item is open.
-    pub(crate) fn is_open(&self) -> bool {
-        self.open.is_some()
-    }
-
     /// Ends the open item, if any, as `incomplete` without its done events
     /// (the stream failed).
     pub(crate) fn abandon(&mut self) {
@@ -197,8 +192,8 @@ impl Writer {
     }
 
     /// One `delta.tool_calls` entry: with an `id`, a new call (closed at
-    /// once when its arguments are already complete JSON); without, more
-    /// arguments of the open call of its `index`.
+    /// once when its arguments are already a whole JSON object); without,
+    /// more arguments of the open call of its `index`.
     pub(crate) fn call_entry(&mut self, entry: &Value, out: &mut Vec<Event>) {
         let index = entry.get("index").and_then(Value::as_u64).unwrap_or(0);
         let field = |p: &str| entry.pointer(p).and_then(Value::as_str);
@@ -223,7 +218,8 @@ impl Writer {
                     index,
                 });
                 self.arguments(arguments, out);
-                if serde_json::from_str::<Value>(arguments).is_ok() {
+                // A whole JSON object: nothing can follow it.
+                if matches!(serde_json::from_str(arguments), Ok(Value::Object(_))) {
                     self.close("completed", out);
                 }
             }
@@ -231,6 +227,7 @@ impl Writer {
                 Some(Open::Call { index: open, .. }) if *open == index => {
                     self.arguments(arguments, out);
                 }
+                _ if arguments.is_empty() => {}
                 _ => tracing::warn!(
                     index,
                     "responses: arguments for a call that is not open; dropped"
