@@ -57,9 +57,10 @@ pub(crate) fn from_chat(completion: &Value, echo: &Echo, ids: &Ids) -> Option<Va
     let mut response = echo.response(ids, "completed", output);
     let finish_reason = choice.get("finish_reason").and_then(Value::as_str);
     echo::finish(&mut response, finish_reason, echo::now());
-    if let Some(u) = completion.get("usage").and_then(usage::from_chat) {
-        response["usage"] = u;
-    }
+    response["usage"] = completion
+        .get("usage")
+        .and_then(usage::from_chat)
+        .unwrap_or_else(usage::unknown);
     Some(response)
 }
 
@@ -129,6 +130,8 @@ mod tests {
         assert_eq!(r["status"], "incomplete");
         assert_eq!(r["incomplete_details"]["reason"], "max_output_tokens");
         assert_eq!(r["max_output_tokens"], 2);
+        // No usage from the upstream: zeros, never null.
+        assert_eq!(r["usage"]["output_tokens"], 0);
     }
 
     #[test]

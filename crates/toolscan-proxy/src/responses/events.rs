@@ -166,7 +166,7 @@ impl EventStream {
         let output = self.writer.output().to_vec();
         let mut response = self.echo.response(&self.ids, "completed", output);
         echo::finish(&mut response, self.finish_reason.as_deref(), echo::now());
-        response["usage"] = self.usage.clone().unwrap_or(Value::Null);
+        response["usage"] = self.usage.clone().unwrap_or_else(usage::unknown);
         let name = if response["status"] == "completed" {
             "response.completed"
         } else {
@@ -189,7 +189,7 @@ impl EventStream {
         let output = self.writer.output().to_vec();
         let mut response = self.echo.response(&self.ids, "failed", output);
         response["error"] = json!({"code": "server_error", "message": message});
-        response["usage"] = self.usage.clone().unwrap_or(Value::Null);
+        response["usage"] = self.usage.clone().unwrap_or_else(usage::unknown);
         self.writer
             .emit("response.failed", json!({"response": response}), out);
     }
@@ -435,6 +435,18 @@ mod tests {
         assert_eq!(last["response"]["usage"]["total_tokens"], 4);
         assert!(s.ended());
         assert_eq!(s.output().len(), 1);
+    }
+
+    #[test]
+    fn a_stream_without_usage_ends_with_zero_counts() {
+        let mut s = stream();
+        let mut out = Vec::new();
+        s.chunk(&delta(json!({"content": "a"})), &mut out);
+        s.end(&mut out);
+        assert!(out[0].data["response"]["usage"].is_null());
+        let last = out.last().map(|e| e.data.clone()).unwrap_or_default();
+        assert_eq!(last["response"]["usage"]["input_tokens"], 0);
+        assert_eq!(last["response"]["usage"]["output_tokens"], 0);
     }
 
     #[test]

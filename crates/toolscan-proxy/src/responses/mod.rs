@@ -72,7 +72,7 @@
 //! | `content` (and `refusal`) | a `message` item, `role: "assistant"`, one `output_text` part (`annotations: []`) (and a `refusal` part) |
 //! | each `tool_calls` entry | a `function_call` item: `id` `fc_…`, `call_id` = the entry's `id`, `name`, `arguments`, `status: "completed"` |
 //! | `finish_reason: "length"` | `status: "incomplete"`, `incomplete_details.reason: "max_output_tokens"` (`content_filter`: reason `content_filter`); otherwise `completed` |
-//! | `usage`: `prompt_tokens`, `completion_tokens`, `total_tokens`, `prompt_tokens_details.cached_tokens`, `completion_tokens_details.reasoning_tokens` | `usage`: `input_tokens`, `output_tokens`, `total_tokens`, `input_tokens_details.cached_tokens`, `output_tokens_details.reasoning_tokens` |
+//! | `usage`: `prompt_tokens`, `completion_tokens`, `total_tokens`, `prompt_tokens_details.cached_tokens`, `completion_tokens_details.reasoning_tokens` | `usage`: `input_tokens`, `output_tokens`, `total_tokens`, `input_tokens_details.cached_tokens`, `output_tokens_details.reasoning_tokens`; every count 0 when the upstream sent no usage (the AI SDK refuses a response without `usage`) |
 //!
 //! The response has a fresh `id` (`resp_…`), `object: "response"`,
 //! `created_at`, the request's `model` (the upstream's when the request
@@ -97,7 +97,7 @@
 //! | a `delta.tool_calls` entry with an `id` | a `function_call` item: `response.output_item.added` (`arguments: ""`), `response.function_call_arguments.delta` with the entry's arguments; when they are complete JSON (the rewrite's whole entries), its done events at once |
 //! | an entry without `id` (live arguments) | `response.function_call_arguments.delta` of the open call |
 //! | anything of another kind, a `finish_reason`, the end | closes the open item: `response.reasoning_text.done` / `response.output_text.done` + `response.content_part.done`, or `response.function_call_arguments.done`; then `response.output_item.done` |
-//! | `usage` (the usage chunk) | the final response's `usage` |
+//! | `usage` (the usage chunk) | the final response's `usage` (zeros without one) |
 //! | the end (`[DONE]`, end of body) | `response.completed`, or `response.incomplete` after `finish_reason: "length"`, with every output item |
 //! | an error object, or a failed upstream | `response.failed` (`error.code: "server_error"`, the message) |
 //!

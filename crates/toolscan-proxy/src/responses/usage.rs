@@ -29,6 +29,14 @@ pub(crate) fn from_chat(usage: &Value) -> Option<Value> {
     }))
 }
 
+/// The `usage` of an answer whose upstream reported none: every count 0.
+/// A final response always carries a `usage` object: clients such as the
+/// AI SDK's `@ai-sdk/openai` refuse a response (or miss the end of a
+/// stream) without one.
+pub(crate) fn unknown() -> Value {
+    from_chat(&json!({})).unwrap_or(Value::Null)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +61,7 @@ mod tests {
         assert_eq!(u["total_tokens"], 7);
         assert_eq!(u["output_tokens_details"]["reasoning_tokens"], 0);
         assert_eq!(from_chat(&Value::Null), None);
+        assert_eq!(unknown()["input_tokens"], 0);
+        assert_eq!(unknown()["total_tokens"], 0);
     }
 }
