@@ -94,7 +94,7 @@
 //! | the first chunk | `response.created`, `response.in_progress` (`status: "in_progress"`, no output) |
 //! | `delta.reasoning_content` (or `delta.reasoning`) | a `reasoning` item: `response.output_item.added`, `response.content_part.added` (`reasoning_text`), then `response.reasoning_text.delta` per piece |
 //! | `delta.content` | a `message` item: `response.output_item.added`, `response.content_part.added` (`output_text`), then `response.output_text.delta` per piece |
-//! | a `delta.tool_calls` entry with an `id` | a `function_call` item: `response.output_item.added` (`arguments: ""`), `response.function_call_arguments.delta` with the entry's arguments; when they are complete JSON (the rewrite's whole entries), its done events at once |
+//! | a `delta.tool_calls` entry with an `id` | a `function_call` item: `response.output_item.added` (`arguments: ""`), `response.function_call_arguments.delta` with the entry's arguments; when they are a whole JSON object (the rewrite's default: one entry a call, at its end), its done events at once |
 //! | an entry without `id` (live arguments) | `response.function_call_arguments.delta` of the open call |
 //! | anything of another kind, a `finish_reason`, the end | closes the open item: `response.reasoning_text.done` / `response.output_text.done` + `response.content_part.done`, or `response.function_call_arguments.done`; then `response.output_item.done` |
 //! | `usage` (the usage chunk) | the final response's `usage` (zeros without one) |
