@@ -86,6 +86,7 @@ mod emulate;
 mod line_guard;
 mod metrics;
 pub mod replay;
+mod responses;
 mod route;
 
 pub use config_error::ConfigError;
