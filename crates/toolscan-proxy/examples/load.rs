@@ -4,7 +4,20 @@
 //! ```text
 //! cargo run --release -p toolscan-proxy --example load -- [--streams 100,250,500,1000,1500,2000,3000]
 //!     [--tokens 60] [--rate 50] [--proxy-threads 1]
+//!     [--via URL --via-pid PID[,PID…]] [--upstream-port PORT] [--tools yes|no] [--every-stage yes]
 //! ```
+//!
+//! `--via` sends the clients to a proxy running in another process (nginx,
+//! `toolscan proxy`) instead of the one in this process, and `--via-pid`
+//! names the processes whose CPU time is that proxy's (all their threads);
+//! `--upstream-port` fixes the replay upstream's port, so that the other
+//! proxy can be pointed at it before this starts. `--tools no` leaves
+//! `tools` out of the requests: a `toolscan proxy` then forwards the
+//! answers untouched, and the streams need not carry `tool_calls`.
+//! `scripts/load-vs-nginx.sh` runs nginx and `toolscan proxy` this way,
+//! side by side. Each stage also prints a `RESULT` line for scripts;
+//! `--every-stage yes` runs every stage even after one that was not
+//! sustained (to compare CPU per event at the same load).
 //!
 //! In one process: a replay upstream (`toolscan_proxy::replay`) that plays
 //! a Qwen3-style stream with a tool call, `--tokens` events at `--rate`
@@ -49,6 +62,11 @@ struct Args {
     tokens: usize,
     rate: u64,
     proxy_threads: usize,
+    /// An external proxy's chat-completions URL, and its processes.
+    via: Option<(String, Vec<u32>)>,
+    upstream_port: u16,
+    tools: bool,
+    every_stage: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -57,7 +75,13 @@ fn parse_args() -> Result<Args, String> {
         tokens: 60,
         rate: 50,
         proxy_threads: 1,
+        via: None,
+        upstream_port: 0,
+        tools: true,
+        every_stage: false,
     };
+    let mut via_url = None;
+    let mut via_pids = Vec::new();
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let value = it.next().ok_or_else(|| format!("{arg} needs a value"))?;
@@ -73,11 +97,34 @@ fn parse_args() -> Result<Args, String> {
             "--proxy-threads" => {
                 args.proxy_threads = value.parse().map_err(|e| format!("--proxy-threads: {e}"))?
             }
+            "--via" => via_url = Some(value),
+            "--via-pid" => {
+                via_pids = value
+                    .split(',')
+                    .map(|n| n.trim().parse().map_err(|e| format!("--via-pid: {e}")))
+                    .collect::<Result<_, _>>()?
+            }
+            "--upstream-port" => {
+                args.upstream_port = value.parse().map_err(|e| format!("--upstream-port: {e}"))?
+            }
+            "--every-stage" => args.every_stage = value == "yes",
+            "--tools" => {
+                args.tools = match value.as_str() {
+                    "yes" => true,
+                    "no" => false,
+                    _ => return Err("--tools: yes or no".into()),
+                }
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
     if args.rate == 0 || args.tokens < 30 || args.proxy_threads == 0 {
         return Err("--rate and --proxy-threads must be positive and --tokens at least 30".into());
+    }
+    match (via_url, via_pids.is_empty()) {
+        (Some(url), false) => args.via = Some((url, via_pids)),
+        (None, true) => {}
+        _ => return Err("--via and --via-pid go together".into()),
     }
     Ok(args)
 }
@@ -160,6 +207,35 @@ fn cpu_seconds(prefix: &str) -> Option<f64> {
     Some(ticks as f64 / 100.0)
 }
 
+/// CPU seconds of processes `pids`, all their threads (`None` off Linux).
+fn process_cpu_seconds(pids: &[u32]) -> Option<f64> {
+    let mut ticks = 0u64;
+    for pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after = stat.rsplit_once(')')?.1;
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        ticks += fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    }
+    Some(ticks as f64 / 100.0)
+}
+
+/// Where the proxy's CPU time is read: threads of this process, or other
+/// processes.
+#[derive(Clone)]
+enum ProxyCpu {
+    Threads(&'static str),
+    Processes(Vec<u32>),
+}
+
+impl ProxyCpu {
+    fn seconds(&self) -> Option<f64> {
+        match self {
+            ProxyCpu::Threads(prefix) => cpu_seconds(prefix),
+            ProxyCpu::Processes(pids) => process_cpu_seconds(pids),
+        }
+    }
+}
+
 struct Stage {
     streams: usize,
     complete: usize,
@@ -181,17 +257,21 @@ impl Stage {
 }
 
 /// One client: the stream's latencies, and whether it completed.
-/// `want_call`: the stream must carry `tool_calls` (it went through the
-/// proxy).
+/// `tools`: the request offers them (a proxy reads calls only then);
+/// `want_call`: the stream must carry `tool_calls` (it went through a
+/// toolscan proxy that reads calls).
 async fn one_stream(
     client: reqwest::Client,
     url: Arc<str>,
     delay: Duration,
-    want_call: bool,
+    (tools, want_call): (bool, bool),
 ) -> (Vec<u64>, bool) {
     tokio::time::sleep(delay).await;
-    // With `tools`: the proxy reads calls only when the request offers some.
-    let body = r#"{"model":"Qwen/Qwen3-8B","stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}"#;
+    let body = if tools {
+        r#"{"model":"Qwen/Qwen3-8B","stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}"#
+    } else {
+        r#"{"model":"Qwen/Qwen3-8B","stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}"#
+    };
     let Ok(mut response) = client
         .post(&*url)
         .header("content-type", "application/json")
@@ -234,7 +314,13 @@ async fn one_stream(
     (latencies, last_done && (saw_call || !want_call))
 }
 
-async fn run_stage(url: &str, streams: usize, ramp: Duration, want_call: bool) -> Stage {
+async fn run_stage(
+    url: &str,
+    streams: usize,
+    ramp: Duration,
+    request: (bool, bool),
+    proxy: &ProxyCpu,
+) -> Stage {
     let client = reqwest::Client::builder()
         .no_proxy()
         .pool_max_idle_per_host(streams)
@@ -242,7 +328,7 @@ async fn run_stage(url: &str, streams: usize, ramp: Duration, want_call: bool) -
         .build()
         .expect("an HTTP client");
     let url: Arc<str> = Arc::from(url);
-    let proxy_before = cpu_seconds(PROXY_THREAD);
+    let proxy_before = proxy.seconds();
     let loadgen_before = cpu_seconds(LOADGEN_THREAD);
     let start = Instant::now();
     // Starts spread over the ramp: no burst of connections, and events do
@@ -254,7 +340,7 @@ async fn run_stage(url: &str, streams: usize, ramp: Duration, want_call: bool) -
                 client.clone(),
                 Arc::clone(&url),
                 delay,
-                want_call,
+                request,
             ))
         })
         .collect();
@@ -274,7 +360,7 @@ async fn run_stage(url: &str, streams: usize, ramp: Duration, want_call: bool) -
         complete,
         latencies,
         wall,
-        proxy_cpu: used(proxy_before, cpu_seconds(PROXY_THREAD)),
+        proxy_cpu: used(proxy_before, proxy.seconds()),
         loadgen_cpu: used(loadgen_before, cpu_seconds(LOADGEN_THREAD)),
     }
 }
@@ -283,44 +369,11 @@ fn percent(x: Option<f64>) -> String {
     x.map_or("n/a".into(), |x| format!("{:.0}%", x * 100.0))
 }
 
-fn main() {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(why) => {
-            eprintln!("load: {why}");
-            std::process::exit(2);
-        }
-    };
-    let interval = Duration::from_micros(1_000_000 / args.rate);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name(LOADGEN_THREAD)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-
-    // The upstream.
-    let replay = Replay::new()
-        .with_stream("load", &recording(args.tokens))
-        .with_default("load")
-        .with_delay(interval)
-        .with_stamp(true);
-    let upstream = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a port");
-        let addr = listener.local_addr().expect("an address");
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        runtime.spawn(async move { axum::serve(listener, replay.router()).await });
-        format!("http://{addr}")
-    });
-
-    // The proxy, alone on its thread(s).
-    let config = ProxyConfig::new(upstream.clone());
+/// Starts the proxy on its own thread(s), forwarding to `upstream`; its
+/// chat-completions URL.
+fn start_proxy(upstream: String, threads: usize) -> String {
+    let config = ProxyConfig::new(upstream);
     let (tx, rx) = std::sync::mpsc::channel();
-    let threads = args.proxy_threads;
     std::thread::Builder::new()
         .name(PROXY_THREAD.into())
         .spawn(move || {
@@ -350,10 +403,54 @@ fn main() {
             });
         })
         .expect("the proxy thread");
-    let proxy = format!(
+    format!(
         "http://{}/v1/chat/completions",
         rx.recv().expect("the proxy's address")
-    );
+    )
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(why) => {
+            eprintln!("load: {why}");
+            std::process::exit(2);
+        }
+    };
+    let interval = Duration::from_micros(1_000_000 / args.rate);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name(LOADGEN_THREAD)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+
+    // The upstream.
+    let replay = Replay::new()
+        .with_stream("load", &recording(args.tokens))
+        .with_default("load")
+        .with_delay(interval)
+        .with_stamp(true);
+    let upstream = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.upstream_port))
+            .await
+            .expect("a port");
+        let addr = listener.local_addr().expect("an address");
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        runtime.spawn(async move { axum::serve(listener, replay.router()).await });
+        format!("http://{addr}")
+    });
+
+    // The proxy, alone on its thread(s), unless it runs elsewhere.
+    let (proxy, proxy_cpu) = match &args.via {
+        Some((url, pids)) => (url.clone(), ProxyCpu::Processes(pids.clone())),
+        None => (
+            start_proxy(upstream.clone(), args.proxy_threads),
+            ProxyCpu::Threads(PROXY_THREAD),
+        ),
+    };
     // Four descriptors a stream in this process: client, proxy (both
     // sides), upstream.
     let mut stages = args.streams.clone();
@@ -373,8 +470,10 @@ fn main() {
         args.tokens, args.rate, interval, args.proxy_threads
     );
     let direct = format!("{upstream}/v1/chat/completions");
-    let base =
-        runtime.block_on(runtime.spawn(async move { run_stage(&direct, 100, RAMP, false).await }));
+    let none = ProxyCpu::Processes(Vec::new());
+    let base = runtime.block_on(
+        runtime.spawn(async move { run_stage(&direct, 100, RAMP, (true, false), &none).await }),
+    );
     let Ok(base) = base else {
         eprintln!("load: the baseline stage failed");
         std::process::exit(1);
@@ -397,20 +496,27 @@ fn main() {
         "µs/event"
     );
     let mut best: Option<Stage> = None;
+    let want_call = args.tools && args.via.is_none();
     for &n in &stages {
-        let proxy = proxy.clone();
-        let Ok(stage) =
-            runtime.block_on(runtime.spawn(async move { run_stage(&proxy, n, RAMP, true).await }))
-        else {
+        let (proxy, cpu) = (proxy.clone(), proxy_cpu.clone());
+        let request = (args.tools, want_call);
+        let Ok(stage) = runtime.block_on(
+            runtime.spawn(async move { run_stage(&proxy, n, RAMP, request, &cpu).await }),
+        ) else {
             break;
         };
         let (p50, p99) = (stage.percentile(0.5), stage.percentile(0.99));
         // Proxy CPU time per upstream event (the content events, the
         // finish and `[DONE]`).
-        let per_event = stage
+        let us_per_event = stage
             .proxy_cpu
-            .map(|c| c * stage.wall * 1e6 / (n * (args.tokens + 2)) as f64)
-            .map_or("n/a".to_string(), |us| format!("{us:.1}"));
+            .map(|c| c * stage.wall * 1e6 / (n * (args.tokens + 2)) as f64);
+        let per_event = us_per_event.map_or("n/a".to_string(), |us| format!("{us:.1}"));
+        println!(
+            "RESULT streams={n} complete={} p50_ms={p50:.2} p99_ms={p99:.2} cpu_us_per_event={}",
+            stage.complete,
+            us_per_event.map_or("nan".to_string(), |us| format!("{us:.2}")),
+        );
         println!(
             "{:>8} {:>10} {:>8.2} {:>8.2} {:>10.2} {:>10.2} {:>10} {:>12} {:>10}   ({:.1} s)",
             n,
@@ -427,6 +533,9 @@ fn main() {
         let sustained = stage.complete == n && p99 <= interval.as_secs_f64() * 1000.0;
         if !sustained {
             println!("  not sustained: streams failed or p99 above one token interval");
+            if args.every_stage {
+                continue;
+            }
             break;
         }
         best = Some(stage);
