@@ -75,7 +75,9 @@ pub(crate) async fn access(
         let response = next.run(request).await;
         let status = response.status();
         Span::current().record("status", status.as_u16());
+        // (Not the access target, which is the access line's alone.)
         info!(
+            target: "toolscan_proxy",
             status = status.as_u16(),
             elapsed_ms = elapsed_ms(start),
             "responded"
