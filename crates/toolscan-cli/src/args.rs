@@ -46,7 +46,7 @@ pub enum Command {
     /// An OpenAI-compatible HTTP proxy: the upstream's /v1/chat/completions
     /// answers (streaming or not) come back with text tool calls as
     /// `tool_calls`; other routes are forwarded untouched.
-    Proxy(ProxyArgs),
+    Proxy(Box<ProxyArgs>),
     /// An OpenAI-style server that plays recorded completions back at token
     /// pace (what `toolscan-replay` serves), to try the proxy without a
     /// model server. Prints the URL it serves on, then serves until

@@ -60,7 +60,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => parse::run(args),
         Command::Sse(args) => sse::run(args),
         Command::Demo(args) => demo::run(args),
-        Command::Proxy(args) => proxy::run(args),
+        Command::Proxy(args) => proxy::run(*args),
         Command::Formats(args) => formats::run(args),
         Command::Render(args) => render::run(args),
         Command::Manifest(args) => manifest::run(args),

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, request, StatusCode};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -20,7 +20,7 @@ use tracing::Span;
 
 use crate::access::{tagged, Started, UpstreamSaid};
 use crate::emulate;
-use crate::errors::{invalid_request, unreachable_upstream, upstream_failed};
+use crate::errors::{invalid_request, unreachable_upstream, upstream_failed, Refused};
 use crate::forward::pass_through;
 use crate::headers::{request_headers, response_headers, with_parts};
 use crate::relay::{relay_stream, rewrite_whole, Answer};
@@ -74,12 +74,12 @@ pub(crate) async fn read_body(
 /// The request's JSON, `None` if it is not JSON (the upstream's to
 /// refuse); JSON nested deeper than the reader goes (128 levels) could be
 /// neither emulated nor read for calls: refused, not passed on unread.
-fn request_json(bytes: &[u8]) -> Result<Option<Value>, Response> {
+fn request_json(bytes: &[u8]) -> Result<Option<Value>, Refused> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(v) => Ok(Some(v)),
-        Err(e) if e.to_string().starts_with("recursion limit exceeded") => Err(invalid_request(
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => Err(Refused(
             StatusCode::BAD_REQUEST,
-            "the request body nests JSON deeper than 128 levels, more than the proxy reads",
+            "the request body nests JSON deeper than 128 levels, more than the proxy reads".into(),
         )),
         Err(_) => Ok(None),
     }
@@ -92,7 +92,7 @@ fn emulated(
     request: &Value,
     format: &mut String,
     grammar: &mut Arc<Grammar>,
-) -> Result<Bytes, Response> {
+) -> Result<Bytes, Refused> {
     if format == "auto" {
         if let Ok(g) = proxy.settings.registry.grammar("hermes") {
             (*format, *grammar) = ("hermes".to_owned(), g);
@@ -100,13 +100,13 @@ fn emulated(
     }
     let Some(f) = proxy.settings.registry.get(format) else {
         let message = format!("tool calling cannot be emulated in `{format}`");
-        return Err(invalid_request(StatusCode::BAD_REQUEST, &message));
+        return Err(Refused(StatusCode::BAD_REQUEST, message));
     };
     match emulate::rewrite(request, f) {
         Ok(body) => Ok(Bytes::from(body.to_string())),
         Err(e) => {
             let message = format!("tool calling cannot be emulated in `{format}`: {e}");
-            Err(invalid_request(StatusCode::BAD_REQUEST, &message))
+            Err(Refused(StatusCode::BAD_REQUEST, message))
         }
     }
 }
@@ -120,7 +120,7 @@ pub(crate) async fn chat(
 ) -> Response {
     let json = match request_json(&bytes) {
         Ok(json) => json,
-        Err(refused) => return refused,
+        Err(refused) => return refused.into_response(),
     };
     let field = |name: &str| json.as_ref().and_then(|r| r.get(name));
     let wants_stream = field("stream").and_then(Value::as_bool).unwrap_or(false);
@@ -135,7 +135,7 @@ pub(crate) async fn chat(
     {
         match emulated(&proxy, request, &mut format, &mut grammar) {
             Ok(emulated) => (body, rewritten) = (emulated, true),
-            Err(refused) => return refused,
+            Err(refused) => return refused.into_response(),
         }
     }
     let span = Span::current();

@@ -25,6 +25,16 @@ pub(crate) fn invalid_request(status: StatusCode, message: &str) -> Response {
     error_response(status, message, "invalid_request_error")
 }
 
+/// A request the proxy refuses: `status` with an `invalid_request_error`
+/// saying why (a small `Err` for the handlers' helpers).
+pub(crate) struct Refused(pub(crate) StatusCode, pub(crate) String);
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        invalid_request(self.0, &self.1)
+    }
+}
+
 /// A JSON response.
 pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
     (
