@@ -32,6 +32,10 @@ USER 65532:65532
 # command is replaced (`docker run … toolscan proxy --upstream URL`).
 ENV TOOLSCAN_LISTEN=0.0.0.0:8080
 EXPOSE 8080
+# The proxy's own `/health` on its port (exec form: distroless has no
+# shell; `toolscan health URL` exits 0 on a 2xx answer, 1 otherwise).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=5s --retries=3 \
+    CMD ["toolscan", "health", "--timeout", "4", "http://127.0.0.1:8080/health"]
 ENTRYPOINT ["toolscan"]
 # The upstream comes from TOOLSCAN_UPSTREAM (`-e TOOLSCAN_UPSTREAM=URL`);
 # every other proxy flag has its TOOLSCAN_* variable too. Arguments after

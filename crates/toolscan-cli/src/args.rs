@@ -46,12 +46,16 @@ pub enum Command {
     /// An OpenAI-compatible HTTP proxy: the upstream's /v1/chat/completions
     /// answers (streaming or not) come back with text tool calls as
     /// `tool_calls`; other routes are forwarded untouched.
-    Proxy(ProxyArgs),
+    Proxy(Box<ProxyArgs>),
     /// An OpenAI-style server that plays recorded completions back at token
     /// pace (what `toolscan-replay` serves), to try the proxy without a
     /// model server. Prints the URL it serves on, then serves until
     /// SIGINT or SIGTERM.
     Replay(ReplayArgs),
+    /// Ask a URL (`GET`): exit 0 when it answers 2xx within the timeout,
+    /// 1 otherwise (for a container's `HEALTHCHECK`: the image has no
+    /// shell nor curl).
+    Health(HealthArgs),
 }
 
 /// Options of `toolscan replay`.
@@ -79,7 +83,9 @@ pub struct ReplayArgs {
 
 /// Options of `toolscan proxy`. Each flag can also come from the
 /// environment variable named in its help (`TOOLSCAN_…`); a flag given on
-/// the command line wins.
+/// the command line wins. The proxy's own settings are
+/// [`toolscan_proxy::Settings`] (written once there, with their flags);
+/// these are the ones of the command line around it.
 #[derive(Debug, Args)]
 pub struct ProxyArgs {
     /// Address to listen on.
@@ -91,16 +97,10 @@ pub struct ProxyArgs {
     )]
     pub listen: String,
 
-    /// The OpenAI-compatible server to forward to: its origin, e.g.
-    /// `http://127.0.0.1:8000`, or its `/v1` base URL (vLLM, llama.cpp,
-    /// Ollama, LM Studio…).
-    #[arg(long, value_name = "URL", env = "TOOLSCAN_UPSTREAM")]
-    pub upstream: String,
-
-    /// Format of every completion (see `toolscan formats`), or `auto`.
-    /// Default: by each request's `model` (see `--model-map`), else `auto`.
-    #[arg(long, value_name = "NAME|auto", env = "TOOLSCAN_FORMAT")]
-    pub format: Option<String>,
+    /// The proxy's settings (`--upstream`, `--format`, the content options,
+    /// timeouts and bounds).
+    #[command(flatten)]
+    pub settings: toolscan_proxy::Settings,
 
     /// A format described in JSON (see docs/format-files.md): registered
     /// beside the built-in formats, and used for every completion unless
@@ -118,68 +118,9 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "FILE", env = "TOOLSCAN_MODEL_MAP")]
     pub model_map: Option<PathBuf>,
 
-    /// Read calls even when a request lists no `tools` (agents that
-    /// describe their tools in the prompt). Without it, as vLLM does, a
-    /// request without `tools` or with `"tool_choice": "none"` gets the
-    /// content as written; `"tool_choice": "none"` always wins.
-    #[arg(long, env = "TOOLSCAN_PARSE_ALWAYS")]
-    pub parse_always: bool,
-
-    /// Tool calling for models served without it: a request's `tools`
-    /// become the format's manifest in the system message (at its
-    /// `{{tools}}`, else after it), the history's calls and results become
-    /// text, `tools`/`tool_choice` are not sent upstream; the answer's
-    /// calls come back as `tool_calls`. Format `auto` is taken as
-    /// `hermes` here.
-    #[arg(long, env = "TOOLSCAN_EMULATE_TOOLS")]
-    pub emulate_tools: bool,
-
-    /// Send a call that does not fit the request's `tools` (a tool not in
-    /// them, a required parameter missing, a value of the wrong type or
-    /// outside its `enum`) as content, its markup as written, instead of a
-    /// `tool_calls` entry.
-    #[arg(long, env = "TOOLSCAN_INVALID_CALLS_AS_TEXT")]
-    pub invalid_calls_as_text: bool,
-
-    /// Stream a call's arguments as they come (for UIs that show them
-    /// live). By default a call's `tool_calls` entry (id, name, all its
-    /// arguments) goes out in the chunk that completes the call, and a call
-    /// that breaks (malformed, cut by the token limit) is content, never an
-    /// entry. With this flag a call that breaks after it began has already
-    /// sent entries with partial arguments, and its markup follows as
-    /// content: clients that parse every call they were sent then fail.
-    #[arg(long, env = "TOOLSCAN_STREAM_ARGUMENTS")]
-    pub stream_arguments: bool,
-
-    /// Keep the name a model wrote for a call whose tool it named without
-    /// (or with) the namespace the request declares it in (`exec` for
-    /// `functions.exec`). By default such a call's `tool_calls` entry
-    /// carries the declared name, the one the client dispatches by.
-    #[arg(long, env = "TOOLSCAN_KEEP_TOOL_NAMES")]
-    pub keep_tool_names: bool,
-
-    /// Separate reasoning (`<think>…</think>`) into `reasoning_content`.
-    /// (Harmony's analysis channel is reasoning with or without it, when
-    /// the completion is parsed.)
-    #[arg(long, env = "TOOLSCAN_REASONING")]
-    pub reasoning: bool,
-
-    /// Completions start inside a reasoning block whose opening marker was
-    /// in the prompt (Qwen3, Kimi K2.5+ and R1 thinking templates), up to
-    /// the first closing marker.
-    #[arg(long, env = "TOOLSCAN_STARTS_IN_REASONING")]
-    pub starts_in_reasoning: bool,
-
-    /// What a call written inside a reasoning block is: `text` (the
-    /// default: reasoning, unless the completion never closes the block)
-    /// or `call` (a call, at once).
-    #[arg(long, value_enum, value_name = "text|call", default_value_t = CallsInReasoning::Text,
-          env = "TOOLSCAN_CALLS_IN_REASONING")]
-    pub calls_in_reasoning: CallsInReasoning,
-
     /// Serve Prometheus metrics (`/metrics`) and a health check
     /// (`/health`) on this address of their own (never on `--listen`,
-    /// where the upstream's own `/metrics` and `/health` are forwarded).
+    /// where the upstream's own `/metrics` is forwarded).
     #[arg(long, value_name = "ADDR", env = "TOOLSCAN_METRICS_LISTEN")]
     pub metrics_listen: Option<String>,
 
@@ -190,44 +131,21 @@ pub struct ProxyArgs {
           env = "TOOLSCAN_LOG_FORMAT")]
     pub log_format: LogFormat,
 
-    /// Seconds connecting to the upstream may take.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds,
-          env = "TOOLSCAN_CONNECT_TIMEOUT")]
-    pub connect_timeout: f64,
-
-    /// Seconds the upstream may send nothing (before its answer, or between
-    /// two reads of it) before the proxy gives up: `504` before the answer
-    /// began, else an error event ends the stream.
-    #[arg(long, value_name = "SECS", default_value_t = 300.0, value_parser = seconds,
-          env = "TOOLSCAN_UPSTREAM_IDLE_TIMEOUT")]
-    pub upstream_idle_timeout: f64,
-
-    /// Seconds a client may take to send a chat request's body (`408`
-    /// after).
-    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = seconds,
-          env = "TOOLSCAN_REQUEST_BODY_TIMEOUT")]
-    pub request_body_timeout: f64,
-
-    /// Largest chat request body, in bytes (`413`; a larger
-    /// `Content-Length` is refused before the body is read).
-    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20, value_parser = at_least_one,
-          env = "TOOLSCAN_MAX_REQUEST_BYTES")]
-    pub max_request_bytes: usize,
-
-    /// Longest line of an upstream SSE answer, in bytes: a longer one ends
-    /// the stream with an error event instead of being buffered.
-    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20, value_parser = at_least_one,
-          env = "TOOLSCAN_MAX_SSE_LINE")]
-    pub max_sse_line: usize,
-
-    /// Seconds requests in flight may take to finish after SIGINT/SIGTERM.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds,
-          env = "TOOLSCAN_SHUTDOWN_GRACE")]
-    pub shutdown_grace: f64,
-
     /// Limits on what one call may hold.
     #[command(flatten)]
     pub limits: LimitArgs,
+}
+
+/// Options of `toolscan health`.
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// The URL to ask (`GET`), e.g. `http://127.0.0.1:8080/health`.
+    #[arg(value_name = "URL")]
+    pub url: String,
+
+    /// Seconds the answer may take.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = seconds)]
+    pub timeout: f64,
 }
 
 /// Parses a duration in seconds: a number, at least 0.001.
@@ -672,7 +590,10 @@ mod tests {
             let calls = match Cli::try_parse_from(&argv).unwrap().command {
                 Command::Parse(a) => a.content.calls_in_reasoning,
                 Command::Sse(a) => a.content.calls_in_reasoning,
-                Command::Proxy(a) => a.calls_in_reasoning,
+                Command::Proxy(a) => match a.settings.model.calls_in_reasoning {
+                    toolscan_core::CallsInReasoning::Call => CallsInReasoning::Call,
+                    _ => CallsInReasoning::Text,
+                },
                 other => panic!("{other:?}"),
             };
             assert_eq!(calls, CallsInReasoning::Call, "{sub:?}");

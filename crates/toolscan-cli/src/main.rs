@@ -12,6 +12,8 @@
 //! - `toolscan proxy` serves an OpenAI-compatible proxy ([`proxy`]);
 //! - `toolscan replay` serves recorded completions, to try the proxy with
 //!   ([`replay`]);
+//! - `toolscan health URL` asks a URL, for a container's `HEALTHCHECK`
+//!   ([`health`]);
 //! - `toolscan demo` replays a bundled stream at token pace and shows each
 //!   tool starting before the stream ends ([`demo`]).
 //!
@@ -25,6 +27,7 @@ mod chunking;
 mod demo;
 mod failure;
 mod formats;
+mod health;
 mod logging;
 mod manifest;
 mod parse;
@@ -57,11 +60,12 @@ fn main() -> ExitCode {
         Command::Parse(args) => parse::run(args),
         Command::Sse(args) => sse::run(args),
         Command::Demo(args) => demo::run(args),
-        Command::Proxy(args) => proxy::run(args),
+        Command::Proxy(args) => proxy::run(*args),
         Command::Formats(args) => formats::run(args),
         Command::Render(args) => render::run(args),
         Command::Manifest(args) => manifest::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Health(args) => health::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

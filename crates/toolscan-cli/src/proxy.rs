@@ -7,29 +7,18 @@
 use crate::args::ProxyArgs;
 use crate::failure::Failure;
 use crate::setup::registry_with;
-use std::time::Duration;
 
 use toolscan_proxy::{serve, shutdown_signal, Metrics, ProxyConfig};
 
 /// Runs `toolscan proxy` until a signal stops it.
 pub fn run(args: ProxyArgs) -> Result<(), Failure> {
     let (registry, described) = registry_with(args.format_file.as_deref())?;
-    let mut config = ProxyConfig::new(args.upstream)
-        .with_reasoning(args.reasoning)
-        .with_calls_in_reasoning(args.calls_in_reasoning.core())
-        .with_starts_in_reasoning(args.starts_in_reasoning)
-        .with_parse_always(args.parse_always)
-        .with_emulate_tools(args.emulate_tools)
-        .with_invalid_calls_as_text(args.invalid_calls_as_text)
-        .with_stream_arguments(args.stream_arguments)
-        .with_normalize_tool_names(!args.keep_tool_names)
+    let mut config = args
+        .settings
         .with_limits(args.limits.limits())
-        .with_upstream_idle_timeout(Duration::from_secs_f64(args.upstream_idle_timeout))
-        .with_max_sse_line(args.max_sse_line)
-        .with_shutdown_grace(Duration::from_secs_f64(args.shutdown_grace))
         .with_registry(registry);
-    if let Some(format) = args.format.or(described) {
-        config = config.with_format(format);
+    if config.format.is_none() {
+        config.format = described;
     }
     if let Some(path) = &args.model_map {
         let text = std::fs::read_to_string(path)
@@ -38,9 +27,6 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::Usage(format!("`{}`: {e}", path.display())))?;
         config = config.with_routes(routes);
     }
-    config.connect_timeout = Duration::from_secs_f64(args.connect_timeout);
-    config.request_body_timeout = Duration::from_secs_f64(args.request_body_timeout);
-    config.max_request_bytes = args.max_request_bytes;
     let metrics = args.metrics_listen.as_ref().map(|_| Metrics::new());
     if let Some(m) = &metrics {
         config = config.with_metrics(m.clone());

@@ -127,3 +127,85 @@ async fn proxy_process_logs_json_access_lines_and_serves_metrics() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// `toolscan health URL` (the container's `HEALTHCHECK`): exit 0 on a 2xx,
+/// 1 on any other status, an unreachable URL or one that does not answer
+/// within `--timeout`; the proxy's own `/health` and `/ready` on its
+/// serving port answer it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toolscan_health_exits_0_on_2xx_and_1_otherwise() {
+    use axum::routing::get;
+    let app = axum::Router::new()
+        .route("/ok", get(|| async { "ok" }))
+        .route(
+            "/down",
+            get(|| async { (axum::http::StatusCode::SERVICE_UNAVAILABLE, "down") }),
+        )
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                "late"
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    // A proxy over that server (`/v1/models` there is a 404: the upstream
+    // answers, so the proxy is ready), and one over a closed port.
+    let proxy = serve_proxy(&base).await;
+    let dead = serve_proxy(&format!("http://127.0.0.1:{}", free_port())).await;
+
+    let status = |args: Vec<String>| {
+        tokio::task::spawn_blocking(move || {
+            let out = Command::new(BIN)
+                .arg("health")
+                .args(&args)
+                .stdin(Stdio::null())
+                .output()
+                .expect("toolscan health runs");
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        })
+    };
+    let closed = format!("http://127.0.0.1:{}/health", free_port());
+    for (url, want) in [
+        (format!("{base}/ok"), 0),
+        (format!("{base}/down"), 1),
+        (format!("{base}/missing"), 1),
+        (closed, 1),
+        (format!("{proxy}/health"), 0),
+        (format!("{proxy}/ready"), 0),
+        (format!("{dead}/health"), 0),
+        (format!("{dead}/ready"), 1),
+    ] {
+        let (code, stderr) = status(vec![url.clone()]).await.unwrap();
+        assert_eq!(code, Some(want), "{url}: {stderr}");
+    }
+    let began = std::time::Instant::now();
+    let (code, stderr) = status(vec![
+        format!("{base}/slow"),
+        "--timeout".into(),
+        "0.3".into(),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("did not answer within"), "{stderr}");
+    assert!(began.elapsed() < Duration::from_secs(10));
+}
+
+/// The proxy to `upstream`, served in this process: its URL.
+async fn serve_proxy(upstream: &str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let config = toolscan_proxy::ProxyConfig::new(upstream);
+    tokio::spawn(toolscan_proxy::serve(
+        listener,
+        config,
+        std::future::pending(),
+    ));
+    url
+}

@@ -115,15 +115,7 @@ pub(crate) fn rewrite(request: &Value, format: &Format) -> Result<Value, Emulate
         };
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
         if role == "tool" {
-            let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
-            let name = m
-                .get("name")
-                .and_then(Value::as_str)
-                .or_else(|| names.get(id).map(String::as_str))
-                .unwrap_or("");
-            let mut result = ToolResult::new(name, text_of(m.get("content")));
-            result.id = Some(id.to_owned()).filter(|id| !id.is_empty());
-            results.push(result);
+            results.push(tool_result(&m, &names));
             continue;
         }
         flush(&mut out, &mut results, format);
@@ -135,22 +127,8 @@ pub(crate) fn rewrite(request: &Value, format: &Format) -> Result<Value, Emulate
                 }
                 placed = true;
             }
-            "assistant" => {
-                let calls = calls_of(m.remove("tool_calls"));
-                m.remove("function_call");
-                if !calls.is_empty() {
-                    for c in &calls {
-                        if let Some(id) = &c.id {
-                            names.insert(id.clone(), c.name.clone());
-                        }
-                    }
-                    let text = text_of(m.get("content"));
-                    let written = format
-                        .render(&text, &calls, tools.as_ref())
-                        .map_err(|e| EmulateError::History(i, e))?;
-                    m.insert("content".into(), Value::String(written));
-                }
-            }
+            "assistant" => write_calls(&mut m, &mut names, format, tools.as_ref())
+                .map_err(|e| EmulateError::History(i, e))?,
             _ => {}
         }
         out.push(Value::Object(m));
@@ -164,6 +142,44 @@ pub(crate) fn rewrite(request: &Value, format: &Format) -> Result<Value, Emulate
     }
     body.insert("messages".into(), Value::Array(out));
     Ok(Value::Object(body))
+}
+
+/// A `tool` message as the result it carries (its tool's name from the
+/// message, else from the call its `tool_call_id` names).
+fn tool_result(m: &Map<String, Value>, names: &HashMap<String, String>) -> ToolResult {
+    let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
+    let name = m
+        .get("name")
+        .and_then(Value::as_str)
+        .or_else(|| names.get(id).map(String::as_str))
+        .unwrap_or("");
+    let mut result = ToolResult::new(name, text_of(m.get("content")));
+    result.id = Some(id.to_owned()).filter(|id| !id.is_empty());
+    result
+}
+
+/// An assistant message of the history: its `tool_calls` written into its
+/// content as the model writes them (their ids' names kept in `names`).
+fn write_calls(
+    m: &mut Map<String, Value>,
+    names: &mut HashMap<String, String>,
+    format: &Format,
+    tools: Option<&Tools>,
+) -> Result<(), RenderError> {
+    let calls = calls_of(m.remove("tool_calls"));
+    m.remove("function_call");
+    if calls.is_empty() {
+        return Ok(());
+    }
+    for c in &calls {
+        if let Some(id) = &c.id {
+            names.insert(id.clone(), c.name.clone());
+        }
+    }
+    let text = text_of(m.get("content"));
+    let written = format.render(&text, &calls, tools)?;
+    m.insert("content".into(), Value::String(written));
+    Ok(())
 }
 
 /// The pending tool results, as the format writes them, or else as one

@@ -49,7 +49,7 @@ use axum::Router;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 
-use crate::json_response;
+use crate::errors::json_response;
 
 /// The field [`Replay::with_stamp`] adds to every event's JSON object: the
 /// time the event was sent, in microseconds since the Unix epoch
@@ -473,7 +473,25 @@ async fn chat(State(replay): State<Arc<Replay>>, body: Bytes) -> Response {
             outcome: Outcome::Playing,
         },
     };
-    let body = futures_util::stream::unfold(play, |mut play| async move {
+    let body = futures_util::stream::unfold(play, Play::step);
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        Body::from_stream(body),
+    )
+        .into_response()
+}
+
+impl Play {
+    /// The next piece of the stream, after its pause; the end, or a
+    /// failure on purpose.
+    async fn step(self) -> Option<(Result<Bytes, io::Error>, Play)> {
+        let mut play = self;
         if play.guard.outcome != Outcome::Playing {
             return None;
         }
@@ -497,18 +515,7 @@ async fn chat(State(replay): State<Arc<Replay>>, body: Bytes) -> Response {
         let bytes = event.render(play.stamp);
         play.next += 1;
         Some((Ok(bytes), play))
-    });
-    (
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/event-stream"),
-            ),
-            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
-        ],
-        Body::from_stream(body),
-    )
-        .into_response()
+    }
 }
 
 async fn models(State(replay): State<Arc<Replay>>) -> Response {

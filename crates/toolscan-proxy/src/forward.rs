@@ -1,0 +1,83 @@
+//! The pass-through: every route but the ones the proxy reads goes to the
+//! upstream untouched, both ways, streamed ([`forward`], the router's
+//! fallback); and a chat request the proxy does not read
+//! ([`pass_through`]).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::header::{self, HeaderValue};
+use axum::http::{request, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+
+use crate::access::{tagged, UpstreamSaid};
+use crate::errors::unreachable_upstream;
+use crate::headers::{request_headers, response_headers, with_parts};
+use crate::state::Proxy;
+
+/// Any route the proxy does not read: both ways untouched, streamed.
+/// `OPTIONS *` asks about the server itself: answered here (the upstream's
+/// URL has no `*` to forward it to).
+pub(crate) async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
+    if request.method() == Method::OPTIONS && request.uri() == "*" {
+        let mut r = StatusCode::NO_CONTENT.into_response();
+        r.headers_mut().insert(
+            header::ALLOW,
+            HeaderValue::from_static("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
+        );
+        return r;
+    }
+    let (parts, body) = request.into_parts();
+    let has_body = parts.headers.contains_key(header::CONTENT_LENGTH)
+        || parts.headers.contains_key(header::TRANSFER_ENCODING);
+    let mut upstream = proxy
+        .client
+        .request(parts.method, proxy.target(&parts.uri))
+        .headers(request_headers(&parts.headers, true));
+    if has_body {
+        upstream = upstream.body(reqwest::Body::wrap_stream(body.into_data_stream()));
+    }
+    untouched(upstream).await
+}
+
+/// Sends `upstream` and passes its answer on as it comes, streamed.
+pub(crate) async fn untouched(upstream: reqwest::RequestBuilder) -> Response {
+    match upstream.send().await {
+        Ok(response) => {
+            let status = response.status();
+            let headers = response_headers(response.headers(), false);
+            let upstream = UpstreamSaid {
+                status: Some(status.as_u16()),
+                ..UpstreamSaid::default()
+            };
+            let body = Body::from_stream(response.bytes_stream());
+            tagged(with_parts(status, headers, body), upstream)
+        }
+        Err(e) => unreachable_upstream(e),
+    }
+}
+
+/// A chat completion that is not read (no `tools`, `tool_choice: none`,
+/// no reasoning separation): forwarded, its answer passed on as it comes.
+///
+/// `untouched_body`: the body is the client's own (else its length is
+/// reqwest's to set).
+pub(crate) async fn pass_through(
+    proxy: &Proxy,
+    parts: &request::Parts,
+    body: Bytes,
+    untouched_body: bool,
+) -> Response {
+    let mut headers = request_headers(&parts.headers, true);
+    if !untouched_body {
+        headers.remove(header::CONTENT_LENGTH);
+    }
+    let upstream = proxy
+        .client
+        .post(proxy.target(&parts.uri))
+        .headers(headers)
+        .body(body);
+    untouched(upstream).await
+}

@@ -1,0 +1,193 @@
+//! A read answer on its way to the client: a stream rewritten chunk by
+//! chunk ([`relay_stream`], its body a [`Relay`]), or a whole answer read
+//! and rewritten at once ([`rewrite_whole`]).
+
+use std::convert::Infallible;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use toolscan_sse::RewriteError;
+use tracing::{info, warn, Span};
+
+use crate::access::{elapsed_ms, tagged, UpstreamSaid};
+use crate::errors::{error_chain, error_event, rewrite_error_message, upstream_error};
+use crate::headers::with_parts;
+use crate::line_guard::LineGuard;
+use crate::state::Proxy;
+use crate::Metrics;
+
+type RewrittenStream = Pin<Box<dyn Stream<Item = Result<Bytes, RewriteError<io::Error>>> + Send>>;
+
+/// The upstream's answer and what the client gets of it.
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    /// The headers the client gets.
+    pub(crate) headers: HeaderMap,
+    pub(crate) response: reqwest::Response,
+    pub(crate) upstream: UpstreamSaid,
+}
+
+/// A streaming answer: rewritten chunk by chunk. Nothing is sent before the
+/// first rewritten chunk, so an upstream that fails before it is a `502`.
+pub(crate) async fn relay_stream(
+    proxy: &Proxy,
+    answer: Answer,
+    config: toolscan_sse::Config,
+    start: Instant,
+) -> Response {
+    let metrics = proxy.metrics.clone();
+    let body = LineGuard::new(answer.response.bytes_stream(), proxy.settings.max_sse_line);
+    let mut rewritten: RewrittenStream = Box::pin(toolscan_sse::rewrite_stream(body, config));
+    let relay = match rewritten.next().await {
+        Some(Ok(first)) => Relay::new(Some(first), Some(rewritten), start, metrics),
+        Some(Err(e)) => {
+            let timed_out =
+                matches!(&e, RewriteError::Upstream(e) if e.kind() == io::ErrorKind::TimedOut);
+            let message = format!(
+                "the upstream failed before its answer began: {}",
+                rewrite_error_message(e)
+            );
+            return upstream_error(timed_out, &message, answer.upstream);
+        }
+        None => Relay::new(None, None, start, metrics),
+    };
+    let body = Body::from_stream(relay);
+    tagged(
+        with_parts(answer.status, answer.headers, body),
+        answer.upstream,
+    )
+}
+
+/// A whole answer: read, rewritten, sent. A body that is not a
+/// `chat.completion` is passed on as it came.
+pub(crate) async fn rewrite_whole(
+    answer: Answer,
+    config: &toolscan_sse::Config,
+    metrics: &Metrics,
+) -> Response {
+    let body = match answer.response.bytes().await {
+        Ok(body) => body,
+        Err(e) => {
+            let timed_out = e.is_timeout();
+            let message = format!(
+                "the upstream failed while sending its answer: {}",
+                error_chain(&e.without_url())
+            );
+            return upstream_error(timed_out, &message, answer.upstream);
+        }
+    };
+    let began = Instant::now();
+    let body = match toolscan_sse::rewrite_body(&body, config) {
+        Ok(rewritten) => Bytes::from(rewritten),
+        Err(e) => {
+            warn!(error = ?e, "the answer is not a chat.completion; passed on as is");
+            body
+        }
+    };
+    metrics.added(began.elapsed());
+    let response = with_parts(answer.status, answer.headers, Body::from(body));
+    tagged(response, answer.upstream)
+}
+
+/// The rewritten stream on its way to the client: an upstream failure
+/// becomes an error event and the end of the body; the end of the stream,
+/// whichever way it comes (done, failed, client gone), is logged.
+pub(crate) struct Relay {
+    first: Option<Bytes>,
+    inner: Option<RewrittenStream>,
+    span: Span,
+    start: Instant,
+    bytes: u64,
+    metrics: Metrics,
+}
+
+impl Relay {
+    fn new(
+        first: Option<Bytes>,
+        inner: Option<RewrittenStream>,
+        start: Instant,
+        metrics: Metrics,
+    ) -> Relay {
+        let relay = Relay {
+            first,
+            inner,
+            span: Span::current(),
+            start,
+            bytes: 0,
+            metrics,
+        };
+        if relay.first.is_none() && relay.inner.is_none() {
+            relay.closed("complete");
+        }
+        relay
+    }
+
+    fn closed(&self, outcome: &str) {
+        info!(
+            parent: &self.span,
+            outcome,
+            bytes = self.bytes,
+            elapsed_ms = elapsed_ms(self.start),
+            "stream closed"
+        );
+    }
+}
+
+impl Stream for Relay {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if let Some(first) = this.first.take() {
+            this.bytes += first.len() as u64;
+            return Poll::Ready(Some(Ok(first)));
+        }
+        let Some(inner) = this.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        // The time a poll that finds upstream bytes takes is the time the
+        // rewrite holds them: the latency the proxy adds.
+        let began = Instant::now();
+        match inner.as_mut().poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(Ok(chunk))) => {
+                this.metrics.added(began.elapsed());
+                this.bytes += chunk.len() as u64;
+                Poll::Ready(Some(Ok(chunk)))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                // Dropping the upstream stream closes its connection.
+                this.inner = None;
+                let message = format!(
+                    "the upstream failed mid-stream: {}",
+                    rewrite_error_message(e)
+                );
+                warn!(parent: &this.span, %message, "upstream failed");
+                this.metrics.upstream_error();
+                this.closed("upstream_error");
+                Poll::Ready(Some(Ok(error_event(&message))))
+            }
+            Poll::Ready(None) => {
+                this.inner = None;
+                this.closed("complete");
+                Poll::Ready(None)
+            }
+        }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        if self.inner.is_some() || self.first.is_some() {
+            // The client went away: dropping `inner` cancels the upstream.
+            self.closed("client_disconnected");
+        }
+    }
+}

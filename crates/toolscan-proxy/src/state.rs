@@ -1,0 +1,253 @@
+//! The settings resolved once, which every request shares ([`Proxy`]): the
+//! HTTP client, the upstream's base URL, the grammars by model.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::http::Uri;
+use serde_json::Value;
+use toolscan_core::{format_for_model, Check, Grammar, IdMint, Options, Tools};
+use tracing::warn;
+
+use crate::settings::{ModelSettings, Settings};
+use crate::{ConfigError, Metrics};
+
+/// The resolved configuration every request shares.
+pub(crate) struct Proxy {
+    pub(crate) settings: Settings,
+    pub(crate) client: reqwest::Client,
+    /// The upstream URL without its trailing `/`; a request's path and query
+    /// are appended.
+    pub(crate) base: String,
+    /// The configured URL ended in `/v1`, dropped from `base`.
+    pub(crate) api_base: bool,
+    /// `Some`: every completion is read with this.
+    fixed: Option<(String, Arc<Grammar>)>,
+    /// Model id → format.
+    by_model: HashMap<String, (String, Arc<Grammar>)>,
+    auto: Arc<Grammar>,
+    /// `settings.metrics`, or counters nobody reads.
+    pub(crate) metrics: Metrics,
+}
+
+/// The upstream's base URL (no trailing `/`, no `/v1` API base), and
+/// whether it ended in `/v1`.
+fn base_of(upstream: &str) -> Result<(String, bool), ConfigError> {
+    let refuse = |reason: &str| ConfigError::Upstream {
+        url: upstream.to_owned(),
+        reason: reason.into(),
+    };
+    let url = reqwest::Url::parse(upstream).map_err(|e| refuse(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(refuse("the scheme must be http or https"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(refuse("no host"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(refuse("a query or fragment cannot be a prefix"));
+    }
+    let base = url.as_str().trim_end_matches('/');
+    // The `/v1` base URL of OpenAI-style servers: requests bring their
+    // own `/v1`.
+    Ok(match base.strip_suffix("/v1") {
+        Some(origin) => (origin.to_owned(), true),
+        None => (base.to_owned(), false),
+    })
+}
+
+impl Proxy {
+    pub(crate) fn new(settings: &Settings) -> Result<Proxy, ConfigError> {
+        let (base, api_base) = base_of(&settings.upstream)?;
+        let registry = &settings.registry;
+        let grammar = |name: &str| {
+            registry
+                .grammar(name)
+                .map(|g| (name.to_owned(), g))
+                .map_err(ConfigError::Format)
+        };
+        let fixed = match settings.format.as_deref() {
+            None | Some("auto") => None,
+            Some(name) => Some(grammar(name)?),
+        };
+        let routed = settings
+            .routes
+            .iter()
+            .filter_map(|(m, r)| r.format.as_ref().map(|f| (m, f)));
+        let by_model = settings
+            .model_map
+            .iter()
+            .chain(routed)
+            .map(|(model, format)| Ok((model.clone(), grammar(format)?)))
+            .collect::<Result<_, ConfigError>>()?;
+        let auto = registry.grammar("auto").map_err(ConfigError::Format)?;
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(settings.connect_timeout)
+            .read_timeout(settings.upstream_idle_timeout)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(ConfigError::Client)?;
+        Ok(Proxy {
+            metrics: settings.metrics.clone().unwrap_or_default(),
+            settings: settings.clone(),
+            client,
+            base,
+            api_base,
+            fixed,
+            by_model,
+            auto,
+        })
+    }
+
+    /// The format a request's completion is read with.
+    pub(crate) fn grammar_for(&self, model: Option<&str>) -> (String, Arc<Grammar>) {
+        if let Some(fixed) = &self.fixed {
+            return fixed.clone();
+        }
+        if let Some(model) = model {
+            if let Some(mapped) = self.by_model.get(model) {
+                return mapped.clone();
+            }
+            let registry = &self.settings.registry;
+            if let Some(name) = format_for_model(model) {
+                if registry.get(name).is_some() {
+                    if let Ok(g) = registry.grammar(name) {
+                        return (name.to_owned(), g);
+                    }
+                }
+            }
+        }
+        ("auto".to_owned(), Arc::clone(&self.auto))
+    }
+
+    /// The content options for `model`: the proxy's, with its route's.
+    pub(crate) fn model_settings(&self, model: Option<&str>) -> ModelSettings {
+        let route = model.and_then(|m| self.settings.routes.get(m));
+        self.settings.model.with_route(route)
+    }
+
+    /// How a request's completion is read, from what the request asks
+    /// (`tools`, `tool_choice`, `parallel_tool_calls`); `None`: it is
+    /// passed on as it comes.
+    pub(crate) fn options_for(&self, request: Option<&Value>) -> Option<Options> {
+        let field = |name: &str| request.and_then(|r| r.get(name));
+        let m = self.model_settings(field("model").and_then(Value::as_str));
+        let tools = field("tools").filter(|t| t.as_array().is_some_and(|a| !a.is_empty()));
+        let choice = field("tool_choice");
+        let none = choice.and_then(Value::as_str) == Some("none");
+        let calls = !none && (tools.is_some() || m.parse_always);
+        if !calls && !m.reasoning {
+            return None;
+        }
+        // Random ids: seeded ones would repeat across the turns of a
+        // conversation. (A call a `stop` sequence cut is completed by the
+        // rewrite: `Config::complete_at_stop`.)
+        let mut options = Options::new()
+            .with_ids(IdMint::Random)
+            .with_reasoning(m.reasoning)
+            .with_starts_in_reasoning(m.starts_in_reasoning)
+            .with_calls_in_reasoning(m.calls_in_reasoning)
+            .with_normalize_tool_names(!self.settings.keep_tool_names)
+            .with_limits(self.settings.limits);
+        if !calls {
+            // Reasoning only: call markup stays content.
+            return Some(options.with_max_calls(0));
+        }
+        if let Some(tools) = tools {
+            match Tools::from_json(tools) {
+                Ok(tools) => options = options.with_tools(tools),
+                Err(e) => warn!(error = %e, "the request's tools are ignored"),
+            }
+        }
+        if m.invalid_calls_as_text {
+            options = options.with_check_calls(Check::Reject);
+        }
+        if field("parallel_tool_calls").and_then(Value::as_bool) == Some(false) {
+            options = options.with_max_calls(1);
+        }
+        // A named function: `{"type": "function", "function": {"name": …}}`
+        // (and the flat `{"type": "function", "name": …}`).
+        if let Some(name) = choice
+            .filter(|c| c.is_object())
+            .and_then(|c| c.pointer("/function/name").or_else(|| c.get("name")))
+            .and_then(Value::as_str)
+        {
+            options = options.with_only_tool(name);
+        }
+        Some(options)
+    }
+
+    /// The upstream URL of a request: the base and the request's path and
+    /// query, nothing else of its target.
+    pub(crate) fn target(&self, uri: &Uri) -> String {
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        format!("{}{}", self.base, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ProxyConfig;
+
+    fn proxy(config: ProxyConfig) -> Proxy {
+        Proxy::new(&config).expect("a valid configuration")
+    }
+
+    #[test]
+    fn the_format_comes_from_the_config_then_the_map_then_the_family_then_auto() {
+        let map: HashMap<String, String> =
+            [("my-finetune".to_owned(), "mistral".to_owned())].into();
+        let by_model = proxy(ProxyConfig::new("http://h:1").with_model_map(map.clone()));
+        let name = |p: &Proxy, model: Option<&str>| p.grammar_for(model).0;
+        assert_eq!(name(&by_model, Some("my-finetune")), "mistral");
+        assert_eq!(name(&by_model, Some("Qwen/Qwen3-8B")), "hermes");
+        assert_eq!(name(&by_model, Some("some-org/unknown")), "auto");
+        assert_eq!(name(&by_model, None), "auto");
+        let auto = proxy(
+            ProxyConfig::new("http://h:1")
+                .with_format("auto")
+                .with_model_map(map.clone()),
+        );
+        assert_eq!(name(&auto, Some("my-finetune")), "mistral");
+        let fixed = proxy(
+            ProxyConfig::new("http://h:1")
+                .with_format("hermes")
+                .with_model_map(map),
+        );
+        assert_eq!(name(&fixed, Some("my-finetune")), "hermes");
+        assert_eq!(name(&fixed, None), "hermes");
+    }
+
+    #[test]
+    fn only_the_path_and_query_of_a_target_are_kept() {
+        let p = proxy(ProxyConfig::new("http://upstream:8000/prefix/"));
+        let uri: Uri = "http://elsewhere.invalid/v1/models?a=1".parse().unwrap();
+        assert_eq!(p.target(&uri), "http://upstream:8000/prefix/v1/models?a=1");
+        let uri: Uri = "//elsewhere.invalid/x"
+            .parse()
+            .unwrap_or(Uri::from_static("/x"));
+        assert!(p.target(&uri).starts_with("http://upstream:8000/prefix/"));
+    }
+
+    #[test]
+    fn bad_upstreams_are_refused() {
+        for url in [
+            "",
+            "upstream:8000",
+            "ftp://h",
+            "http://h:1/?q=1",
+            "http://h:1/#f",
+        ] {
+            assert!(
+                matches!(
+                    ProxyConfig::new(url).validate(),
+                    Err(ConfigError::Upstream { .. })
+                ),
+                "{url}"
+            );
+        }
+    }
+}
