@@ -16,6 +16,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
+use tokio_util::sync::CancellationToken;
 use toolscan_sse::Tally;
 use tracing::{field, info, info_span, Instrument, Span};
 
@@ -87,6 +88,7 @@ pub(crate) async fn access(
             proxy.metrics.upstream_error();
         }
         let access = Access {
+            cut: proxy.cut.clone(),
             span: Span::current(),
             metrics: proxy.metrics.clone(),
             chat,
@@ -106,6 +108,9 @@ pub(crate) async fn access(
 /// One request's access line: written once, when its response body has
 /// been sent (or the client went away), with the metrics updated then.
 struct Access {
+    /// The proxy's shutdown cut: a stream that ends once it is cancelled
+    /// was cut (logged `shutdown`).
+    cut: CancellationToken,
     span: Span,
     metrics: Metrics,
     chat: bool,
@@ -195,6 +200,7 @@ impl Stream for Counted {
                 }
             }
             Poll::Ready(Some(Err(_))) => this.access.end("error"),
+            Poll::Ready(None) if this.access.cut.is_cancelled() => this.access.end("shutdown"),
             Poll::Ready(None) => this.access.end("complete"),
             Poll::Pending => {}
         }

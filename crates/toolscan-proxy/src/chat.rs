@@ -20,7 +20,9 @@ use tracing::Span;
 
 use crate::access::{tagged, Started, UpstreamSaid};
 use crate::emulate;
-use crate::errors::{invalid_request, unreachable_upstream, upstream_failed, Refused};
+use crate::errors::{
+    invalid_request, unreachable_upstream, upstream_error, upstream_failed, Refused,
+};
 use crate::forward::pass_through;
 use crate::headers::{request_headers, response_headers, with_parts};
 use crate::relay::{relay_stream, rewrite_whole, Answer};
@@ -151,6 +153,7 @@ pub(crate) async fn chat(
     let config = toolscan_sse::Config::new(grammar)
         .with_options(options)
         .with_stream_arguments(settings.stream_arguments)
+        .with_max_choices(proxy.settings.max_choices)
         .with_tally(Arc::clone(&tally));
     let response = match proxy
         .client
@@ -192,6 +195,18 @@ async fn answer(
         let body = Body::from_stream(response.bytes_stream());
         return tagged(with_parts(status, headers, body), upstream);
     }
+    // Asked for `identity`, since it is read: an encoded body cannot be.
+    let encoding = response
+        .headers()
+        .get(header::CONTENT_ENCODING)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .filter(|v| !v.trim().eq_ignore_ascii_case("identity"));
+    if let Some(encoding) = encoding {
+        let message = format!(
+            "the upstream sent its answer encoded (`{encoding}`) although asked for `identity`"
+        );
+        return upstream_error(false, &message, upstream);
+    }
     let is_sse = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -207,6 +222,6 @@ async fn answer(
     if is_sse {
         relay_stream(proxy, answer, config, start).await
     } else {
-        rewrite_whole(answer, &config, &proxy.metrics).await
+        rewrite_whole(proxy, answer, &config).await
     }
 }

@@ -58,8 +58,10 @@ pub(crate) fn error_event(message: &str) -> Bytes {
 pub(crate) fn rewrite_error_message(e: RewriteError<io::Error>) -> String {
     match e {
         RewriteError::Upstream(e) => error_chain(&e),
-        #[allow(unreachable_patterns)]
-        other => format!("{other:?}"),
+        RewriteError::TooManyChoices(max) => {
+            format!("the upstream sent more than {max} choices (--max-choices)")
+        }
+        other => other.to_string(),
     }
 }
 

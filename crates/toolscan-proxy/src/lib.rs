@@ -24,10 +24,28 @@
 //! - One access line per request (target `toolscan_proxy::access`: status,
 //!   upstream status, bytes, latency, calls, diagnostics); counters for
 //!   Prometheus with [`Metrics`].
-//! - Timeouts and bounds: [`Settings::upstream_idle_timeout`],
-//!   [`Settings::request_body_timeout`], [`Settings::max_request_bytes`]
-//!   (a larger `Content-Length` is refused before the body is read),
-//!   [`Settings::max_sse_line`], [`Settings::shutdown_grace`].
+//! - Timeouts and bounds, each with its flag and a default: on what the
+//!   upstream sends, [`Settings::max_response_bytes`] (a whole answer,
+//!   64 MiB), [`Settings::max_sse_line`] and [`Settings::max_sse_event`]
+//!   (an SSE line, an SSE event of many `data:` lines: 16 MiB each),
+//!   [`Settings::max_choices`] (distinct choices, each with a parser of
+//!   its own: 128), [`Settings::upstream_idle_timeout`] — beyond one, a
+//!   `502` (`504` for the timeout) before the answer began, else an SSE
+//!   error event, and a log line; on what clients send,
+//!   [`Settings::max_request_bytes`] (a larger `Content-Length` is refused
+//!   before the body is read), [`Settings::request_body_timeout`],
+//!   [`Settings::header_read_timeout`] (a request's headers, and a
+//!   keep-alive connection's idle time), [`Settings::max_connections`]
+//!   (one more is a `503`); [`Settings::shutdown_grace`].
+//! - Paths are normalised before routing: escaped unreserved characters
+//!   decoded (`/v1/chat/%63ompletions` is the chat path), dot segments
+//!   (`/../`, `%2e%2e`) refused with `400`, so that no request escapes the
+//!   upstream's path prefix or reaches a route read here unread; `CONNECT`
+//!   is `405`, `*` is for `OPTIONS` only.
+//! - A user and password in the upstream's URL are printed as `***`.
+//! - An answer the proxy reads is asked for as `identity`; an upstream
+//!   that compresses it anyway gets the client a `502` saying so (it is
+//!   not decoded).
 //! - Every other route is forwarded untouched, both ways, streamed.
 //! - Headers pass through (`Authorization` too) except hop-by-hop ones and
 //!   `Host`; headers are never logged, nor query strings: the request
@@ -45,15 +63,20 @@
 //!   `data: {"error": {"message": …, "type": "upstream_error"}}` event and
 //!   a close without `[DONE]`, as OpenAI does.
 //! - A client that disconnects drops its response body, and with it the
-//!   upstream response: the upstream request is cancelled.
-//!
+//!   upstream response: the upstream request is cancelled, also before
+//!   the answer began. A client that only half-closes after its request
+//!   (the same FIN on TCP) still gets its answer: an HTTP/1.1 client's
+//!   connection then gets an interim `100 Continue`, which a closed socket
+//!   answers with a reset (see `client_io`).
 //! - `GET /health` (`200` while the proxy runs) and `GET /ready` (`200`
 //!   once the upstream answers) are answered here, on the serving port:
 //!   see [`health`]. An upstream that serves its own (vLLM's `/health`)
 //!   is reached through them instead with [`Settings::forward_health`].
 //!
 //! [`serve`] runs it until a shutdown future resolves ([`shutdown_signal`]:
-//! SIGINT or SIGTERM), letting requests in flight finish.
+//! SIGINT or SIGTERM), letting requests in flight finish within the grace
+//! period; streams still open after it get an SSE error event, and their
+//! access line the outcome `shutdown`.
 //!
 //! The code, one concern per module: `settings` ([`Settings`]: the
 //! library's configuration, the command line's flags and variables, the
@@ -62,7 +85,9 @@
 //! `access` (the access line and metrics, a layer), `chat` (the chat
 //! completions handler, and the layer that reads its body), `emulate`,
 //! `relay` (the rewritten answer on its way out), `line_guard`, `forward`
-//! (the pass-through), `headers`, `errors`, [`health`], `serve`.
+//! (the pass-through), `headers`, `errors`, `path` (the normalising
+//! layer), [`health`], `serve` (the accept loop: hyper's HTTP/1 server)
+//! and `client_io` (a client connection, and whether its client left).
 //!
 //! The [`replay`] module is a small upstream that plays recorded
 //! completions back, for tests, demos and load measurements (the
@@ -78,10 +103,12 @@ use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
+use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 mod access;
 mod chat;
+mod client_io;
 mod config_error;
 mod emulate;
 mod errors;
@@ -90,6 +117,7 @@ mod headers;
 pub mod health;
 mod line_guard;
 mod metrics;
+mod path;
 mod relay;
 pub mod replay;
 mod responses;
@@ -149,32 +177,44 @@ pub fn router(config: Settings) -> Router {
 /// assert!(try_router(ProxyConfig::new("http://127.0.0.1:8000").with_format("nope")).is_err());
 /// ```
 pub fn try_router(config: Settings) -> Result<Router, ConfigError> {
+    build(config).map(|(app, _)| app)
+}
+
+/// The router, and the token that cuts its open streams (see [`serve`]).
+fn build(config: Settings) -> Result<(Router, CancellationToken), ConfigError> {
     let proxy = Arc::new(Proxy::new(&config)?);
     // Said once per router (`validate` builds a `Proxy` too, silently).
     if proxy.api_base {
-        info!(upstream = %config.upstream, "the upstream's `/v1` is its API base: requests keep their own `/v1/…` path");
+        let upstream = state::redact(&config.upstream);
+        info!(%upstream, "the upstream's `/v1` is its API base: requests keep their own `/v1/…` path");
     }
-    Ok(app(proxy))
+    let cut = proxy.cut.clone();
+    Ok((app(proxy), cut))
 }
 
 /// The routes: one per endpoint the proxy reads, the rest forwarded; the
-/// access line around them all.
+/// path normalised before routing; the access line around them all.
 fn app(proxy: Arc<Proxy>) -> Router {
     // The body is read (and bounded) by `read_body`; the handler's `Bytes`
     // take it whole.
     let chat = chat::chat
         .layer(DefaultBodyLimit::disable())
         .layer(from_fn_with_state(Arc::clone(&proxy), chat::read_body));
-    let mut app = Router::new()
+    let mut routes = Router::new()
         // Other methods on the path go to the upstream, as any route does.
         .route(CHAT_COMPLETIONS, post(chat).fallback(forward::forward));
     // (`.route("/v1/responses", …)`, the Responses API, goes here.)
     if !proxy.settings.forward_health {
-        app = app
+        routes = routes
             .route(health::HEALTH, get(health::health))
             .route(health::READY, get(health::ready));
     }
-    app.fallback(forward::forward)
-        .layer(from_fn_with_state(Arc::clone(&proxy), access::access))
-        .with_state(proxy)
+    let routes = routes
+        .fallback(forward::forward)
+        .with_state(Arc::clone(&proxy));
+    // Layers run outside in: the access line, then the path, then routing.
+    Router::new()
+        .fallback_service(routes)
+        .layer(axum::middleware::from_fn(path::normalise))
+        .layer(from_fn_with_state(proxy, access::access))
 }

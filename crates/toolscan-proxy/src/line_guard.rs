@@ -1,7 +1,9 @@
-//! The upstream's body on its way to the SSE rewrite, with its lines
-//! bounded: an SSE decoder buffers a line until it ends, so one endless
-//! line would take all the memory it is given. A line longer than the
-//! bound ends the body with an error instead.
+//! The upstream's body on its way to the SSE rewrite, with its lines and
+//! events bounded: an SSE decoder buffers a line until it ends, and an
+//! event's `data` lines until the blank line that ends it, so one endless
+//! line, or one event of endless lines, would take all the memory it is
+//! given. A line or an event longer than its bound ends the body with an
+//! error instead.
 
 use std::io;
 use std::pin::Pin;
@@ -12,24 +14,79 @@ use futures_util::Stream;
 
 /// The upstream body's chunks, their transport errors as `io::Error`s
 /// (`TimedOut` for a read that timed out; no URL in the message), and a
-/// line over `max_line` bytes as an `InvalidData` error.
+/// line over `max_line` bytes or an event over `max_event` bytes as an
+/// `InvalidData` error.
 pub(crate) struct LineGuard<S> {
     inner: S,
     max_line: usize,
+    max_event: usize,
     /// Bytes since the last line end.
-    run: usize,
+    line: usize,
+    /// Bytes of the event's lines before the current one (their ends
+    /// included): the event so far is `event + line`.
+    event: usize,
+    /// The last byte was a `\r`: a `\n` next is the same line end.
+    after_cr: bool,
     /// The guard tripped, or the body failed: nothing more is read.
     over: bool,
 }
 
 impl<S> LineGuard<S> {
-    pub(crate) fn new(inner: S, max_line: usize) -> LineGuard<S> {
+    pub(crate) fn new(inner: S, max_line: usize, max_event: usize) -> LineGuard<S> {
         LineGuard {
             inner,
             max_line,
-            run: 0,
+            max_event,
+            line: 0,
+            event: 0,
+            after_cr: false,
             over: false,
         }
+    }
+
+    /// Counts `chunk`'s lines and events; the error if one is over its
+    /// bound. (`\r\n`, `\n` and `\r` end an SSE line; an empty line ends
+    /// an event.)
+    fn count(&mut self, chunk: &[u8]) -> Result<(), io::Error> {
+        let mut from = 0;
+        for at in memchr::memchr2_iter(b'\n', b'\r', chunk) {
+            let run = at - from;
+            let end = chunk[at];
+            from = at + 1;
+            if run == 0 && self.after_cr && end == b'\n' {
+                self.after_cr = false;
+                continue;
+            }
+            self.line += run;
+            self.check()?;
+            if self.line == 0 {
+                self.event = 0;
+            } else {
+                self.event += self.line + 1;
+            }
+            self.line = 0;
+            self.check()?;
+            self.after_cr = end == b'\r';
+        }
+        if from < chunk.len() {
+            self.after_cr = false;
+            self.line = self.line.saturating_add(chunk.len() - from);
+        }
+        self.check()
+    }
+
+    fn check(&self) -> Result<(), io::Error> {
+        let (bound, flag, what) = if self.line > self.max_line {
+            (self.max_line, "--max-sse-line", "line")
+        } else if self.event.saturating_add(self.line) > self.max_event {
+            (self.max_event, "--max-sse-event", "event")
+        } else {
+            return Ok(());
+        };
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("an SSE {what} longer than {bound} bytes ({flag})"),
+        ))
     }
 }
 
@@ -46,20 +103,9 @@ where
         }
         match Pin::new(&mut this.inner).poll_next(cx) {
             Poll::Ready(Some(Ok(chunk))) => {
-                // (`\r` alone ends an SSE line too.)
-                this.run = match memchr::memrchr2(b'\n', b'\r', &chunk) {
-                    Some(at) => chunk.len() - at - 1,
-                    None => this.run.saturating_add(chunk.len()),
-                };
-                if this.run > this.max_line {
+                if let Err(e) = this.count(&chunk) {
                     this.over = true;
-                    return Poll::Ready(Some(Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!(
-                            "an SSE line longer than {} bytes (--max-sse-line)",
-                            this.max_line
-                        ),
-                    ))));
+                    return Poll::Ready(Some(Err(e)));
                 }
                 Poll::Ready(Some(Ok(chunk)))
             }
@@ -74,5 +120,35 @@ where
             }
             other => other.map(|o| o.map(|r| r.map_err(io::Error::other))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(max_line: usize, max_event: usize) -> LineGuard<()> {
+        LineGuard::new((), max_line, max_event)
+    }
+
+    #[test]
+    fn lines_and_events_are_counted_across_chunks_and_line_ends() {
+        let mut g = guard(10, 25);
+        // A line and its end are 9 bytes: two fit in an event of 25 bytes,
+        // three (27) do not.
+        assert!(g.count(b"data: ab\ndata: cd\n\n").is_ok());
+        assert!(g.count(b"data: ab\r\n").is_ok());
+        assert!(g.count(b"data: cd\r").is_ok());
+        assert!(
+            g.count(b"\n\r\n").is_ok(),
+            "CRLF split, then the blank line"
+        );
+        assert_eq!((g.line, g.event), (0, 0));
+        assert!(g.count(b"data: ab\ndata: cd\ndata:").is_ok());
+        let e = g.count(b" ef\n").unwrap_err();
+        assert!(e.to_string().contains("--max-sse-event"), "{e}");
+        let mut g = guard(10, 100);
+        let e = g.count(b"data: 0123456789").unwrap_err();
+        assert!(e.to_string().contains("--max-sse-line"), "{e}");
     }
 }

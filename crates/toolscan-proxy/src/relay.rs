@@ -13,6 +13,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
+use std::future::Future;
+use tokio_util::sync::WaitForCancellationFutureOwned;
 use toolscan_sse::RewriteError;
 use tracing::{info, warn, Span};
 
@@ -43,10 +45,19 @@ pub(crate) async fn relay_stream(
     start: Instant,
 ) -> Response {
     let metrics = proxy.metrics.clone();
-    let body = LineGuard::new(answer.response.bytes_stream(), proxy.settings.max_sse_line);
+    let settings = &proxy.settings;
+    let body = LineGuard::new(
+        answer.response.bytes_stream(),
+        settings.max_sse_line,
+        settings.max_sse_event,
+    );
     let mut rewritten: RewrittenStream = Box::pin(toolscan_sse::rewrite_stream(body, config));
     let relay = match rewritten.next().await {
-        Some(Ok(first)) => Relay::new(Some(first), Some(rewritten), start, metrics),
+        Some(Ok(first)) => {
+            let mut relay = Relay::new(Some(first), Some(rewritten), start, metrics);
+            relay.cut = Some(Box::pin(proxy.cut.clone().cancelled_owned()));
+            relay
+        }
         Some(Err(e)) => {
             let timed_out =
                 matches!(&e, RewriteError::Upstream(e) if e.kind() == io::ErrorKind::TimedOut);
@@ -65,23 +76,43 @@ pub(crate) async fn relay_stream(
     )
 }
 
-/// A whole answer: read, rewritten, sent. A body that is not a
-/// `chat.completion` is passed on as it came.
+/// The whole body of `response`, at most `max` bytes: else why not (and
+/// whether it timed out).
+async fn read_whole(mut response: reqwest::Response, max: usize) -> Result<Bytes, (bool, String)> {
+    let over =
+        || format!("the upstream's answer is larger than {max} bytes (--max-response-bytes)");
+    if response.content_length().is_some_and(|n| n > max as u64) {
+        return Err((false, over()));
+    }
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) if body.len() + chunk.len() > max => return Err((false, over())),
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) => return Ok(Bytes::from(body)),
+            Err(e) => {
+                let timed_out = e.is_timeout();
+                let message = format!(
+                    "the upstream failed while sending its answer: {}",
+                    error_chain(&e.without_url())
+                );
+                return Err((timed_out, message));
+            }
+        }
+    }
+}
+
+/// A whole answer: read (within `max_response_bytes`), rewritten, sent. A
+/// body that is not a `chat.completion` is passed on as it came.
 pub(crate) async fn rewrite_whole(
+    proxy: &Proxy,
     answer: Answer,
     config: &toolscan_sse::Config,
-    metrics: &Metrics,
 ) -> Response {
-    let body = match answer.response.bytes().await {
+    let metrics = &proxy.metrics;
+    let body = match read_whole(answer.response, proxy.settings.max_response_bytes).await {
         Ok(body) => body,
-        Err(e) => {
-            let timed_out = e.is_timeout();
-            let message = format!(
-                "the upstream failed while sending its answer: {}",
-                error_chain(&e.without_url())
-            );
-            return upstream_error(timed_out, &message, answer.upstream);
-        }
+        Err((timed_out, message)) => return upstream_error(timed_out, &message, answer.upstream),
     };
     let began = Instant::now();
     let body = match toolscan_sse::rewrite_body(&body, config) {
@@ -102,6 +133,9 @@ pub(crate) async fn rewrite_whole(
 pub(crate) struct Relay {
     first: Option<Bytes>,
     inner: Option<RewrittenStream>,
+    /// Resolves at the end of the shutdown grace period: the stream then
+    /// ends with an error event.
+    cut: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     span: Span,
     start: Instant,
     bytes: u64,
@@ -118,6 +152,7 @@ impl Relay {
         let relay = Relay {
             first,
             inner,
+            cut: None,
             span: Span::current(),
             start,
             bytes: 0,
@@ -152,6 +187,18 @@ impl Stream for Relay {
         let Some(inner) = this.inner.as_mut() else {
             return Poll::Ready(None);
         };
+        if this
+            .cut
+            .as_mut()
+            .is_some_and(|cut| cut.as_mut().poll(cx).is_ready())
+        {
+            // Dropping the upstream stream closes its connection.
+            this.inner = None;
+            let message = "the proxy is shutting down: the stream is cut";
+            warn!(parent: &this.span, "{message}");
+            this.closed("shutdown");
+            return Poll::Ready(Some(Ok(error_event(message))));
+        }
         // The time a poll that finds upstream bytes takes is the time the
         // rewrite holds them: the latency the proxy adds.
         let began = Instant::now();

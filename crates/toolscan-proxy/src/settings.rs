@@ -312,7 +312,46 @@ pub struct Settings {
         value_parser = at_least_one, env = "TOOLSCAN_MAX_SSE_LINE"))]
     pub max_sse_line: usize,
 
-    /// Seconds requests in flight may take to finish after SIGINT/SIGTERM.
+    /// Largest answer the upstream may send when it is read whole (a
+    /// non-streamed chat completion), in bytes: a larger one (by its
+    /// `Content-Length`, or as it arrives) is a `502`, not buffered.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "BYTES", default_value = "67108864",
+        value_parser = at_least_one, env = "TOOLSCAN_MAX_RESPONSE_BYTES"))]
+    pub max_response_bytes: usize,
+
+    /// Largest event of an upstream SSE answer, in bytes, all its lines
+    /// together (one event of many `data:` lines is buffered whole): a
+    /// larger one is a `502` before the answer began, else an error event
+    /// ends the stream.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "BYTES", default_value = "16777216",
+        value_parser = at_least_one, env = "TOOLSCAN_MAX_SSE_EVENT"))]
+    pub max_sse_event: usize,
+
+    /// Most distinct choices (`index`es) an upstream stream may bring, each
+    /// read by a parser of its own: one more is a `502` before the answer
+    /// began, else an error event ends the stream.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value = "128",
+        value_parser = at_least_one, env = "TOOLSCAN_MAX_CHOICES"))]
+    pub max_choices: usize,
+
+    /// Seconds a client connection may take to send a request's headers,
+    /// counted from when the connection opened or its previous answer
+    /// ended: also the keep-alive idle timeout. The connection is closed
+    /// after.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SECS", default_value = "60",
+        value_parser = seconds, env = "TOOLSCAN_HEADER_READ_TIMEOUT"))]
+    pub header_read_timeout: Duration,
+
+    /// Most client connections open at once; one more is answered `503`
+    /// and closed (with a log line). Default: half the process's
+    /// open-files limit (each connection may hold one to the upstream
+    /// too), 512 where it cannot be read.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N",
+        value_parser = at_least_one, env = "TOOLSCAN_MAX_CONNECTIONS"))]
+    pub max_connections: Option<usize>,
+
+    /// Seconds requests in flight may take to finish after SIGINT/SIGTERM;
+    /// streams still open then get an SSE error event and end.
     #[cfg_attr(feature = "cli", arg(long, value_name = "SECS", default_value = "30",
         value_parser = seconds, env = "TOOLSCAN_SHUTDOWN_GRACE"))]
     pub shutdown_grace: Duration,
@@ -345,6 +384,11 @@ impl Settings {
             request_body_timeout: Duration::from_secs(60),
             max_request_bytes: 32 << 20,
             max_sse_line: 16 << 20,
+            max_response_bytes: 64 << 20,
+            max_sse_event: 16 << 20,
+            max_choices: 128,
+            header_read_timeout: Duration::from_secs(60),
+            max_connections: None,
             shutdown_grace: Duration::from_secs(30),
             registry: Registry::builtin(),
         }

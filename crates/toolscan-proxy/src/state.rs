@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use axum::http::Uri;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 use toolscan_core::{format_for_model, Check, Grammar, IdMint, Options, Tools};
 use tracing::warn;
 
@@ -28,13 +29,30 @@ pub(crate) struct Proxy {
     auto: Arc<Grammar>,
     /// `settings.metrics`, or counters nobody reads.
     pub(crate) metrics: Metrics,
+    /// Cancelled at the end of the shutdown grace period: the streams
+    /// still open end with an error event.
+    pub(crate) cut: CancellationToken,
+}
+
+/// `url` as it may be printed: a user and password in it
+/// (`http://admin:S3CRET@host`) become `***` (`http://***@host`).
+pub(crate) fn redact(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(at) => url.split_at(at + 3),
+        None => ("", url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}***{}", &rest[at..]),
+        None => url.to_owned(),
+    }
 }
 
 /// The upstream's base URL (no trailing `/`, no `/v1` API base), and
 /// whether it ended in `/v1`.
 fn base_of(upstream: &str) -> Result<(String, bool), ConfigError> {
     let refuse = |reason: &str| ConfigError::Upstream {
-        url: upstream.to_owned(),
+        url: redact(upstream),
         reason: reason.into(),
     };
     let url = reqwest::Url::parse(upstream).map_err(|e| refuse(&e.to_string()))?;
@@ -98,6 +116,7 @@ impl Proxy {
             fixed,
             by_model,
             auto,
+            cut: CancellationToken::new(),
         })
     }
 
@@ -230,6 +249,19 @@ mod tests {
             .parse()
             .unwrap_or(Uri::from_static("/x"));
         assert!(p.target(&uri).starts_with("http://upstream:8000/prefix/"));
+    }
+
+    #[test]
+    fn userinfo_is_redacted() {
+        assert_eq!(redact("http://admin:S3CRET@h:8/v1"), "http://***@h:8/v1");
+        assert_eq!(redact("https://tok@h"), "https://***@h");
+        assert_eq!(redact("http://h:8/a@b"), "http://h:8/a@b");
+        assert_eq!(redact("ftp://a:b@c@h"), "ftp://***@h");
+        assert_eq!(redact("a:b@h"), "***@h");
+        let e = ProxyConfig::new("ftp://admin:S3CRET@h")
+            .validate()
+            .unwrap_err();
+        assert!(!e.to_string().contains("S3CRET"), "{e}");
     }
 
     #[test]

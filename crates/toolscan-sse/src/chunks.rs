@@ -104,6 +104,9 @@ pub struct ChunkRewriter {
     /// A choice's events the fast path fed and found changed, for the
     /// general path to use rather than feed the content again.
     prefed: Option<(u64, Delta)>,
+    /// A chunk brought more choices than `config.max_choices`: it and the
+    /// rest of the stream are not read.
+    over: bool,
 }
 
 impl ChunkRewriter {
@@ -116,7 +119,24 @@ impl ChunkRewriter {
             later: String::new(),
             stale: false,
             prefed: None,
+            over: false,
         }
+    }
+
+    /// Whether a chunk brought more distinct choices than
+    /// [`Config::max_choices`] (that chunk was not rewritten, nor should
+    /// any after it be).
+    pub fn too_many_choices(&self) -> bool {
+        self.over
+    }
+
+    /// Whether the choice `index` may have a parser: one it has, or a new
+    /// one within the bound (else `over` is set).
+    fn admits(&mut self, index: u64) -> bool {
+        if self.choices.len() >= self.config.max_choices && !self.choices.contains_key(&index) {
+            self.over = true;
+        }
+        !self.over
     }
 
     /// The fast path: a chunk whose one choice carries text only, and whose
@@ -129,6 +149,9 @@ impl ChunkRewriter {
         let Some(t) = crate::light::text_only(data) else {
             return false;
         };
+        if !self.admits(t.index) {
+            return false;
+        }
         let config = &self.config;
         let state = self
             .choices
@@ -164,6 +187,9 @@ impl ChunkRewriter {
     /// what to send in its place goes to `out` (nothing, when its text is
     /// held back: it comes in a later chunk).
     pub fn chunk(&mut self, data: &str, out: &mut Vec<Emit>) {
+        if self.over {
+            return;
+        }
         if self.fast(data) {
             out.push(Emit::Upstream);
             return;
@@ -199,7 +225,9 @@ impl ChunkRewriter {
         self.stale = false;
         self.remember_envelope(&chunk);
         if !self.rewrite_choices(&mut chunk) {
-            out.push(Emit::Upstream);
+            if !self.over {
+                out.push(Emit::Upstream);
+            }
             return;
         }
         if carries_nothing(&chunk) {
@@ -271,6 +299,17 @@ impl ChunkRewriter {
         let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
             return false;
         };
+        let indices = choices
+            .iter()
+            .enumerate()
+            .map(|(pos, c)| c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64));
+        let mut new: Vec<u64> = indices.filter(|i| !self.choices.contains_key(i)).collect();
+        new.sort_unstable();
+        new.dedup();
+        if self.choices.len() + new.len() > self.config.max_choices {
+            self.over = true;
+            return false;
+        }
         let config = &self.config;
         let mut prefed = self.prefed.take();
         let mut changed = false;

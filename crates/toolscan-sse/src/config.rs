@@ -50,6 +50,11 @@ pub struct Config {
     pub stream_arguments: bool,
     /// Where the calls and diagnostics found are counted, if anywhere.
     pub tally: Option<Arc<Tally>>,
+    /// The most distinct choice `index`es a stream may bring (each has a
+    /// parser of its own): a chunk that brings one more ends the stream
+    /// with [`RewriteError::TooManyChoices`](crate::RewriteError::TooManyChoices)
+    /// after what came before it. Default 128 (OpenAI's largest `n`).
+    pub max_choices: usize,
 }
 
 impl Config {
@@ -62,7 +67,14 @@ impl Config {
             complete_at_stop: true,
             stream_arguments: false,
             tally: None,
+            max_choices: 128,
         }
+    }
+
+    /// Sets [`Config::max_choices`].
+    pub fn with_max_choices(mut self, max: usize) -> Config {
+        self.max_choices = max;
+        self
     }
 
     /// Counts the calls and diagnostics found into `tally`.

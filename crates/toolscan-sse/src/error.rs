@@ -12,6 +12,9 @@ pub enum RewriteError<E> {
     /// The upstream body is not SSE the decoder can read (a field that is
     /// not UTF-8).
     Decode(DecodeError),
+    /// A chunk brought more distinct choice indices than
+    /// [`Config::max_choices`](crate::Config::max_choices) (the bound).
+    TooManyChoices(usize),
 }
 
 impl<E: fmt::Display> fmt::Display for RewriteError<E> {
@@ -19,6 +22,9 @@ impl<E: fmt::Display> fmt::Display for RewriteError<E> {
         match self {
             RewriteError::Upstream(e) => write!(f, "upstream body failed: {e}"),
             RewriteError::Decode(e) => write!(f, "{e}"),
+            RewriteError::TooManyChoices(max) => {
+                write!(f, "the upstream sent more than {max} choices")
+            }
         }
     }
 }
@@ -28,6 +34,7 @@ impl<E: std::error::Error + 'static> std::error::Error for RewriteError<E> {
         match self {
             RewriteError::Upstream(e) => Some(e),
             RewriteError::Decode(e) => Some(e),
+            RewriteError::TooManyChoices(_) => None,
         }
     }
 }

@@ -79,7 +79,9 @@
 //!
 //! A transport error of the upstream ends the stream with
 //! [`RewriteError::Upstream`] after everything before it, without `[DONE]`;
-//! text a parser still held then is not sent.
+//! text a parser still held then is not sent. So does a chunk that brings
+//! more distinct choices than [`Config::max_choices`]
+//! ([`RewriteError::TooManyChoices`]: one parser is kept per choice).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -142,23 +144,29 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let max_choices = config.max_choices;
     let state = State {
         events: Box::pin(SseByteStream::new(upstream)),
         rewriter: Rewriter::new(config),
         ended: false,
+        failed: None,
     };
-    futures_util::stream::unfold(state, |mut st| async move {
+    futures_util::stream::unfold(state, move |mut st| async move {
         if st.ended {
-            return None;
+            let e = st.failed.take()?;
+            return Some((Err(e), st));
         }
         loop {
             let mut out = Vec::new();
             match st.events.next().await {
-                Some(Ok(event)) => {
-                    if st.rewriter.event(event, &mut out) == Flow::Done {
+                Some(Ok(event)) => match st.rewriter.event(event, &mut out) {
+                    Flow::Continue => {}
+                    Flow::Done => st.ended = true,
+                    Flow::TooManyChoices => {
                         st.ended = true;
+                        st.failed = Some(RewriteError::TooManyChoices(max_choices));
                     }
-                }
+                },
                 Some(Err(e)) => {
                     st.ended = true;
                     return Some((Err(upstream_error(e)), st));
@@ -170,6 +178,9 @@ where
             }
             if !out.is_empty() {
                 return Some((Ok(Bytes::from(out)), st));
+            }
+            if let Some(e) = st.failed.take() {
+                return Some((Err(e), st));
             }
             if st.ended {
                 return None;
@@ -183,6 +194,8 @@ struct State<S: futures_util::TryStream> {
     events: std::pin::Pin<Box<SseByteStream<S>>>,
     rewriter: Rewriter,
     ended: bool,
+    /// The error that ends the stream, after what came before it.
+    failed: Option<RewriteError<S::Error>>,
 }
 
 /// The decoder's error, with the upstream's own error taken back out of

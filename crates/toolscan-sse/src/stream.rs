@@ -21,6 +21,9 @@ pub(crate) enum Flow {
     Continue,
     /// `[DONE]` was sent: stop.
     Done,
+    /// The chunk brought more choices than `Config::max_choices`: stop,
+    /// with an error.
+    TooManyChoices,
 }
 
 /// The state of one streaming rewrite.
@@ -55,6 +58,9 @@ impl Rewriter {
         self.chunks.chunk(data, &mut emits);
         self.send(&mut emits, Some(sse), out);
         self.emits = emits;
+        if self.chunks.too_many_choices() {
+            return Flow::TooManyChoices;
+        }
         Flow::Continue
     }
 
