@@ -610,7 +610,7 @@ class Dispatcher:
 
         try:
             if hasattr(stream, "__aiter__"):
-                async for item in stream:  # type: ignore[union-attr]
+                async for item in stream:
                     for event, call in reader.feed(item):
                         if call is not None:
                             start(call)
@@ -618,7 +618,7 @@ class Dispatcher:
                     while pending and pending[0].done():
                         yield pending.popleft().result()
             else:
-                for item in stream:  # type: ignore[union-attr]
+                for item in stream:
                     for event, call in reader.feed(item):
                         if call is not None:
                             start(call)
