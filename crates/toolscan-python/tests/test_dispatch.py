@@ -183,6 +183,24 @@ def test_text_and_calls_match_toolscan_parse_on_the_same_text(seed):
     assert out.finish_reason == whole.finish_reason
 
 
+def test_a_calls_diagnostics_are_the_schema_checks_of_that_call():
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    text = hermes("get_weather", city=3) + hermes("get_weather", city="Oslo")
+    out = toolscan.dispatch.run(pieces(text), {"get_weather": get_weather}, "hermes", tools=tools, check_calls="report")
+    whole = toolscan.parse(text, "hermes", tools=tools, check_calls="report")
+    assert [[d.kind for d in c.diagnostics] for c in out.calls] == [
+        [d.kind for d in c.diagnostics] for c in whole.tool_calls
+    ] == [["wrong_type"], []]
+
+
+def test_an_item_that_is_neither_text_nor_a_chat_chunk_is_a_type_error():
+    with pytest.raises(TypeError, match="neither a text chunk"):
+        toolscan.dispatch.run(["text", 42], {})
+    with pytest.raises(TypeError, match="aevents"):
+        toolscan.dispatch.run(AsyncOnly(Slow("x")), {})
+
+
 def test_async_handlers_run_concurrently_under_asyncio_before_the_stream_ends():
     text = "Two.\n" + hermes("wait", s=0.3) + hermes("wait", s=0.3) + " and on " * 10
     stream = Slow(text, delay=0.02)

@@ -99,7 +99,7 @@ from typing import (
 )
 
 from . import Event
-from ._native import Diagnostic, Done, Parser, Reasoning, Text, ToolCallEnd
+from ._native import Diagnostic, Done, Parser, Reasoning, Text, ToolCallEnd, ToolCallStart
 
 __all__ = [
     "ArgumentsError",
@@ -148,6 +148,9 @@ class Call:
     #: ``True`` for a call the server sent in ``delta.tool_calls``, ``False``
     #: for one toolscan read from the text.
     native: bool = False
+    #: The diagnostics the parser gave while the call was open (with
+    #: ``check_calls="report"``, what the schema check found).
+    diagnostics: Tuple[Diagnostic, ...] = ()
 
     def parsed(self) -> Any:
         """The arguments parsed (``json.loads``, a new object on each call)."""
@@ -290,10 +293,11 @@ class _Reader:
         self.seq = 0
         self.finish_reason: Optional[str] = None
         self.native: Dict[int, _NativeCall] = {}
-        self.saw_chunks = False
+        # The diagnostics since the open text call's start, while one is open.
+        self.open_notes: Optional[List[Diagnostic]] = None
 
-    def _call(self, id: str, name: str, arguments: str, native: bool) -> Call:
-        call = Call(self.seq, id, name, arguments, native)
+    def _call(self, id: str, name: str, arguments: str, native: bool, notes: Tuple[Diagnostic, ...] = ()) -> Call:
+        call = Call(self.seq, id, name, arguments, native, notes)
         self.seq += 1
         return call
 
@@ -301,8 +305,14 @@ class _Reader:
         for event in events:
             if isinstance(event, Done):
                 continue  # the drivers' own ``Done`` ends the answer
+            if isinstance(event, ToolCallStart):
+                self.open_notes = []
+            elif isinstance(event, Diagnostic) and self.open_notes is not None:
+                self.open_notes.append(event)
             if isinstance(event, ToolCallEnd):
-                out.append((event, self._call(event.id, event.name, event.arguments, False)))
+                notes = tuple(self.open_notes or ())
+                self.open_notes = None
+                out.append((event, self._call(event.id, event.name, event.arguments, False, notes)))
             else:
                 out.append((event, None))
 
@@ -322,8 +332,13 @@ class _Reader:
         if isinstance(item, (str, bytes, bytearray)):
             self._parsed(self.parser.feed(item), out)
             return out
-        self.saw_chunks = True
-        for choice in _get(item, "choices") or []:
+        choices = _get(item, "choices")
+        if choices is None and not isinstance(item, dict):
+            raise TypeError(
+                f"{type(item).__name__} is neither a text chunk (str, bytes) nor a chat completion "
+                "chunk (an object or dict with choices)"
+            )
+        for choice in choices or []:
             if (_get(choice, "index") or 0) != 0:
                 continue
             delta = _get(choice, "delta")
