@@ -201,6 +201,15 @@ def test_an_item_that_is_neither_text_nor_a_chat_chunk_is_a_type_error():
         toolscan.dispatch.run(AsyncOnly(Slow("x")), {})
 
 
+def test_bad_options_raise_when_the_dispatcher_is_made():
+    with pytest.raises(toolscan.UnknownFormatError):
+        Dispatcher({}, "no-such-format")
+    with pytest.raises(toolscan.OptionsError):
+        Dispatcher({}, "hermes", check_calls="strict")
+    with pytest.raises(ValueError):
+        Dispatcher({}, "hermes", max_concurrent=0)
+
+
 def test_async_handlers_run_concurrently_under_asyncio_before_the_stream_ends():
     text = "Two.\n" + hermes("wait", s=0.3) + hermes("wait", s=0.3) + " and on " * 10
     stream = Slow(text, delay=0.02)

@@ -498,8 +498,9 @@ class Dispatcher:
     ``Call`` rather than keyword arguments. ``max_concurrent``: how many
     handlers run at once (``None``: the thread pool's default size, and no
     bound on ``async`` handlers). ``executor``: the pool plain handlers run
-    in (it is not shut down; by default each dispatch makes its own). Bad
-    options raise at once (``OptionsError``, ``UnknownFormatError``).
+    in (it is not shut down, and its own size bounds the plain handlers; by
+    default each dispatch makes its own). Bad options raise at once
+    (``OptionsError``, ``UnknownFormatError``, ``ValueError``).
     """
 
     def __init__(
@@ -512,6 +513,8 @@ class Dispatcher:
         executor: Optional[concurrent.futures.Executor] = None,
         **options: Any,
     ) -> None:
+        if max_concurrent is not None and max_concurrent < 1:
+            raise ValueError("max_concurrent must be at least 1 (or None)")
         self.handlers: Dict[str, Handler] = dict(handlers)
         self.format = format
         self.pass_call = pass_call
