@@ -5,8 +5,8 @@
   subclassed, ``__all__``); what it may report is in
   ``stubtest-allowlist.txt``, each line with its reason.
 - ``mypy --strict`` checks the package (``toolscan``, ``toolscan.openai``,
-  ``toolscan.vllm``) and ``typing/public_api.py``, a typed use of the public
-  API, which is also run.
+  ``toolscan.dispatch``, ``toolscan.vllm``) and ``typing/public_api.py``, a
+  typed use of the public API, which is also run.
 
 The settings are the package's ``[tool.mypy]`` (``pyproject.toml``): the
 stubs are read from ``python/``, the module imported is the installed one.

@@ -15,7 +15,8 @@ completed calls as soon as each is decided::
 ``toolscan.parse(text, format=...)`` does a whole answer at once,
 ``toolscan.formats()`` lists the formats, ``toolscan.format_for_model(id)``
 names the one a model writes. ``toolscan.openai`` rewrites the ``openai``
-client's chat-completions streams.
+client's chat-completions streams; ``toolscan.dispatch`` runs each tool the
+moment its call closes, while the stream goes on.
 """
 
 from typing import Union

@@ -16,6 +16,7 @@ from openai.types.chat import ChatCompletionChunk
 from typing_extensions import assert_never, assert_type
 
 import toolscan
+import toolscan.dispatch
 import toolscan.openai
 
 #: Hermes's markup (a JSON object between `<tool_call>` tags), split mid-call.
@@ -141,6 +142,29 @@ def openai_stream_async() -> List[str]:
     return asyncio.run(run())
 
 
+def dispatch_calls() -> List[Dict[str, Any]]:
+    """`toolscan.dispatch` over text chunks (sync) and chunk objects (asyncio): each call's result."""
+
+    def get_weather(city: str) -> Dict[str, Any]:
+        return {"city": city, "celsius": 21}
+
+    async def get_weather_async(city: str) -> str:
+        return city
+
+    outcome = toolscan.dispatch.run(CHUNKS, {"get_weather": get_weather}, "hermes")
+    assert_type(outcome, toolscan.dispatch.Outcome)
+    for result in outcome.results:
+        assert_type(result.error, Optional[BaseException])
+        assert result.ok and result.call.parsed() == {"city": "Paris"}
+    dispatcher = toolscan.dispatch.Dispatcher({"get_weather": get_weather_async}, "hermes", max_concurrent=2)
+    later = asyncio.run(dispatcher.arun(_upstream_async()))
+    assert [r.value for r in later.results] == ["Paris"]
+    for item in dispatcher.events(_upstream()):
+        if isinstance(item, toolscan.dispatch.CallResult):
+            assert_type(item.call, toolscan.dispatch.Call)
+    return outcome.messages()
+
+
 def _misuse(parser: toolscan.Parser, text: toolscan.Text) -> None:
     """Not called: each line is an error the stubs must report."""
     toolscan.Parser("hermes", resoning=True)  # type: ignore[call-arg]
@@ -149,6 +173,8 @@ def _misuse(parser: toolscan.Parser, text: toolscan.Text) -> None:
     parser.finish(True)  # type: ignore[call-arg]
     text.delta = "changed"  # type: ignore[misc]
     toolscan.parse(bytearray(b"x"))  # type: ignore[arg-type]
+    toolscan.dispatch.run(CHUNKS, [len])  # type: ignore[arg-type]
+    toolscan.dispatch.Dispatcher({"get_weather": len}).run(CHUNKS).text = None  # type: ignore[assignment]
 
     class Mine(toolscan.Parser):  # type: ignore[misc]
         """The classes cannot be subclassed (a `TypeError` at run time)."""
@@ -159,6 +185,7 @@ def main() -> None:
     assert whole_answer() == "hermes"
     assert openai_stream() == ["get_weather"]
     assert "tool_calls" in openai_stream_async()
+    assert [m["role"] for m in dispatch_calls()] == ["assistant", "tool"]
 
 
 if __name__ == "__main__":
