@@ -336,12 +336,7 @@ async fn run_stage(
     let tasks: Vec<_> = (0..streams)
         .map(|i| {
             let delay = ramp.mul_f64(i as f64 / streams as f64);
-            tokio::spawn(one_stream(
-                client.clone(),
-                Arc::clone(&url),
-                delay,
-                request,
-            ))
+            tokio::spawn(one_stream(client.clone(), Arc::clone(&url), delay, request))
         })
         .collect();
     let mut latencies = Vec::new();

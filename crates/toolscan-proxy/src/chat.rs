@@ -76,7 +76,7 @@ pub(crate) async fn read_body(
 /// The request's JSON, `None` if it is not JSON (the upstream's to
 /// refuse); JSON nested deeper than the reader goes (128 levels) could be
 /// neither emulated nor read for calls: refused, not passed on unread.
-fn request_json(bytes: &[u8]) -> Result<Option<Value>, Refused> {
+pub(crate) fn request_json(bytes: &[u8]) -> Result<Option<Value>, Refused> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(v) => Ok(Some(v)),
         Err(e) if e.to_string().starts_with("recursion limit exceeded") => Err(Refused(
@@ -89,7 +89,7 @@ fn request_json(bytes: &[u8]) -> Result<Option<Value>, Refused> {
 
 /// Tool calling for a model served without it: the request rewritten, in a
 /// format that can be written (`auto` cannot: `hermes` then).
-fn emulated(
+pub(crate) fn emulated(
     proxy: &Proxy,
     request: &Value,
     format: &mut String,

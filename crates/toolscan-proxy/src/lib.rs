@@ -121,6 +121,7 @@ mod path;
 mod relay;
 pub mod replay;
 mod responses;
+mod responses_route;
 mod route;
 mod serve;
 mod settings;
@@ -130,12 +131,16 @@ pub use config_error::ConfigError;
 pub use metrics::Metrics;
 pub use route::Route;
 pub use serve::{serve, shutdown_signal};
-pub use settings::{ModelSettings, ProxyConfig, Settings};
+pub use settings::{ModelSettings, ProxyConfig, ResponsesMode, Settings};
 
 use state::Proxy;
 
 /// The path whose answers are rewritten.
 pub const CHAT_COMPLETIONS: &str = "/v1/chat/completions";
+
+/// The Responses API's path, served over [`CHAT_COMPLETIONS`]
+/// ([`Settings::responses`]).
+pub const RESPONSES: &str = "/v1/responses";
 
 /// The proxy's router: `/v1/chat/completions` rewritten, everything else
 /// forwarded untouched. A configuration that does not
@@ -203,7 +208,12 @@ fn app(proxy: Arc<Proxy>) -> Router {
     let mut routes = Router::new()
         // Other methods on the path go to the upstream, as any route does.
         .route(CHAT_COMPLETIONS, post(chat).fallback(forward::forward));
-    // (`.route("/v1/responses", …)`, the Responses API, goes here.)
+    if proxy.settings.responses == ResponsesMode::Translate {
+        let responses = responses_route::responses
+            .layer(DefaultBodyLimit::disable())
+            .layer(from_fn_with_state(Arc::clone(&proxy), chat::read_body));
+        routes = routes.route(RESPONSES, post(responses).fallback(forward::forward));
+    }
     if !proxy.settings.forward_health {
         routes = routes
             .route(health::HEALTH, get(health::health))

@@ -25,7 +25,8 @@ use crate::line_guard::LineGuard;
 use crate::state::Proxy;
 use crate::Metrics;
 
-type RewrittenStream = Pin<Box<dyn Stream<Item = Result<Bytes, RewriteError<io::Error>>> + Send>>;
+pub(crate) type RewrittenStream =
+    Pin<Box<dyn Stream<Item = Result<Bytes, RewriteError<io::Error>>> + Send>>;
 
 /// The upstream's answer and what the client gets of it.
 pub(crate) struct Answer {
@@ -44,14 +45,44 @@ pub(crate) async fn relay_stream(
     config: toolscan_sse::Config,
     start: Instant,
 ) -> Response {
-    let metrics = proxy.metrics.clone();
+    let body = guarded(proxy, answer.response);
+    let rewritten: RewrittenStream = Box::pin(toolscan_sse::rewrite_stream(body, config));
+    relay(
+        proxy,
+        answer.status,
+        answer.headers,
+        answer.upstream,
+        rewritten,
+        start,
+    )
+    .await
+}
+
+/// The upstream's streamed body, its lines and events bounded
+/// (`max_sse_line`, `max_sse_event`).
+pub(crate) fn guarded(
+    proxy: &Proxy,
+    response: reqwest::Response,
+) -> LineGuard<impl Stream<Item = reqwest::Result<Bytes>>> {
     let settings = &proxy.settings;
-    let body = LineGuard::new(
-        answer.response.bytes_stream(),
+    LineGuard::new(
+        response.bytes_stream(),
         settings.max_sse_line,
         settings.max_sse_event,
-    );
-    let mut rewritten: RewrittenStream = Box::pin(toolscan_sse::rewrite_stream(body, config));
+    )
+}
+
+/// Relays `rewritten` to the client once its first piece came (an error
+/// before it is a `502`).
+pub(crate) async fn relay(
+    proxy: &Proxy,
+    status: StatusCode,
+    headers: HeaderMap,
+    upstream: UpstreamSaid,
+    mut rewritten: RewrittenStream,
+    start: Instant,
+) -> Response {
+    let metrics = proxy.metrics.clone();
     let relay = match rewritten.next().await {
         Some(Ok(first)) => {
             let mut relay = Relay::new(Some(first), Some(rewritten), start, metrics);
@@ -65,20 +96,20 @@ pub(crate) async fn relay_stream(
                 "the upstream failed before its answer began: {}",
                 rewrite_error_message(e)
             );
-            return upstream_error(timed_out, &message, answer.upstream);
+            return upstream_error(timed_out, &message, upstream);
         }
         None => Relay::new(None, None, start, metrics),
     };
     let body = Body::from_stream(relay);
-    tagged(
-        with_parts(answer.status, answer.headers, body),
-        answer.upstream,
-    )
+    tagged(with_parts(status, headers, body), upstream)
 }
 
 /// The whole body of `response`, at most `max` bytes: else why not (and
 /// whether it timed out).
-async fn read_whole(mut response: reqwest::Response, max: usize) -> Result<Bytes, (bool, String)> {
+pub(crate) async fn read_whole(
+    mut response: reqwest::Response,
+    max: usize,
+) -> Result<Bytes, (bool, String)> {
     let over =
         || format!("the upstream's answer is larger than {max} bytes (--max-response-bytes)");
     if response.content_length().is_some_and(|n| n > max as u64) {

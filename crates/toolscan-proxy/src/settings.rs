@@ -195,6 +195,20 @@ fn seconds(s: &str) -> Result<Duration, String> {
     }
 }
 
+/// What the proxy does with `POST /v1/responses` (`--responses`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[non_exhaustive]
+pub enum ResponsesMode {
+    /// Served over the upstream's Chat Completions: the request
+    /// translated into a chat request, the answer (its text calls read as
+    /// on the chat route) into Responses output items or events.
+    #[default]
+    Translate,
+    /// Forwarded untouched, like any other route.
+    Off,
+}
+
 /// `BYTES`: a whole number, at least 1.
 #[cfg(feature = "cli")]
 fn at_least_one(s: &str) -> Result<usize, String> {
@@ -269,6 +283,42 @@ pub struct Settings {
     /// URL`).
     #[cfg_attr(feature = "cli", arg(long, env = "TOOLSCAN_FORWARD_HEALTH"))]
     pub forward_health: bool,
+
+    /// `POST /v1/responses`: `translate` (the default) serves the
+    /// Responses API over the upstream's `/v1/chat/completions`, its text
+    /// calls becoming `function_call` items; `off` forwards it untouched.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_name = "MODE",
+            value_enum,
+            default_value = "translate",
+            env = "TOOLSCAN_RESPONSES"
+        )
+    )]
+    pub responses: ResponsesMode,
+
+    /// Responses kept in memory for `previous_response_id` (and the
+    /// `item_reference`s of a later turn): the last N, each for
+    /// `--responses-store-ttl`. 0 (the default): stateless, and a request
+    /// naming an earlier response is a `400`. Kept in this process only:
+    /// replicas behind a load balancer do not share them.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_name = "N",
+            default_value = "0",
+            env = "TOOLSCAN_RESPONSES_STORE"
+        )
+    )]
+    pub responses_store: usize,
+
+    /// Seconds a kept response stays (see `--responses-store`).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SECS", default_value = "3600",
+        value_parser = seconds, env = "TOOLSCAN_RESPONSES_STORE_TTL"))]
+    pub responses_store_ttl: Duration,
 
     /// The parser's limits (the command line has flags of its own for
     /// them, shared with `toolscan parse`).
@@ -377,6 +427,9 @@ impl Settings {
             model: ModelSettings::default(),
             keep_tool_names: false,
             forward_health: false,
+            responses: ResponsesMode::Translate,
+            responses_store: 0,
+            responses_store_ttl: Duration::from_secs(3600),
             limits: Limits::default(),
             metrics: None,
             connect_timeout: Duration::from_secs(10),

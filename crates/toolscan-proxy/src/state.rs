@@ -32,6 +32,8 @@ pub(crate) struct Proxy {
     /// Cancelled at the end of the shutdown grace period: the streams
     /// still open end with an error event.
     pub(crate) cut: CancellationToken,
+    /// The kept responses (`--responses-store N`, N > 0).
+    pub(crate) responses: Option<Arc<crate::responses::ResponseStore>>,
 }
 
 /// `url` as it may be printed: a user and password in it
@@ -117,6 +119,12 @@ impl Proxy {
             by_model,
             auto,
             cut: CancellationToken::new(),
+            responses: (settings.responses_store > 0).then(|| {
+                Arc::new(crate::responses::ResponseStore::new(
+                    settings.responses_store,
+                    settings.responses_store_ttl,
+                ))
+            }),
         })
     }
 

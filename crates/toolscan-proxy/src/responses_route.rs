@@ -1,0 +1,292 @@
+//! `POST /v1/responses` ([`ResponsesMode::Translate`], the default): the
+//! Responses request translated into a chat request
+//! ([`responses::translate`]), sent to the upstream's
+//! `/v1/chat/completions`, its answer read for calls as the chat route
+//! reads one (`options_for`: only when tools are offered), and translated
+//! back — whole ([`responses::answer::from_chat`]) or as the Responses
+//! event stream ([`responses::EventStream`]). A finished response is kept
+//! for `previous_response_id` when `--responses-store` keeps any.
+//!
+//! [`ResponsesMode::Translate`]: crate::ResponsesMode::Translate
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, request, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+use sse_stream::SseByteStream;
+use toolscan_sse::{RewriteError, Tally};
+use tracing::{warn, Span};
+
+use crate::access::{tagged, Started, UpstreamSaid};
+use crate::chat::{emulated, request_json};
+use crate::emulate;
+use crate::errors::{
+    json_response, rewrite_error_message, unreachable_upstream, upstream_error, upstream_failed,
+};
+use crate::headers::{request_headers, response_headers, with_parts};
+use crate::relay::{guarded, read_whole, relay, RewrittenStream};
+use crate::responses::error::RequestError;
+use crate::responses::{self, answer, sse, EventStream, Ids, ResponseStore, Translated};
+use crate::state::Proxy;
+
+/// A stream of SSE bytes, its errors as text.
+type SseBytes = Pin<Box<dyn Stream<Item = Result<Bytes, io::Error>> + Send>>;
+
+/// `POST /v1/responses`, translated to and from the upstream's chat
+/// completions.
+pub(crate) async fn responses(
+    State(proxy): State<Arc<Proxy>>,
+    Extension(Started(start)): Extension<Started>,
+    parts: request::Parts,
+    bytes: Bytes,
+) -> Response {
+    let json = match request_json(&bytes) {
+        Ok(Some(json)) => json,
+        Ok(None) => return bad_request(&RequestError::NotAnObject.body()),
+        Err(refused) => return refused.into_response(),
+    };
+    let translated = match responses::translate(&json, proxy.responses.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return bad_request(&e.body()),
+    };
+    let model = translated.chat.get("model").and_then(Value::as_str);
+    let settings = proxy.model_settings(model);
+    let (mut format, mut grammar) = proxy.grammar_for(model);
+    let mut body = Bytes::from(translated.chat.to_string());
+    if settings.emulate_tools && emulate::wanted(&translated.chat) {
+        match emulated(&proxy, &translated.chat, &mut format, &mut grammar) {
+            Ok(emulated) => body = emulated,
+            Err(refused) => return refused.into_response(),
+        }
+    }
+    let span = Span::current();
+    span.record("format", format.as_str());
+    span.record("stream", translated.stream);
+    let tally = Arc::new(Tally::default());
+    let config = proxy.options_for(Some(&translated.chat)).map(|options| {
+        toolscan_sse::Config::new(grammar)
+            .with_options(options)
+            .with_stream_arguments(settings.stream_arguments)
+            .with_tally(Arc::clone(&tally))
+    });
+    span.record("parse", if config.is_some() { "calls" } else { "off" });
+    let target = proxy.target(&Uri::from_static(crate::CHAT_COMPLETIONS));
+    let response = match proxy
+        .client
+        .post(target)
+        .headers(chat_headers(&parts.headers))
+        .body(body)
+        .send()
+        .await
+    {
+        Ok(response) => response,
+        Err(e) => return unreachable_upstream(e),
+    };
+    let answer = Answer {
+        proxy: &proxy,
+        translated,
+        config,
+        upstream: UpstreamSaid {
+            status: Some(response.status().as_u16()),
+            failed: false,
+            tally: Some(tally),
+        },
+    };
+    answer.send(response, start).await
+}
+
+/// What the client sends, for the chat request: its headers (its key
+/// among them) with the body's type and length those of the chat body.
+fn chat_headers(headers: &HeaderMap) -> HeaderMap {
+    let mut headers = request_headers(headers, false);
+    headers.remove(header::CONTENT_LENGTH);
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers
+}
+
+/// A `400` with the OpenAI error object `body`.
+fn bad_request(body: &Value) -> Response {
+    json_response(StatusCode::BAD_REQUEST, body)
+}
+
+/// A translated request's answer on its way back.
+struct Answer<'a> {
+    proxy: &'a Proxy,
+    translated: Translated,
+    /// How the chat answer is read for calls (`None`: it is not).
+    config: Option<toolscan_sse::Config>,
+    upstream: UpstreamSaid,
+}
+
+impl Answer<'_> {
+    /// The upstream's answer: a 5xx is a `502`, a 4xx the client's to see
+    /// as it came, a success translated (streamed or whole).
+    async fn send(self, response: reqwest::Response, start: std::time::Instant) -> Response {
+        let status = response.status();
+        if status.is_server_error() {
+            return upstream_failed(response).await;
+        }
+        if !status.is_success() {
+            let headers = response_headers(response.headers(), false);
+            let body = Body::from_stream(response.bytes_stream());
+            return tagged(with_parts(status, headers, body), self.upstream);
+        }
+        let is_sse = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+        if is_sse {
+            self.stream(response, start).await
+        } else {
+            self.whole(response).await
+        }
+    }
+
+    /// A whole answer: read (within `max_response_bytes`), its calls read,
+    /// translated into a `response`.
+    async fn whole(self, response: reqwest::Response) -> Response {
+        let max = self.proxy.settings.max_response_bytes;
+        let body = match read_whole(response, max).await {
+            Ok(body) => body,
+            Err((timed_out, message)) => return upstream_error(timed_out, &message, self.upstream),
+        };
+        let body = match &self.config {
+            Some(config) => match toolscan_sse::rewrite_body(&body, config) {
+                Ok(rewritten) => Bytes::from(rewritten),
+                Err(e) => {
+                    warn!(error = ?e, "the answer is not a chat.completion");
+                    body
+                }
+            },
+            None => body,
+        };
+        let ids = Ids::new();
+        let translated = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|completion| answer::from_chat(&completion, &self.translated.echo, &ids));
+        let Some(out) = translated else {
+            let message = "the upstream's answer is not a chat.completion";
+            return upstream_error(false, message, self.upstream);
+        };
+        if let Some(store) = &self.proxy.responses {
+            let output = out.get("output").and_then(Value::as_array);
+            let output = output.map_or(&[][..], Vec::as_slice);
+            responses::keep(store, &ids.response, &self.translated, output);
+        }
+        tagged(json_response(StatusCode::OK, &out), self.upstream)
+    }
+
+    /// A streamed answer: its chunks rewritten (when calls are read), then
+    /// translated into Responses events, sent as they come.
+    async fn stream(self, response: reqwest::Response, start: std::time::Instant) -> Response {
+        let body = guarded(self.proxy, response);
+        let chunks: SseBytes = match self.config {
+            Some(config) => Box::pin(
+                toolscan_sse::rewrite_stream(body, config)
+                    .map(|r| r.map_err(|e| io::Error::other(rewrite_error_message(e)))),
+            ),
+            None => Box::pin(body),
+        };
+        let events = EventStream::new(self.translated.echo.clone(), Ids::new());
+        let keep = self
+            .proxy
+            .responses
+            .clone()
+            .map(|store| (store, self.translated));
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        let stream: RewrittenStream = Box::pin(events_of(chunks, events, keep));
+        relay(
+            self.proxy,
+            StatusCode::OK,
+            headers,
+            self.upstream,
+            stream,
+            start,
+        )
+        .await
+    }
+}
+
+/// The state of [`events_of`].
+struct Translating {
+    chunks: Pin<Box<SseByteStream<SseBytes>>>,
+    events: EventStream,
+    /// Where the finished response is kept, and its request.
+    keep: Option<(Arc<ResponseStore>, Translated)>,
+    ended: bool,
+}
+
+impl Translating {
+    /// The events of one upstream SSE event (`None`: the stream is
+    /// over).
+    fn event(&mut self, item: Option<Result<sse_stream::Sse, sse_stream::Error>>) -> Vec<u8> {
+        let mut out = Vec::new();
+        match item {
+            Some(Ok(sse)) => match sse.data.as_deref().map(str::trim) {
+                Some("[DONE]") => self.events.end(&mut out),
+                Some(data) => self.events.chunk_json(data, &mut out),
+                None => {}
+            },
+            Some(Err(e)) => {
+                let message = format!("the upstream failed mid-stream: {e}");
+                warn!(%message, "upstream failed");
+                self.events.fail(&message, &mut out);
+            }
+            None => self.events.end(&mut out),
+        }
+        if self.events.ended() {
+            self.ended = true;
+            if let Some((store, translated)) = self.keep.take() {
+                let id = self.events.response_id().to_owned();
+                responses::keep(&store, &id, &translated, self.events.output());
+            }
+        }
+        let mut bytes = Vec::new();
+        for event in &out {
+            sse::write(event, &mut bytes);
+        }
+        bytes
+    }
+}
+
+/// The Responses events of the (rewritten) chat chunks in `chunks`, each
+/// upstream event's in one piece.
+fn events_of(
+    chunks: SseBytes,
+    events: EventStream,
+    keep: Option<(Arc<ResponseStore>, Translated)>,
+) -> impl Stream<Item = Result<Bytes, RewriteError<io::Error>>> + Send {
+    let state = Translating {
+        chunks: Box::pin(SseByteStream::new(chunks)),
+        events,
+        keep,
+        ended: false,
+    };
+    futures_util::stream::unfold(state, |mut st| async move {
+        while !st.ended {
+            let item = st.chunks.next().await;
+            let out = st.event(item);
+            if !out.is_empty() {
+                return Some((Ok(Bytes::from(out)), st));
+            }
+        }
+        None
+    })
+}
