@@ -208,11 +208,21 @@ fn app(proxy: Arc<Proxy>) -> Router {
     let mut routes = Router::new()
         // Other methods on the path go to the upstream, as any route does.
         .route(CHAT_COMPLETIONS, post(chat).fallback(forward::forward));
-    if proxy.settings.responses == ResponsesMode::Translate {
-        let responses = responses_route::responses
-            .layer(DefaultBodyLimit::disable())
-            .layer(from_fn_with_state(Arc::clone(&proxy), chat::read_body));
-        routes = routes.route(RESPONSES, post(responses).fallback(forward::forward));
+    let read = || from_fn_with_state(Arc::clone(&proxy), chat::read_body);
+    match proxy.settings.responses {
+        ResponsesMode::Translate => {
+            let handler = responses_route::responses
+                .layer(DefaultBodyLimit::disable())
+                .layer(read());
+            routes = routes.route(RESPONSES, post(handler).fallback(forward::forward));
+        }
+        ResponsesMode::Passthrough => {
+            let handler = responses_route::passthrough
+                .layer(DefaultBodyLimit::disable())
+                .layer(read());
+            routes = routes.route(RESPONSES, post(handler).fallback(forward::forward));
+        }
+        ResponsesMode::Off => {}
     }
     if !proxy.settings.forward_health {
         routes = routes

@@ -7,7 +7,15 @@
 //! event stream ([`responses::EventStream`]). A finished response is kept
 //! for `previous_response_id` when `--responses-store` keeps any.
 //!
+//! [`ResponsesMode::Passthrough`]: the request forwarded as it came to an
+//! upstream that serves `/v1/responses` itself, and its answer's text
+//! calls rewritten ([`responses::Passthrough`] for its events,
+//! [`responses::passthrough::rewrite_whole`] for a whole response), read
+//! by the same rules ([`responses::parse_view`]: only when function tools
+//! are offered).
+//!
 //! [`ResponsesMode::Translate`]: crate::ResponsesMode::Translate
+//! [`ResponsesMode::Passthrough`]: crate::ResponsesMode::Passthrough
 
 use std::io;
 use std::pin::Pin;
@@ -31,10 +39,13 @@ use crate::emulate;
 use crate::errors::{
     json_response, rewrite_error_message, unreachable_upstream, upstream_error, upstream_failed,
 };
+use crate::forward::pass_through;
 use crate::headers::{request_headers, response_headers, with_parts};
 use crate::relay::{guarded, read_whole, relay, RewrittenStream};
 use crate::responses::error::RequestError;
-use crate::responses::{self, answer, sse, EventStream, Ids, ResponseStore, Translated};
+use crate::responses::{
+    self, answer, passthrough, sse, EventStream, Ids, Passthrough, ResponseStore, Translated,
+};
 use crate::state::Proxy;
 
 /// A stream of SSE bytes, its errors as text.
@@ -129,24 +140,48 @@ struct Answer<'a> {
     upstream: UpstreamSaid,
 }
 
+/// The upstream's answer if it succeeded, with whether it is SSE; else
+/// what the client gets: a 5xx is a `502`, a 4xx the client's to see as
+/// it came.
+async fn succeeded(
+    response: reqwest::Response,
+    upstream: &UpstreamSaid,
+) -> Result<(reqwest::Response, bool), Response> {
+    let status = response.status();
+    if status.is_server_error() {
+        return Err(upstream_failed(response).await);
+    }
+    if !status.is_success() {
+        let headers = response_headers(response.headers(), false);
+        let body = Body::from_stream(response.bytes_stream());
+        return Err(tagged(with_parts(status, headers, body), upstream.clone()));
+    }
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    Ok((response, is_sse))
+}
+
+/// The headers of a stream of events the proxy writes.
+fn sse_headers() -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers
+}
+
 impl Answer<'_> {
-    /// The upstream's answer: a 5xx is a `502`, a 4xx the client's to see
-    /// as it came, a success translated (streamed or whole).
+    /// The upstream's answer, translated (streamed or whole).
     async fn send(self, response: reqwest::Response, start: std::time::Instant) -> Response {
-        let status = response.status();
-        if status.is_server_error() {
-            return upstream_failed(response).await;
-        }
-        if !status.is_success() {
-            let headers = response_headers(response.headers(), false);
-            let body = Body::from_stream(response.bytes_stream());
-            return tagged(with_parts(status, headers, body), self.upstream);
-        }
-        let is_sse = response
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+        let (response, is_sse) = match succeeded(response, &self.upstream).await {
+            Ok(ok) => ok,
+            Err(refused) => return refused,
+        };
         if is_sse {
             self.stream(response, start).await
         } else {
@@ -205,17 +240,11 @@ impl Answer<'_> {
             .responses
             .clone()
             .map(|store| (store, self.translated));
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         let stream: RewrittenStream = Box::pin(events_of(chunks, events, keep));
         relay(
             self.proxy,
             StatusCode::OK,
-            headers,
+            sse_headers(),
             self.upstream,
             stream,
             start,
@@ -285,6 +314,120 @@ fn events_of(
             let out = st.event(item);
             if !out.is_empty() {
                 return Some((Ok(Bytes::from(out)), st));
+            }
+        }
+        None
+    })
+}
+
+/// `POST /v1/responses` with `--responses passthrough`: forwarded as it
+/// came; the answer's text calls rewritten when the request offers
+/// function tools.
+pub(crate) async fn passthrough(
+    State(proxy): State<Arc<Proxy>>,
+    Extension(Started(start)): Extension<Started>,
+    parts: request::Parts,
+    bytes: Bytes,
+) -> Response {
+    let json = match request_json(&bytes) {
+        Ok(json) => json,
+        Err(refused) => return refused.into_response(),
+    };
+    let view = json.as_ref().map(responses::parse_view);
+    let model = view
+        .as_ref()
+        .and_then(|v| v.get("model"))
+        .and_then(Value::as_str);
+    let settings = proxy.model_settings(model);
+    let (format, grammar) = proxy.grammar_for(model);
+    let span = Span::current();
+    span.record("format", format.as_str());
+    let Some(options) = proxy.options_for(view.as_ref()) else {
+        span.record("parse", "off");
+        return pass_through(&proxy, &parts, bytes, true).await;
+    };
+    span.record("parse", "calls");
+    let tally = Arc::new(Tally::default());
+    let config = toolscan_sse::Config::new(grammar)
+        .with_options(options)
+        .with_stream_arguments(settings.stream_arguments)
+        .with_tally(Arc::clone(&tally));
+    let response = match proxy
+        .client
+        .post(proxy.target(&parts.uri))
+        .headers(request_headers(&parts.headers, false))
+        .body(bytes)
+        .send()
+        .await
+    {
+        Ok(response) => response,
+        Err(e) => return unreachable_upstream(e),
+    };
+    let upstream = UpstreamSaid {
+        status: Some(response.status().as_u16()),
+        failed: false,
+        tally: Some(tally),
+    };
+    let (response, is_sse) = match succeeded(response, &upstream).await {
+        Ok(ok) => ok,
+        Err(refused) => return refused,
+    };
+    if !is_sse {
+        let max = proxy.settings.max_response_bytes;
+        let body = match read_whole(response, max).await {
+            Ok(body) => body,
+            Err((timed_out, message)) => return upstream_error(timed_out, &message, upstream),
+        };
+        let Ok(mut out) = serde_json::from_slice::<Value>(&body) else {
+            let message = "the upstream's answer is not a Responses object";
+            return upstream_error(false, message, upstream);
+        };
+        passthrough::rewrite_whole(&mut out, &config);
+        return tagged(json_response(StatusCode::OK, &out), upstream);
+    }
+    let body: SseBytes = Box::pin(guarded(&proxy, response));
+    let stream: RewrittenStream = Box::pin(rewritten_events(body, Passthrough::new(config)));
+    relay(
+        &proxy,
+        StatusCode::OK,
+        sse_headers(),
+        upstream,
+        stream,
+        start,
+    )
+    .await
+}
+
+/// The upstream's Responses events in `body`, their text calls rewritten.
+fn rewritten_events(
+    body: SseBytes,
+    rewrite: Passthrough,
+) -> impl Stream<Item = Result<Bytes, RewriteError<io::Error>>> + Send {
+    let state = (Box::pin(SseByteStream::new(body)), rewrite);
+    futures_util::stream::unfold(state, |(mut body, mut rewrite)| async move {
+        while !rewrite.ended() {
+            let mut out = Vec::new();
+            match body.next().await {
+                Some(Ok(sse)) => match sse.data.as_deref().map(str::trim) {
+                    Some("[DONE]") | None => {}
+                    Some(data) => rewrite.event_json(data, &mut out),
+                },
+                Some(Err(e)) => {
+                    let message = format!("the upstream failed mid-stream: {e}");
+                    warn!(%message, "upstream failed");
+                    rewrite.fail(&message, &mut out);
+                }
+                None => rewrite.fail(
+                    "the upstream ended its stream before its final event",
+                    &mut out,
+                ),
+            }
+            let mut bytes = Vec::new();
+            for event in &out {
+                sse::write(event, &mut bytes);
+            }
+            if !bytes.is_empty() {
+                return Some((Ok(Bytes::from(bytes)), (body, rewrite)));
             }
         }
         None

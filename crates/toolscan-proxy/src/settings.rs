@@ -205,6 +205,10 @@ pub enum ResponsesMode {
     /// on the chat route) into Responses output items or events.
     #[default]
     Translate,
+    /// Forwarded as it came to an upstream that serves `/v1/responses`
+    /// itself, the text calls of its answer rewritten into
+    /// `function_call` items (when the request offers function tools).
+    Passthrough,
     /// Forwarded untouched, like any other route.
     Off,
 }
@@ -286,7 +290,9 @@ pub struct Settings {
 
     /// `POST /v1/responses`: `translate` (the default) serves the
     /// Responses API over the upstream's `/v1/chat/completions`, its text
-    /// calls becoming `function_call` items; `off` forwards it untouched.
+    /// calls becoming `function_call` items; `passthrough` forwards it to
+    /// an upstream that serves it and rewrites the text calls of its
+    /// answer; `off` forwards it untouched.
     #[cfg_attr(
         feature = "cli",
         arg(

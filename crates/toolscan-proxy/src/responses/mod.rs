@@ -119,8 +119,6 @@
 //! is renumbered to its place in what is sent, and the final response's
 //! `output` lists the items sent. A whole response object is rewritten
 //! item by item the same way; a message without calls is kept as it came.
-// Until the router calls them: the lead wires these in.
-#![allow(dead_code, unused_imports)]
 
 pub(crate) mod answer;
 pub(crate) mod echo;
@@ -138,14 +136,13 @@ pub(crate) mod writer;
 #[cfg(test)]
 mod flow_tests;
 
-pub(crate) use answer::from_chat;
-pub(crate) use echo::Echo;
-pub(crate) use error::RequestError;
-pub(crate) use events::{Event, EventStream};
+pub(crate) use events::EventStream;
 pub(crate) use ids::Ids;
 pub(crate) use passthrough::Passthrough;
 pub(crate) use request::{parse_view, translate, Translated};
-pub(crate) use store::{ResponseStore, Turn};
+pub(crate) use store::ResponseStore;
+#[cfg(test)]
+use {answer::from_chat, echo::Echo, events::Event};
 
 /// Keeps a finished response in `store` for later `previous_response_id`s:
 /// its request's conversation (`translated.history`, `translated.input`)
@@ -156,6 +153,10 @@ pub(crate) fn keep(
     translated: &Translated,
     output: &[serde_json::Value],
 ) {
+    if !translated.keep {
+        // The request said `store: false`.
+        return;
+    }
     let mut items = translated.input.clone();
     items.extend(output.iter().cloned());
     store.put(id.to_owned(), translated.history.clone(), items);

@@ -84,11 +84,6 @@ impl Passthrough {
             .emit("response.failed", json!({"response": response}), out);
     }
 
-    /// The output items sent so far.
-    pub(crate) fn output(&self) -> &[Value] {
-        self.writer.output()
-    }
-
     /// Whether the final event (`response.completed`, `.incomplete`,
     /// `.failed`) was passed on.
     pub(crate) fn ended(&self) -> bool {

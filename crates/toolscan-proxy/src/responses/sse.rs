@@ -15,6 +15,7 @@ pub(crate) fn write(event: &Event, out: &mut Vec<u8>) {
 }
 
 /// `event` as SSE bytes (see [`write()`]).
+#[cfg(test)]
 pub(crate) fn to_bytes(event: &Event) -> bytes::Bytes {
     let mut out = Vec::with_capacity(128);
     write(event, &mut out);

@@ -208,6 +208,7 @@ impl ResponseStore {
     }
 
     /// How many responses are kept (expired ones not yet dropped count).
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.lock().by_id.len()
     }
