@@ -592,3 +592,47 @@ fn an_added_chunk_takes_the_last_chunks_envelope() {
         .iter()
         .any(|c| c["created"] == 3 && c["choices"][0]["delta"]["content"] == " Done"));
 }
+
+/// One parser is kept per choice: a chunk that brings more distinct
+/// choices than `Config::max_choices` ends the stream with an error after
+/// what came before it, and is not passed on (nor anything after it).
+#[test]
+fn more_choices_than_max_choices_end_the_stream_with_an_error() {
+    let mut input = String::new();
+    for i in 0..5 {
+        input.push_str(&chunk(i, json!({"content": "Hi"}), None));
+    }
+    input.push_str("data: [DONE]\n\n");
+    let len = input.len();
+    for plan in [
+        Plan::whole(len),
+        Plan::fixed(len, 7),
+        Plan::random(len, 3, 40),
+    ] {
+        let items = plan
+            .pieces(input.as_bytes())
+            .into_iter()
+            .map(|p| Ok(Bytes::copy_from_slice(p)))
+            .collect();
+        let out = run_items(items, config("hermes").with_max_choices(3));
+        let (last, sent) = out.split_last().unwrap();
+        assert!(
+            matches!(last, Err(RewriteError::TooManyChoices(3))),
+            "{last:?}"
+        );
+        let sent: Vec<u8> = sent
+            .iter()
+            .flat_map(|b| b.as_ref().unwrap().to_vec())
+            .collect();
+        let data = data_of(&sent);
+        assert_eq!(data.len(), 3, "{data:?}");
+        assert!(!data.iter().any(|d| d == "[DONE]"));
+    }
+    let within = run_items(
+        vec![Ok(Bytes::from(input))],
+        config("hermes").with_max_choices(5),
+    );
+    assert!(within.iter().all(Result::is_ok));
+    let e: RewriteError<io::Error> = RewriteError::TooManyChoices(3);
+    assert_eq!(e.to_string(), "the upstream sent more than 3 choices");
+}
