@@ -167,7 +167,8 @@ pub(crate) async fn chat(
         Ok(response) => response,
         Err(e) => return unreachable_upstream(e),
     };
-    answer(&proxy, response, config, tally, start).await
+    let model = model.unwrap_or_default().to_owned();
+    answer(&proxy, response, config, tally, model, start).await
 }
 
 /// The upstream's answer to a read chat request: a 5xx is a `502`, a 4xx
@@ -178,6 +179,7 @@ async fn answer(
     response: reqwest::Response,
     config: toolscan_sse::Config,
     tally: Arc<Tally>,
+    model: String,
     start: std::time::Instant,
 ) -> Response {
     let status = response.status();
@@ -220,7 +222,7 @@ async fn answer(
         upstream,
     };
     if is_sse {
-        relay_stream(proxy, answer, config, start).await
+        relay_stream(proxy, answer, config, model, start).await
     } else {
         rewrite_whole(proxy, answer, &config).await
     }

@@ -2,10 +2,11 @@
 //! check: served on an address of their own ([`Metrics::router`]), so that
 //! they never shadow the upstream's `/metrics` and `/health`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::http::header::{self, HeaderValue};
 use axum::http::StatusCode;
@@ -18,6 +19,81 @@ use toolscan_sse::Tally;
 /// Upper bounds of the added-latency histogram's buckets, in seconds.
 const BUCKETS: [f64; 10] = [
     0.000_01, 0.000_05, 0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5,
+];
+
+/// Upper bounds of the timeline histograms' buckets (time to first
+/// token, call ready, head start), in seconds.
+const TIMELINE_BUCKETS: [f64; 12] = [
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+
+/// Distinct `model` labels the timeline histograms keep; later models are
+/// counted under `other` (a client names the model: the labels must stay
+/// bounded).
+const MAX_MODELS: usize = 32;
+
+/// One histogram: counts per bucket (the last above every bound), sum.
+#[derive(Clone, Debug, Default)]
+struct Histogram {
+    counts: [u64; TIMELINE_BUCKETS.len() + 1],
+    sum: f64,
+}
+
+impl Histogram {
+    fn observe(&mut self, secs: f64) {
+        let slot = TIMELINE_BUCKETS
+            .iter()
+            .position(|&b| secs <= b)
+            .unwrap_or(TIMELINE_BUCKETS.len());
+        self.counts[slot] += 1;
+        self.sum += secs;
+    }
+
+    fn render(&self, s: &mut String, name: &str, model: &str) {
+        let mut cumulative = 0;
+        for (bound, n) in TIMELINE_BUCKETS.iter().zip(&self.counts) {
+            cumulative += n;
+            let _ = writeln!(
+                s,
+                "{name}_bucket{{model=\"{model}\",le=\"{bound}\"}} {cumulative}"
+            );
+        }
+        cumulative += self.counts[TIMELINE_BUCKETS.len()];
+        let _ = writeln!(
+            s,
+            "{name}_bucket{{model=\"{model}\",le=\"+Inf\"}} {cumulative}"
+        );
+        let _ = writeln!(s, "{name}_sum{{model=\"{model}\"}} {}", self.sum);
+        let _ = writeln!(s, "{name}_count{{model=\"{model}\"}} {cumulative}");
+    }
+}
+
+/// The timeline histograms of one model's streams.
+#[derive(Clone, Debug, Default)]
+struct Timeline {
+    /// Request to the first text, reasoning or call.
+    first_token: Histogram,
+    /// Request to each call complete (dispatchable).
+    call_ready: Histogram,
+    /// Each call complete to the end of the stream: how much earlier a
+    /// tool can start than on the finished message.
+    head_start: Histogram,
+}
+
+/// What the timeline histograms show.
+const TIMELINE: [(&str, &str); 3] = [
+    (
+        "toolscan_proxy_time_to_first_token_seconds",
+        "Time from a read streamed request to its first text, reasoning or call, by model.",
+    ),
+    (
+        "toolscan_proxy_call_ready_seconds",
+        "Time from a read streamed request to each of its calls being complete (dispatchable), by model.",
+    ),
+    (
+        "toolscan_proxy_head_start_seconds",
+        "Time from each call being complete to the end of its stream, by model: how much earlier its tool can start.",
+    ),
 ];
 
 /// Counters every request updates (relaxed atomics: a few adds per
@@ -51,6 +127,9 @@ struct Inner {
     /// observations of its own bucket (the last: above every bound).
     latency: [AtomicU64; BUCKETS.len() + 1],
     latency_sum_ns: AtomicU64,
+    /// By model (at most [`MAX_MODELS`], then `other`): one lock a
+    /// stream, at its end.
+    timelines: Mutex<BTreeMap<String, Timeline>>,
 }
 
 impl Metrics {
@@ -151,7 +230,38 @@ impl Metrics {
             load(&m.latency_sum_ns) as f64 / 1e9
         );
         let _ = writeln!(s, "toolscan_proxy_added_latency_seconds_count {cumulative}");
+        let timelines = m.timelines.lock().map(|t| t.clone()).unwrap_or_default();
+        for (i, (name, help)) in TIMELINE.iter().enumerate() {
+            let _ = writeln!(s, "# HELP {name} {help}");
+            let _ = writeln!(s, "# TYPE {name} histogram");
+            for (model, t) in &timelines {
+                let h = [&t.first_token, &t.call_ready, &t.head_start][i];
+                h.render(&mut s, name, model);
+            }
+        }
         s
+    }
+
+    /// A read stream of `model` that began at `start` ended at `end`: its
+    /// time to first token, its calls' ready times and head starts, from
+    /// `tally`.
+    pub(crate) fn timeline(&self, model: &str, start: Instant, end: Instant, tally: &Tally) {
+        let Ok(mut timelines) = self.inner.timelines.lock() else {
+            return;
+        };
+        let mut label = label(model);
+        if !timelines.contains_key(&label) && timelines.len() >= MAX_MODELS {
+            label = "other".to_owned();
+        }
+        let t = timelines.entry(label).or_default();
+        let secs = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64();
+        if let Some(first) = tally.first_token() {
+            t.first_token.observe(secs(start, first));
+        }
+        for ready in tally.ready() {
+            t.call_ready.observe(secs(start, ready));
+            t.head_start.observe(secs(ready, end));
+        }
     }
 
     /// A request answered with `status` (`chat`: on the chat completions
@@ -193,4 +303,23 @@ impl Metrics {
         let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         self.inner.latency_sum_ns.fetch_add(ns, Ordering::Relaxed);
     }
+}
+
+/// A model id as a label value: `"` and `\` escaped, control characters dropped,
+/// at most 128 bytes.
+fn label(model: &str) -> String {
+    let mut out = String::new();
+    for c in model.chars().filter(|c| !c.is_control()) {
+        if out.len() >= 128 {
+            break;
+        }
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    if out.is_empty() {
+        out.push_str("unknown");
+    }
+    out
 }

@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -15,7 +16,7 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::future::Future;
 use tokio_util::sync::WaitForCancellationFutureOwned;
-use toolscan_sse::RewriteError;
+use toolscan_sse::{RewriteError, Tally};
 use tracing::{info, warn, Span};
 
 use crate::access::{elapsed_ms, tagged, UpstreamSaid};
@@ -43,19 +44,28 @@ pub(crate) async fn relay_stream(
     proxy: &Proxy,
     answer: Answer,
     config: toolscan_sse::Config,
+    model: String,
     start: Instant,
 ) -> Response {
     let body = guarded(proxy, answer.response);
     let rewritten: RewrittenStream = Box::pin(toolscan_sse::rewrite_stream(body, config));
-    relay(
-        proxy,
-        answer.status,
-        answer.headers,
-        answer.upstream,
-        rewritten,
-        start,
-    )
-    .await
+    let stream = Streamed {
+        status: answer.status,
+        headers: answer.headers,
+        upstream: answer.upstream,
+        model,
+    };
+    relay(proxy, stream, rewritten, start).await
+}
+
+/// What a relayed stream's response is: its status and headers, what the
+/// upstream said (for the access line), the request's model (for the
+/// timeline histograms).
+pub(crate) struct Streamed {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) upstream: UpstreamSaid,
+    pub(crate) model: String,
 }
 
 /// The upstream's streamed body, its lines and events bounded
@@ -76,17 +86,22 @@ pub(crate) fn guarded(
 /// before it is a `502`).
 pub(crate) async fn relay(
     proxy: &Proxy,
-    status: StatusCode,
-    headers: HeaderMap,
-    upstream: UpstreamSaid,
+    stream: Streamed,
     mut rewritten: RewrittenStream,
     start: Instant,
 ) -> Response {
+    let Streamed {
+        status,
+        headers,
+        upstream,
+        model,
+    } = stream;
     let metrics = proxy.metrics.clone();
     let relay = match rewritten.next().await {
         Some(Ok(first)) => {
             let mut relay = Relay::new(Some(first), Some(rewritten), start, metrics);
             relay.cut = Some(Box::pin(proxy.cut.clone().cancelled_owned()));
+            relay.timing = upstream.tally.clone().map(|t| (model, t));
             relay
         }
         Some(Err(e)) => {
@@ -171,6 +186,9 @@ pub(crate) struct Relay {
     start: Instant,
     bytes: u64,
     metrics: Metrics,
+    /// The model of a read stream, and what its rewrite found: observed
+    /// into the timeline histograms when the stream completes.
+    timing: Option<(String, Arc<Tally>)>,
 }
 
 impl Relay {
@@ -188,11 +206,21 @@ impl Relay {
             start,
             bytes: 0,
             metrics,
+            timing: None,
         };
         if relay.first.is_none() && relay.inner.is_none() {
             relay.closed("complete");
         }
         relay
+    }
+
+    /// The stream completed: its timeline observed.
+    fn completed(&mut self) {
+        if let Some((model, tally)) = self.timing.take() {
+            self.metrics
+                .timeline(&model, self.start, Instant::now(), &tally);
+        }
+        self.closed("complete");
     }
 
     fn closed(&self, outcome: &str) {
@@ -254,7 +282,7 @@ impl Stream for Relay {
             }
             Poll::Ready(None) => {
                 this.inner = None;
-                this.closed("complete");
+                this.completed();
                 Poll::Ready(None)
             }
         }

@@ -41,7 +41,7 @@ use crate::errors::{
 };
 use crate::forward::pass_through;
 use crate::headers::{request_headers, response_headers, with_parts};
-use crate::relay::{guarded, read_whole, relay, RewrittenStream};
+use crate::relay::{guarded, read_whole, relay, RewrittenStream, Streamed};
 use crate::responses::error::RequestError;
 use crate::responses::{
     self, answer, passthrough, sse, EventStream, Ids, Passthrough, ResponseStore, Translated,
@@ -226,6 +226,8 @@ impl Answer<'_> {
     /// A streamed answer: its chunks rewritten (when calls are read), then
     /// translated into Responses events, sent as they come.
     async fn stream(self, response: reqwest::Response, start: std::time::Instant) -> Response {
+        let model = self.translated.chat.get("model").and_then(Value::as_str);
+        let model = model.unwrap_or_default().to_owned();
         let body = guarded(self.proxy, response);
         let chunks: SseBytes = match self.config {
             Some(config) => Box::pin(
@@ -241,15 +243,13 @@ impl Answer<'_> {
             .clone()
             .map(|store| (store, self.translated));
         let stream: RewrittenStream = Box::pin(events_of(chunks, events, keep));
-        relay(
-            self.proxy,
-            StatusCode::OK,
-            sse_headers(),
-            self.upstream,
-            stream,
-            start,
-        )
-        .await
+        let streamed = Streamed {
+            status: StatusCode::OK,
+            headers: sse_headers(),
+            upstream: self.upstream,
+            model,
+        };
+        relay(self.proxy, streamed, stream, start).await
     }
 }
 
@@ -387,15 +387,13 @@ pub(crate) async fn passthrough(
     }
     let body: SseBytes = Box::pin(guarded(&proxy, response));
     let stream: RewrittenStream = Box::pin(rewritten_events(body, Passthrough::new(config)));
-    relay(
-        &proxy,
-        StatusCode::OK,
-        sse_headers(),
+    let streamed = Streamed {
+        status: StatusCode::OK,
+        headers: sse_headers(),
         upstream,
-        stream,
-        start,
-    )
-    .await
+        model: model.unwrap_or_default().to_owned(),
+    };
+    relay(&proxy, streamed, stream, start).await
 }
 
 /// The upstream's Responses events in `body`, their text calls rewritten.

@@ -127,6 +127,8 @@ pub struct Deltas {
     /// Whether reasoning goes to [`Delta::text`], in its place among the
     /// text.
     reasoning_as_text: bool,
+    /// Whether text or reasoning was seen (its time is in the tally).
+    token_seen: bool,
 }
 
 impl Deltas {
@@ -143,6 +145,7 @@ impl Deltas {
             hold: !stream_arguments,
             held: None,
             reasoning_as_text: false,
+            token_seen: false,
         }
     }
 
@@ -364,6 +367,14 @@ impl Sink for DeltaSink<'_> {
     fn event(&mut self, event: EventRef<'_>) {
         if self.rules.hold && self.hold(&event) {
             return;
+        }
+        if let (EventRef::Text(t) | EventRef::Reasoning(t), Some(tally)) =
+            (&event, &self.rules.tally)
+        {
+            if !self.rules.token_seen && !t.is_empty() {
+                self.rules.token_seen = true;
+                tally.token();
+            }
         }
         match event {
             EventRef::Text(t) => self.out.text.push_str(t),

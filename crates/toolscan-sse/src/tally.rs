@@ -1,6 +1,8 @@
 //! Counts of what the rewrite found, for logs and metrics.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
 
 use toolscan_core::DiagnosticKind;
 
@@ -26,6 +28,15 @@ pub struct Tally {
     calls: AtomicU64,
     /// By the kind's place in [`DiagnosticKind::ALL`].
     diagnostics: [AtomicU64; DiagnosticKind::ALL.len()],
+    /// When the rewrite first produced text, reasoning or a call, and
+    /// when each call was complete (in call order).
+    marks: Mutex<Marks>,
+}
+
+#[derive(Debug, Default)]
+struct Marks {
+    first_token: Option<Instant>,
+    ready: Vec<Instant>,
 }
 
 impl Tally {
@@ -52,8 +63,37 @@ impl Tally {
         self.by_kind().map(|(_, n)| n).sum()
     }
 
+    /// When the rewrite first produced text, reasoning or a call (the
+    /// first token a client reads).
+    pub fn first_token(&self) -> Option<Instant> {
+        self.marks.lock().ok().and_then(|m| m.first_token)
+    }
+
+    /// When each text call was complete — its entry ready to send, the
+    /// tool ready to start —, in call order.
+    pub fn ready(&self) -> Vec<Instant> {
+        self.marks
+            .lock()
+            .map(|m| m.ready.clone())
+            .unwrap_or_default()
+    }
+
+    /// A call completed now.
     pub(crate) fn call(&self) {
         self.calls.fetch_add(1, Ordering::Relaxed);
+        let now = Instant::now();
+        if let Ok(mut m) = self.marks.lock() {
+            m.first_token.get_or_insert(now);
+            m.ready.push(now);
+        }
+    }
+
+    /// Text or reasoning was produced now (only the first time is kept;
+    /// a caller checks [`Tally::first_token`] first to skip the lock).
+    pub(crate) fn token(&self) {
+        if let Ok(mut m) = self.marks.lock() {
+            m.first_token.get_or_insert_with(Instant::now);
+        }
     }
 
     pub(crate) fn diagnostic(&self, kind: DiagnosticKind) {
