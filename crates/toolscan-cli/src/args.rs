@@ -52,6 +52,10 @@ pub enum Command {
     /// model server. Prints the URL it serves on, then serves until
     /// SIGINT or SIGTERM.
     Replay(ReplayArgs),
+    /// Measure a live OpenAI-compatible server: time to first token, each
+    /// call's start and ready, [DONE], and the head start of dispatching
+    /// at ready (a table; `--json`, `--html` pages).
+    Bench(crate::bench::BenchArgs),
 }
 
 /// Options of `toolscan replay`.

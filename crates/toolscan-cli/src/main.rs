@@ -13,7 +13,8 @@
 //! - `toolscan replay` serves recorded completions, to try the proxy with
 //!   ([`replay`]);
 //! - `toolscan demo` replays a bundled stream at token pace and shows each
-//!   tool starting before the stream ends ([`demo`]).
+//!   tool starting before the stream ends ([`demo`]);
+//! - `toolscan bench` measures a live server's head start ([`bench`]).
 //!
 //! Modules: [`args`] (clap definitions), [`chunking`] (`--chunk` plans),
 //! [`failure`] (exit statuses and stderr messages), [`setup`] (format,
@@ -21,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod bench;
 mod chunking;
 mod demo;
 mod failure;
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(args),
         Command::Manifest(args) => manifest::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
