@@ -94,10 +94,16 @@ impl Send<'_> {
             } else {
                 content_type
             };
-            t.error = Some(RequestError::new(
-                ErrorKind::NotSse,
-                format!("the answer is not an SSE stream (content-type: {shown}); does the server stream chat completions?"),
-            ));
+            let said = match tokio::time::timeout(self.timeout, response.bytes()).await {
+                Ok(Ok(bytes)) => server_message(&bytes),
+                _ => String::new(),
+            };
+            let mut message = format!("the answer is not an SSE stream (content-type: {shown})");
+            if !said.is_empty() {
+                message.push_str(": ");
+                message.push_str(&said);
+            }
+            t.error = Some(RequestError::new(ErrorKind::NotSse, message));
             return t;
         }
         let first_byte = Arc::new(AtomicU64::new(u64::MAX));

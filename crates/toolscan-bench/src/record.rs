@@ -108,9 +108,15 @@ pub struct Run {
     pub summary: Summary,
 }
 
-/// Microseconds as milliseconds, rounded to the microsecond.
+/// Microseconds as milliseconds.
 pub(crate) fn ms(us: Micros) -> f64 {
     us as f64 / 1000.0
+}
+
+/// Milliseconds rounded to the microsecond (what JSON shows: `350.792`,
+/// not `350.79200000000003`).
+fn round(ms: f64) -> f64 {
+    (ms * 1000.0).round() / 1000.0
 }
 
 impl RequestRecord {
@@ -127,7 +133,7 @@ impl RequestRecord {
                 start_ms: ms(c.start),
                 ready_ms: c.ready.map(ms),
                 head_start_ms: match (done, c.ready) {
-                    (Some(d), Some(r)) => Some(ms(d) - ms(r)),
+                    (Some(d), Some(r)) => Some(ms(d.saturating_sub(r))),
                     _ => None,
                 },
             })
@@ -138,13 +144,13 @@ impl RequestRecord {
             .map(|w| w[1].saturating_sub(w[0]))
             .collect();
         let itl_mean_ms =
-            (!gaps.is_empty()).then(|| ms(gaps.iter().sum::<Micros>()) / gaps.len() as f64);
+            (!gaps.is_empty()).then(|| round(ms(gaps.iter().sum::<Micros>()) / gaps.len() as f64));
         let tpot_ms = match (t.tokens.first(), t.tokens.last()) {
             (Some(&first), Some(&last)) => {
                 let n = t
                     .completion_tokens
                     .map_or(t.tokens.len() as u64, |n| n.max(1));
-                (n > 1).then(|| ms(last.saturating_sub(first)) / (n - 1) as f64)
+                (n > 1).then(|| round(ms(last.saturating_sub(first)) / (n - 1) as f64))
             }
             _ => None,
         };
@@ -155,7 +161,7 @@ impl RequestRecord {
                     .iter()
                     .map(|c| c.ready_ms.unwrap_or(d) + tool)
                     .fold(d, f64::max);
-                (Some(last_tool), Some(d + tool))
+                (Some(round(last_tool)), Some(round(d + tool)))
             }
             _ => (None, None),
         };
