@@ -83,11 +83,7 @@ pub fn render(runs: &[Run]) -> String {
     summary_tables(&mut out, runs);
     out.push_str("<h2>Timelines</h2>\n");
     legend(&mut out);
-    let span = runs
-        .iter()
-        .flat_map(|r| r.requests.iter().take(SAMPLES))
-        .map(end_of)
-        .fold(1.0, f64::max);
+    let span = span_of(runs);
     for (i, run) in runs.iter().enumerate() {
         timeline(&mut out, run, COLORS[i % COLORS.len()], span);
     }
@@ -156,41 +152,137 @@ fn summary_tables(out: &mut String, runs: &[Run]) {
 
 fn legend(out: &mut String) {
     out.push_str(
-        "<svg class=\"legend\" width=\"760\" height=\"22\" viewBox=\"0 0 760 22\" role=\"img\" aria-label=\"legend\">\n\
-         <line class=\"life\" x1=\"4\" x2=\"34\" y1=\"11\" y2=\"11\"/><text x=\"40\" y=\"15\">request</text>\n\
-         <line class=\"tick\" x1=\"120\" x2=\"120\" y1=\"5\" y2=\"17\"/><text x=\"128\" y=\"15\">chunk with tokens</text>\n\
-         <rect class=\"call text\" x=\"270\" y=\"6\" width=\"30\" height=\"10\"/><text x=\"306\" y=\"15\">text call: start → ready</text>\n\
-         <rect class=\"call native\" x=\"470\" y=\"6\" width=\"30\" height=\"10\"/><text x=\"506\" y=\"15\">native call</text>\n\
-         <line class=\"done\" x1=\"610\" x2=\"610\" y1=\"3\" y2=\"19\"/><text x=\"618\" y=\"15\">[DONE]</text>\n\
-         </svg>\n",
+        "<svg class=\"legend\" width=\"860\" height=\"22\" viewBox=\"0 0 860 22\" role=\"img\" aria-label=\"legend\">\n",
     );
+    legend_items(out, 0.0);
+    out.push_str("</svg>\n");
+}
+
+/// The legend's marks, on a line from `y0`.
+fn legend_items(out: &mut String, y0: f64) {
+    let items = [
+        (
+            "<line class=\"life\" x1=\"4\" x2=\"34\" y1=\"11\" y2=\"11\"/>",
+            40,
+            "request",
+        ),
+        (
+            "<line class=\"tick\" x1=\"115\" x2=\"115\" y1=\"5\" y2=\"17\"/>",
+            122,
+            "chunk with tokens",
+        ),
+        (
+            "<rect class=\"call text\" x=\"250\" y=\"6\" width=\"30\" height=\"10\"/>",
+            286,
+            "text call: start → ready",
+        ),
+        (
+            "<rect class=\"call native\" x=\"445\" y=\"6\" width=\"30\" height=\"10\"/>",
+            481,
+            "native call",
+        ),
+        (
+            "<circle class=\"ready\" cx=\"580\" cy=\"11\" r=\"3.5\"/>",
+            588,
+            "ready",
+        ),
+        (
+            "<line class=\"done\" x1=\"650\" x2=\"650\" y1=\"3\" y2=\"19\"/>",
+            658,
+            "[DONE]",
+        ),
+    ];
+    let _ = write!(
+        out,
+        "<g class=\"legend-items\" transform=\"translate(0 {y0})\">"
+    );
+    for (mark, x, text) in items {
+        let _ = write!(out, "{mark}<text x=\"{x}\" y=\"15\">{}</text>", esc(text));
+    }
+    out.push_str("</g>\n");
+}
+
+/// The height of a run's timeline rows.
+fn timeline_height(run: &Run) -> f64 {
+    28.0 + ROW * run.requests.len().min(SAMPLES) as f64 + 8.0
 }
 
 fn timeline(out: &mut String, run: &Run, color: &str, span: f64) {
-    let samples: Vec<&RequestRecord> = run.requests.iter().take(SAMPLES).collect();
-    let top = 28.0;
-    let height = top + ROW * samples.len() as f64 + 8.0;
-    let scale = (WIDTH - LEFT - RIGHT) / span;
-    let x = |ms: f64| LEFT + ms.max(0.0) * scale;
+    let height = timeline_height(run);
     let _ = writeln!(
         out,
         "<section class=\"run\" id=\"run-{label}\">\n<h3><span class=\"swatch\" style=\"background:{color}\"></span>{label}: {up} — the first {n} of {total} requests</h3>\n\
          <svg class=\"timeline\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"timelines of {label}\">",
         label = esc(&run.label),
         up = esc(&run.upstream),
-        n = samples.len(),
+        n = run.requests.len().min(SAMPLES),
         total = run.requests.len(),
     );
+    timeline_rows(out, run, color, span, 0.0);
+    out.push_str("</svg>\n</section>\n");
+}
+
+/// The timelines alone, as one standalone SVG file (`--svg FILE`): each
+/// run's sample requests under a heading, on one time scale.
+pub fn picture(runs: &[Run]) -> String {
+    let span = span_of(runs);
+    let heading = 24.0;
+    let height: f64 = runs
+        .iter()
+        .map(|r| heading + timeline_height(r))
+        .sum::<f64>()
+        + 30.0;
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"toolscan bench timelines\">\n<style>\n{CSS}</style>\n<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
+    );
+    legend_items(&mut out, 4.0);
+    let mut y = 30.0;
+    for (i, run) in runs.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let _ = writeln!(
+            out,
+            "<rect x=\"4\" y=\"{:.1}\" width=\"10\" height=\"10\" rx=\"2\" style=\"fill:{color}\"/><text class=\"heading\" x=\"20\" y=\"{:.1}\">{}: {} — the first {} of {} requests</text>",
+            y + 6.0,
+            y + 15.0,
+            esc(&run.label),
+            esc(&run.upstream),
+            run.requests.len().min(SAMPLES),
+            run.requests.len()
+        );
+        y += heading;
+        timeline_rows(&mut out, run, color, span, y);
+        y += timeline_height(run);
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// The common time scale of the runs' timelines (ms).
+fn span_of(runs: &[Run]) -> f64 {
+    runs.iter()
+        .flat_map(|r| r.requests.iter().take(SAMPLES))
+        .map(end_of)
+        .fold(1.0, f64::max)
+}
+
+/// A run's time axis and sample rows, from `y0` down.
+fn timeline_rows(out: &mut String, run: &Run, color: &str, span: f64, y0: f64) {
+    let samples: Vec<&RequestRecord> = run.requests.iter().take(SAMPLES).collect();
+    let top = y0 + 28.0;
+    let height = timeline_height(run);
+    let scale = (WIDTH - LEFT - RIGHT) / span;
+    let x = |ms: f64| LEFT + ms.max(0.0) * scale;
     // The time axis.
     let st = step(span, 8.0);
     let mut t = 0.0;
     while t <= span + 1e-9 {
         let _ = writeln!(
             out,
-            "<line class=\"grid\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{y1:.1}\"/><text class=\"axis\" x=\"{x:.1}\" y=\"14\">{t} ms</text>",
+            "<line class=\"grid\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{ya:.1}\" y2=\"{yb:.1}\"/><text class=\"axis\" x=\"{x:.1}\" y=\"{yt:.1}\">{t} ms</text>",
             x = x(t),
-            y0 = top - 6.0,
-            y1 = height - 4.0,
+            ya = top - 6.0,
+            yb = y0 + height - 4.0,
+            yt = y0 + 14.0,
             t = f(t).trim_end_matches(".0"),
         );
         t += st;
@@ -237,6 +329,12 @@ fn timeline(out: &mut String, run: &Run, color: &str, span: f64) {
                 c.ready_ms.map_or("never".to_owned(), |r| format!("{} ms", f(r))),
                 kind = c.kind.name(),
             );
+            if c.ready_ms.is_some() {
+                let _ = write!(
+                    out,
+                    "<circle class=\"ready\" cx=\"{ready:.1}\" cy=\"{y:.1}\" r=\"3.5\"/>"
+                );
+            }
         }
         if let Some(done) = r.done_ms {
             let _ = write!(
@@ -258,7 +356,6 @@ fn timeline(out: &mut String, run: &Run, color: &str, span: f64) {
         }
         out.push_str("</g>\n");
     }
-    out.push_str("</svg>\n</section>\n");
 }
 
 fn tooltip(r: &RequestRecord) -> String {
@@ -403,18 +500,20 @@ table { border-collapse: collapse; margin: 6px 0; font-variant-numeric: tabular-
 th, td { padding: 2px 10px; text-align: right; border-bottom: 1px solid #e3e6eb; }
 th:first-child, td:first-child { text-align: left; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
-svg text { font-size: 11px; fill: #4a5466; }
+svg text { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; font-size: 11px; fill: #4a5466; }
 svg .label { text-anchor: end; }
 svg .axis { text-anchor: middle; }
 svg .axis.end { text-anchor: end; }
-.legend .life, .timeline .life { stroke: #b8bfcc; stroke-width: 1.5; }
+.legend-items .life, .timeline .life { stroke: #b8bfcc; stroke-width: 1.5; }
 .timeline .grid { stroke: #eef0f4; }
-.legend .tick, .timeline .tick { stroke: #7b8496; stroke-width: 1; fill: none; }
+.legend-items .tick, .timeline .tick { stroke: #7b8496; stroke-width: 1; fill: none; }
 .call { opacity: 0.85; }
-.legend .call.text { fill: #2f6fdf; }
-.legend .call.native { fill: #2f6fdf; opacity: 0.45; }
+.legend-items .call.text { fill: #2f6fdf; }
+.legend-items .call.native { fill: #2f6fdf; opacity: 0.45; }
 .timeline .call.native { opacity: 0.45; }
 .done { stroke: #111; stroke-width: 2; }
+.ready { fill: #111; stroke: #fff; stroke-width: 1; }
+svg .heading { font-size: 13px; font-weight: 600; fill: #1d2430; }
 .failed .life { stroke: #d43c3c; stroke-dasharray: 3 2; }
 svg .error { fill: #c02020; }
 .metrics { display: grid; grid-template-columns: repeat(auto-fill, minmax(450px, 1fr)); gap: 12px; }

@@ -80,6 +80,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
+    /// Write the timeline picture alone, as one SVG file (for a README or
+    /// a report).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+
     /// A second server to run the same workload against, interleaved with
     /// the first (e.g. the same server through `toolscan proxy`); the
     /// outputs show both side by side.
@@ -121,6 +126,10 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     if let Some(path) = &args.html {
         write(path, &html::render(&runs))?;
         out.push_str(&format!("HTML: {}\n", path.display()));
+    }
+    if let Some(path) = &args.svg {
+        write(path, &html::picture(&runs))?;
+        out.push_str(&format!("SVG: {}\n", path.display()));
     }
     {
         use std::io::Write;

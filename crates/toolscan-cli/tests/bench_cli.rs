@@ -43,7 +43,7 @@ async fn bench_prints_the_table_and_writes_json_and_html() {
     let url = replay().await;
     let dir = std::env::temp_dir().join(format!("toolscan-bench-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (json, page) = (dir.join("a.json"), dir.join("a.html"));
+    let (json, page, svg) = (dir.join("a.json"), dir.join("a.html"), dir.join("a.svg"));
     let out = bench(
         [
             "--upstream",
@@ -63,6 +63,7 @@ async fn bench_prints_the_table_and_writes_json_and_html() {
         .map(|s| s.to_string())
         .chain(["--json".into(), json.display().to_string()])
         .chain(["--html".into(), page.display().to_string()])
+        .chain(["--svg".into(), svg.display().to_string()])
         .collect(),
     )
     .await;
@@ -93,6 +94,8 @@ async fn bench_prints_the_table_and_writes_json_and_html() {
     );
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("<g class=\"request\"").count(), 3);
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(picture.matches("<g class=\"request\"").count(), 3);
 
     // Two runs' files side by side.
     let out = bench(vec![
