@@ -98,7 +98,7 @@ pub use endpoint::Endpoint;
 pub use error::{ErrorKind, RequestError, SetupError};
 pub use progress::Progress;
 pub use record::{CallRecord, RequestRecord, Run};
-pub use run::{run, Plan, Target};
+pub use run::{run, Plan, Target, BY_LINE};
 pub use stats::{Metric, MetricStats, Summary};
 pub use timeline::{CallKind, CallTiming, Timeline};
 pub use workload::{WorkRequest, Workload, BUNDLED};

@@ -92,7 +92,8 @@ pub struct Run {
     pub upstream: String,
     /// The model sent (`null`: each line's own).
     pub model: Option<String>,
-    /// The format text calls were read with (`auto`, `hermes`, …).
+    /// The format text calls were read with (`auto`, `hermes`, …), or
+    /// [`crate::BY_LINE`]: each request's by the model its line names.
     pub format: String,
     /// The simulated tool time, if any.
     pub tool_ms: Option<f64>,

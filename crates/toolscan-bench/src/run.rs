@@ -67,8 +67,23 @@ struct Ready {
     target: Target,
     /// The model resolved (when the server was asked).
     model: Option<String>,
+    /// The format's name, or [`BY_LINE`].
     format: String,
-    grammar: Arc<Grammar>,
+    /// `None`: each request's by its line's model.
+    grammar: Option<Arc<Grammar>>,
+}
+
+/// The `format` of a run whose lines name their own models and no format
+/// was given: each request's text calls are read in its model's format.
+pub const BY_LINE: &str = "by each line's model";
+
+/// The format a model id writes, when this build has it; else `auto`.
+fn format_of(model: Option<&str>, registry: &Registry) -> String {
+    model
+        .and_then(format_for_model)
+        .filter(|f| registry.get(f).is_some())
+        .unwrap_or("auto")
+        .to_owned()
 }
 
 /// One request to send.
@@ -165,18 +180,23 @@ async fn set_up(plan: &Plan, target: &Target, http: &reqwest::Client) -> Result<
         ),
     };
     let registry = Registry::builtin();
-    let format = match &plan.format {
-        Some(f) => f.clone(),
-        None => model
-            .as_deref()
-            .and_then(format_for_model)
-            .filter(|f| registry.get(f).is_some())
-            .unwrap_or("auto")
-            .to_owned(),
+    let format = match (&plan.format, &model) {
+        (Some(f), _) => f.clone(),
+        (None, Some(m)) => format_of(Some(m), &registry),
+        (None, None) => {
+            return Ok(Ready {
+                target: target.clone(),
+                model,
+                format: BY_LINE.to_owned(),
+                grammar: None,
+            })
+        }
     };
-    let grammar = registry
-        .grammar(&format)
-        .map_err(|e| SetupError(format!("--format {format}: {e}")))?;
+    let grammar = Some(
+        registry
+            .grammar(&format)
+            .map_err(|e| SetupError(format!("--format {format}: {e}")))?,
+    );
     Ok(Ready {
         target: target.clone(),
         model,
@@ -290,7 +310,15 @@ async fn phase(
         if let Some(tools) = &work.tools {
             options = options.with_tools(tools.clone());
         }
-        let detector = Detector::new(Some(Arc::clone(&r.grammar)), options);
+        let grammar = match &r.grammar {
+            Some(g) => Some(Arc::clone(g)),
+            None => {
+                let registry = Registry::builtin();
+                let format = format_of(work.model(None), &registry);
+                registry.grammar(&format).ok()
+            }
+        };
+        let detector = Detector::new(grammar, options);
         let http = http.clone();
         let url = r.target.endpoint.chat_url.clone();
         let key = r.target.api_key.clone();

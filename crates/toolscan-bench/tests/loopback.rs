@@ -623,3 +623,17 @@ async fn the_html_page_has_a_timeline_element_per_sample_request() {
     assert!(dom.contains("id=\"request-B-4\""));
     assert!(dom.contains("<figure class=\"metric\" id=\"metric-ttft_ms\">"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lines_that_name_their_model_are_read_in_its_format() {
+    let url = upstream().await;
+    let line = json!({"model": "text", "messages": [{"role": "user", "content": "hi"}]});
+    let mut p = plan(&url, None, 2, 2);
+    p.format = None;
+    p.workload = Workload::from_jsonl(&line.to_string(), "test").unwrap();
+    let runs = run(&p, &Progress::hidden()).await.unwrap();
+    assert_eq!(runs[0].format, toolscan_bench::BY_LINE);
+    assert_eq!(runs[0].model, None);
+    // `text` is no known family: `auto`, which reads the Hermes call.
+    assert_eq!(runs[0].summary.text_calls, 2);
+}
