@@ -35,6 +35,9 @@ pub fn render(runs: &[Run]) -> String {
     out.push_str(&head);
     out.push_str(&"-".repeat(head.trim_end().chars().count()));
     out.push('\n');
+    if runs.iter().all(|r| r.summary.metrics.is_empty()) {
+        out.push_str("(no request succeeded: nothing measured)\n");
+    }
     for m in Metric::ALL {
         let rows: Vec<Option<&MetricStats>> = runs.iter().map(|r| r.summary.get(m)).collect();
         if rows.iter().all(Option::is_none) {

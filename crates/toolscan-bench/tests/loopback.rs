@@ -434,7 +434,12 @@ async fn an_unreachable_server_is_an_error_per_request() {
     }
     assert!(r.summary.metrics.is_empty());
     // The outputs hold up with nothing measured.
-    let _ = toolscan_bench::table::render(&runs);
+    let table = toolscan_bench::table::render(&runs);
+    assert!(
+        table.contains("(no request succeeded: nothing measured)"),
+        "{table}"
+    );
+    assert!(table.contains("0 ok, 3 failed (3 connect)"), "{table}");
     let page = html::render(&runs);
     assert_eq!(page.matches("<g class=\"request failed\"").count(), 3);
 }
@@ -636,4 +641,30 @@ async fn lines_that_name_their_model_are_read_in_its_format() {
     assert_eq!(runs[0].model, None);
     // `text` is no known family: `auto`, which reads the Hermes call.
     assert_eq!(runs[0].summary.text_calls, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_broken_midway_is_a_broken_stream() {
+    // The replay's `die-midway` sends 5 events, then breaks the
+    // connection; `die-at-start` sends only a keep-alive comment first.
+    let replay = toolscan_proxy::replay::Replay::bundled().with_delay(Duration::from_millis(5));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, replay.router()).await });
+    let lines: Vec<String> = ["die-midway", "die-at-start"]
+        .iter()
+        .map(|m| json!({"model": m, "messages": [{"role": "user", "content": "hi"}]}).to_string())
+        .collect();
+    let mut p = plan(&url, None, 2, 2);
+    p.workload = Workload::from_jsonl(&lines.join("\n"), "test").unwrap();
+    let runs = run(&p, &Progress::hidden()).await.unwrap();
+    for q in &runs[0].requests {
+        let e = q.error.as_ref().expect("an error");
+        assert_eq!(e.kind, ErrorKind::Broken, "{}", e.message);
+        assert!(e.message.starts_with("the stream broke: "), "{}", e.message);
+        // What came before the break is kept.
+        assert!(q.first_byte_ms.is_some());
+    }
+    assert!(runs[0].requests[0].tokens > 0);
+    assert_eq!(runs[0].summary.errors.get("broken"), Some(&2));
 }
