@@ -53,7 +53,8 @@
 //! sent; a moment that never came is `null`.
 //!
 //! A RUN ([`Run`]): `label` (`A`, `B`), `upstream`, `model`, `format`,
-//! `tool_ms`, `concurrency`, `rate`, `duration_s`, `requests` (one
+//! `tool_ms`, `concurrency`, `rate`, `duration_s`, `interrupted` (stopped
+//! early by Ctrl-C: only the requests finished by then), `requests` (one
 //! object per measured request), `summary`.
 //!
 //! A request ([`RequestRecord`]): `index`, `line` (of the workload),
@@ -98,7 +99,7 @@ pub use endpoint::Endpoint;
 pub use error::{ErrorKind, RequestError, SetupError};
 pub use progress::Progress;
 pub use record::{CallRecord, RequestRecord, Run};
-pub use run::{run, Plan, Target, BY_LINE};
+pub use run::{run, run_until, Plan, Target, BY_LINE};
 pub use stats::{Metric, MetricStats, Summary};
 pub use timeline::{CallKind, CallTiming, Timeline};
 pub use workload::{WorkRequest, Workload, BUNDLED};

@@ -103,6 +103,10 @@ pub struct Run {
     pub rate: Option<f64>,
     /// Seconds from the first request sent to the last one finished.
     pub duration_s: f64,
+    /// Whether the run was stopped early (Ctrl-C): `requests` holds the
+    /// requests finished by then.
+    #[serde(default)]
+    pub interrupted: bool,
     /// The measured requests (warm-up requests are not kept).
     pub requests: Vec<RequestRecord>,
     /// Their statistics ([`Summary::of`]; recomputed when a file is read).

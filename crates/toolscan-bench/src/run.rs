@@ -4,8 +4,12 @@
 //! (`--compare`) the same workload goes to both, interleaved (request
 //! `i` to A then B, `i + 1` to B then A), under one concurrency limit.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use futures_util::future::{FusedFuture, FutureExt};
 
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -108,6 +112,19 @@ impl Plan {
 /// Only setup fails (a format that does not exist, no model to ask for);
 /// a request that fails is recorded with its error.
 pub async fn run(plan: &Plan, progress: &Progress) -> Result<Vec<Run>, SetupError> {
+    run_until(plan, progress, std::future::pending()).await
+}
+
+/// [`run`], stopped early when `stop` completes (Ctrl-C, say): no request
+/// is sent after it, those in flight are dropped, and the runs hold the
+/// requests finished by then ([`Run::interrupted`] set).
+pub async fn run_until(
+    plan: &Plan,
+    progress: &Progress,
+    stop: impl Future<Output = ()>,
+) -> Result<Vec<Run>, SetupError> {
+    let stop = std::pin::pin!(stop.fuse());
+    let mut stop: Stop<'_> = stop;
     let http = reqwest::Client::builder()
         .connect_timeout(plan.timeout)
         .build()
@@ -128,13 +145,22 @@ pub async fn run(plan: &Plan, progress: &Progress) -> Result<Vec<Run>, SetupErro
         }
         jobs
     };
+    let mut interrupted = false;
     if plan.warmup > 0 {
         progress.phase("warm-up", plan.warmup * ready.len());
-        phase(plan, &ready, &http, jobs(plan.warmup), progress, false).await;
+        let warm = jobs(plan.warmup);
+        interrupted = phase(plan, &ready, &http, warm, progress, false, &mut stop)
+            .await
+            .1;
     }
     progress.phase("requests", plan.requests * ready.len());
     let started = Instant::now();
-    let results = phase(plan, &ready, &http, jobs(plan.requests), progress, true).await;
+    let mut results = Vec::new();
+    if !interrupted {
+        let measured = jobs(plan.requests);
+        (results, interrupted) =
+            phase(plan, &ready, &http, measured, progress, true, &mut stop).await;
+    }
     let duration_s = started.elapsed().as_secs_f64();
     progress.finish();
     let mut runs = Vec::new();
@@ -158,6 +184,7 @@ pub async fn run(plan: &Plan, progress: &Progress) -> Result<Vec<Run>, SetupErro
             concurrency: plan.concurrency.or(plan.rate.is_none().then_some(1)),
             rate: plan.rate,
             duration_s,
+            interrupted,
             requests,
             summary,
         });
@@ -244,8 +271,13 @@ async fn first_model(
         .ok_or_else(|| fail("no model in `data`".into()))
 }
 
+/// The future that stops a run early, fused (it may be polled after it
+/// completed).
+type Stop<'a> = Pin<&'a mut (dyn FusedFuture<Output = ()> + 'a)>;
+
 /// Sends `jobs` under the plan's limit and pace; their timelines, in the
-/// order they finished.
+/// order they finished, and whether `stop` cut the phase short (then the
+/// requests in flight were dropped).
 async fn phase(
     plan: &Plan,
     ready: &Arc<Vec<Ready>>,
@@ -253,7 +285,9 @@ async fn phase(
     jobs: Vec<Job>,
     progress: &Progress,
     measured: bool,
-) -> Vec<(Job, Timeline)> {
+    stop: &mut Stop<'_>,
+) -> (Vec<(Job, Timeline)>, bool) {
+    let mut stopped = false;
     let limit = Arc::new(Semaphore::new(plan.limit()));
     let mut pace = plan.rate.filter(|r| *r > 0.0).map(|r| {
         let mut i = tokio::time::interval(Duration::from_secs_f64(1.0 / r));
@@ -285,9 +319,15 @@ async fn phase(
         progress.tick(failed);
         done.push((job, t));
     };
-    for job in jobs {
+    'jobs: for job in jobs {
         if let Some(pace) = pace.as_mut() {
-            pace.tick().await;
+            tokio::select! {
+                _ = pace.tick() => {}
+                () = stop.as_mut() => {
+                    stopped = true;
+                    break 'jobs;
+                }
+            }
         }
         // Wait for a free slot, collecting what finished meanwhile.
         let permit = loop {
@@ -297,6 +337,10 @@ async fn phase(
                     if let Ok((job, t)) = joined {
                         finished(job, t, &mut done);
                     }
+                }
+                () = stop.as_mut() => {
+                    stopped = true;
+                    break 'jobs;
                 }
             }
         };
@@ -335,10 +379,22 @@ async fn phase(
             (job, t)
         });
     }
-    while let Some(joined) = tasks.join_next().await {
-        if let Ok((job, t)) = joined {
-            finished(job, t, &mut done);
+    if stopped {
+        tasks.abort_all();
+    }
+    loop {
+        tokio::select! {
+            joined = tasks.join_next() => match joined {
+                // An aborted request is dropped.
+                Some(Ok((job, t))) => finished(job, t, &mut done),
+                Some(Err(_)) => {}
+                None => break,
+            },
+            () = stop.as_mut(), if !stopped => {
+                stopped = true;
+                tasks.abort_all();
+            }
         }
     }
-    done
+    (done, stopped)
 }

@@ -109,6 +109,12 @@ fn counts(run: &Run, two: bool) -> String {
         "; {:.2} requests/s over {:.2} s.",
         s.requests_per_s, run.duration_s
     );
+    if run.interrupted {
+        let _ = writeln!(
+            out,
+            "{who}interrupted: the requests finished by then only; those in flight were dropped."
+        );
+    }
     let _ = write!(
         out,
         "{who}calls: {} text, {} native",

@@ -668,3 +668,26 @@ async fn a_connection_broken_midway_is_a_broken_stream() {
     assert!(runs[0].requests[0].tokens > 0);
     assert_eq!(runs[0].summary.errors.get("broken"), Some(&2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_stopped_early_keeps_the_requests_finished() {
+    let url = upstream().await;
+    // 650 ms a request, one at a time: stopped at 1 s, one is done, the
+    // second is dropped in flight, the others never sent.
+    let p = plan(&url, Some("text"), 10, 1);
+    let stop = tokio::time::sleep(Duration::from_millis(1000));
+    let runs = toolscan_bench::run_until(&p, &Progress::hidden(), stop)
+        .await
+        .unwrap();
+    let r = &runs[0];
+    assert!(r.interrupted);
+    assert!(
+        (1..10).contains(&r.requests.len()),
+        "{} requests",
+        r.requests.len()
+    );
+    assert!(r.requests.iter().all(|q| q.ok));
+    assert!(r.duration_s < 5.0);
+    let table = toolscan_bench::table::render(&runs);
+    assert!(table.contains("interrupted: the requests finished by then only"));
+}

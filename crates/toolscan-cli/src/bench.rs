@@ -139,6 +139,11 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
             .and_then(|()| stdout.flush())
             .map_err(Failure::Output)?;
     }
+    if runs.iter().all(|r| r.interrupted && r.requests.is_empty()) {
+        return Err(Failure::Failed(
+            "bench: interrupted before any request finished".to_owned(),
+        ));
+    }
     if args.compare_json.is_none() && runs.iter().all(|r| r.summary.ok == 0) {
         return Err(Failure::Failed(
             "bench: every request failed (see the lines above)".to_owned(),
@@ -187,8 +192,16 @@ fn measure(args: &BenchArgs) -> Result<Vec<Run>, Failure> {
         format: args.format.clone(),
     };
     let runtime = crate::setup::server_runtime()?;
+    let progress = Progress::stderr();
+    // Ctrl-C ends the run with the requests finished so far.
+    let stop = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        progress.error_line("bench: interrupted: reporting the requests finished so far");
+    };
     runtime
-        .block_on(toolscan_bench::run(&plan, &Progress::stderr()))
+        .block_on(toolscan_bench::run_until(&plan, &progress, stop))
         .map_err(|e| Failure::Usage(e.to_string()))
 }
 
