@@ -19,7 +19,7 @@ use crate::timeline::{Micros, Timeline};
 
 /// Where and how to send a request.
 #[derive(Clone, Copy, Debug)]
-pub struct Send<'a> {
+pub struct Sender<'a> {
     /// The HTTP client (connections are pooled across requests).
     pub http: &'a reqwest::Client,
     /// The chat completions URL.
@@ -33,7 +33,7 @@ pub struct Send<'a> {
 /// The longest part of an error answer quoted in a message.
 const QUOTED: usize = 300;
 
-impl Send<'_> {
+impl Sender<'_> {
     /// Sends `body` and reads the answer to its end, calls read by
     /// `detector`.
     pub async fn run(self, body: Vec<u8>, mut detector: Detector) -> Timeline {

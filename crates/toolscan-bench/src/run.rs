@@ -16,7 +16,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use toolscan_core::{format_for_model, Grammar, Options, Registry};
 
-use crate::client::Send;
+use crate::client::Sender;
 use crate::detect::Detector;
 use crate::endpoint::Endpoint;
 use crate::error::SetupError;
@@ -368,7 +368,7 @@ async fn phase(
         let key = r.target.api_key.clone();
         let timeout = plan.timeout;
         tasks.spawn(async move {
-            let send = Send {
+            let send = Sender {
                 http: &http,
                 url: &url,
                 api_key: key.as_deref(),
