@@ -56,6 +56,10 @@ pub enum Command {
     /// 1 otherwise (for a container's `HEALTHCHECK`: the image has no
     /// shell nor curl).
     Health(HealthArgs),
+    /// Measure a live OpenAI-compatible server: time to first token, each
+    /// call's start and ready, [DONE], and the head start of dispatching
+    /// at ready (a table; `--json`, `--html` pages).
+    Bench(crate::bench::BenchArgs),
 }
 
 /// Options of `toolscan replay`.

@@ -15,7 +15,8 @@
 //! - `toolscan health URL` asks a URL, for a container's `HEALTHCHECK`
 //!   ([`health`]);
 //! - `toolscan demo` replays a bundled stream at token pace and shows each
-//!   tool starting before the stream ends ([`demo`]).
+//!   tool starting before the stream ends ([`demo`]);
+//! - `toolscan bench` measures a live server's head start ([`bench`]).
 //!
 //! Modules: [`args`] (clap definitions), [`chunking`] (`--chunk` plans),
 //! [`failure`] (exit statuses and stderr messages), [`setup`] (format,
@@ -23,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod bench;
 mod chunking;
 mod demo;
 mod failure;
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
         Command::Manifest(args) => manifest::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Health(args) => health::run(&args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
