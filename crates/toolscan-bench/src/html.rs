@@ -14,7 +14,8 @@
 
 use std::fmt::Write as _;
 
-use crate::record::{RequestRecord, Run};
+use crate::record::RequestRecord;
+use crate::report::Run;
 use crate::stats::{Metric, MetricStats};
 
 /// How many requests of a run the timeline shows.

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::SetupError;
-use crate::record::Run;
+use crate::report::Run;
 use crate::stats::Summary;
 
 /// The version of the document's shape.

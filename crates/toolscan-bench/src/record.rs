@@ -6,7 +6,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::RequestError;
-use crate::stats::Summary;
 use crate::timeline::{CallKind, Micros, Timeline};
 
 /// One request of a run. The field names are stable (see the crate's
@@ -80,37 +79,6 @@ pub struct CallRecord {
     /// `done_ms` − `ready_ms`: how long before the end of the stream the
     /// call could have been dispatched.
     pub head_start_ms: Option<f64>,
-}
-
-/// A run against one server: its settings, its requests and their
-/// summary.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Run {
-    /// `A`, or `B` for the `--compare` server.
-    pub label: String,
-    /// The server's URL as given.
-    pub upstream: String,
-    /// The model sent (`null`: each line's own).
-    pub model: Option<String>,
-    /// The format text calls were read with (`auto`, `hermes`, …), or
-    /// [`crate::BY_LINE`]: each request's by the model its line names.
-    pub format: String,
-    /// The simulated tool time, if any.
-    pub tool_ms: Option<f64>,
-    /// The concurrency limit, if any.
-    pub concurrency: Option<usize>,
-    /// The arrival rate, requests a second, if any.
-    pub rate: Option<f64>,
-    /// Seconds from the first request sent to the last one finished.
-    pub duration_s: f64,
-    /// Whether the run was stopped early (Ctrl-C): `requests` holds the
-    /// requests finished by then.
-    #[serde(default)]
-    pub interrupted: bool,
-    /// The measured requests (warm-up requests are not kept).
-    pub requests: Vec<RequestRecord>,
-    /// Their statistics ([`Summary::of`]; recomputed when a file is read).
-    pub summary: Summary,
 }
 
 /// Microseconds as milliseconds.

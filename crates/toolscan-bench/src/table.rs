@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::record::Run;
+use crate::report::Run;
 use crate::stats::{Metric, MetricStats, Summary};
 
 /// A number of milliseconds, in a width of 9.

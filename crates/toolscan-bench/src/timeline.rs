@@ -1,7 +1,7 @@
 //! What happened to one request, as it happened: the moments, in
-//! microseconds since the request was sent, that the client
-//! ([`crate::client`]) and the call detection ([`crate::detect`]) write
-//! down. [`crate::RequestRecord`] is its finished, serialisable form.
+//! microseconds since the request was sent, that the client (`client.rs`)
+//! and the call detection (`detect.rs`) write down. Its finished,
+//! serialisable form is a request's record (`record.rs`).
 
 use serde::{Deserialize, Serialize};
 

@@ -36,6 +36,7 @@ mod parse;
 mod proxy;
 mod render;
 mod replay;
+mod runtime;
 mod setup;
 mod sse;
 

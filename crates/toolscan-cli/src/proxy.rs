@@ -34,9 +34,9 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
     config
         .validate()
         .map_err(|e| Failure::Usage(e.to_string()))?;
-    let runtime = crate::setup::server_runtime()?;
+    let runtime = crate::runtime::server_runtime()?;
     runtime.block_on(async {
-        let listener = crate::setup::listen(&args.listen).await?;
+        let listener = crate::runtime::listen(&args.listen).await?;
         // (`serve` says where it listens and forwards to.)
         // Metrics and health on their own address, until the proxy stops.
         let metrics_task = match (&args.metrics_listen, metrics) {

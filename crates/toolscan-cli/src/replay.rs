@@ -26,9 +26,9 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     if let Some(name) = &args.default {
         replay = replay.with_default(name);
     }
-    let runtime = crate::setup::server_runtime()?;
+    let runtime = crate::runtime::server_runtime()?;
     runtime.block_on(async {
-        let listener = crate::setup::listen(&args.listen).await?;
+        let listener = crate::runtime::listen(&args.listen).await?;
         let addr = listener
             .local_addr()
             .map_err(|e| Failure::Usage(format!("cannot listen on `{}`: {e}", args.listen)))?;

@@ -516,14 +516,6 @@ impl Settings {
         self
     }
 
-    /// Reads a model map, as the command line's `--model-map FILE` holds:
-    /// an object of model id → format name, or → an object of settings
-    /// (`format` and the fields of [`ModelSettings`]: [`Route::KEYS`])
-    /// that override the proxy's own for that model.
-    pub fn parse_routes(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
-        crate::route::parse(text)
-    }
-
     /// Reads a model map from JSON text: an object of model id → format
     /// name (see [`Settings::parse_routes`] for settings per model).
     ///
@@ -550,11 +542,5 @@ impl Settings {
                 ))),
             })
             .collect()
-    }
-
-    /// Checks the configuration: the upstream is an `http`/`https` URL, and
-    /// every format named exists.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        crate::state::Proxy::new(self).map(|_| ())
     }
 }

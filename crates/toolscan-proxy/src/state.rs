@@ -214,6 +214,14 @@ impl Proxy {
     }
 }
 
+impl Settings {
+    /// Checks the configuration: the upstream is an `http`/`https` URL, and
+    /// every format named exists.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        Proxy::new(self).map(|_| ())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

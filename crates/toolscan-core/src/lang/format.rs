@@ -131,22 +131,27 @@ pub struct Format {
     pub(crate) alone: Alone,
 }
 
-/// The grammar of a format on its own, compiled once. It is a cache: two
-/// formats are equal whatever their caches hold.
+/// The grammar of a format on its own, compiled once by the renderer. It
+/// is a cache: two formats are equal whatever their caches hold. Its value
+/// is type-erased (the renderer's `Arc<Grammar>`), so that a format does
+/// not depend on the grammar compiled from it.
 #[derive(Clone, Default)]
-pub(crate) struct Alone(std::sync::OnceLock<std::sync::Arc<crate::lang::grammar::Grammar>>);
+pub(crate) struct Alone(std::sync::OnceLock<Erased>);
+
+/// What [`Alone`] holds.
+pub(crate) type Erased = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 impl Alone {
-    /// The grammar, compiled by `compile` the first time.
+    /// The value, made by `make` the first time.
     pub(crate) fn get_or_try_init<E>(
         &self,
-        compile: impl FnOnce() -> Result<std::sync::Arc<crate::lang::grammar::Grammar>, E>,
-    ) -> Result<std::sync::Arc<crate::lang::grammar::Grammar>, E> {
-        if let Some(g) = self.0.get() {
-            return Ok(g.clone());
+        make: impl FnOnce() -> Result<Erased, E>,
+    ) -> Result<Erased, E> {
+        if let Some(v) = self.0.get() {
+            return Ok(v.clone());
         }
-        let g = compile()?;
-        Ok(self.0.get_or_init(|| g).clone())
+        let v = make()?;
+        Ok(self.0.get_or_init(|| v).clone())
     }
 }
 

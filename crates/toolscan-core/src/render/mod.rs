@@ -166,9 +166,15 @@ impl Format {
                 id: c.id.as_deref(),
             })
             .collect();
-        let grammar = self
+        let erased = self
             .alone
-            .get_or_try_init(|| Grammar::new(self.name(), &[self]).map(Grammar::shared))
+            .get_or_try_init(|| {
+                let g: crate::lang::format::Erased = Grammar::new(self.name(), &[self])?.shared();
+                Ok::<_, crate::Error>(g)
+            })
+            .map_err(|_| RenderError::Unwritable)?;
+        let grammar = erased
+            .downcast::<Grammar>()
             .map_err(|_| RenderError::Unwritable)?;
         let mut options = Options::default();
         if let Some(t) = tools {

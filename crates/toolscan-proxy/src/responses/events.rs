@@ -25,25 +25,13 @@
 //! upstream's own streamed calls) stays open for its argument deltas
 //! until anything else comes.
 
-use std::borrow::Cow;
-
 use serde_json::{json, Value};
 
 use super::echo::{self, Echo};
+pub(crate) use super::event::Event;
 use super::ids::Ids;
 use super::usage;
 use super::writer::Writer;
-
-/// One Responses stream event: its name (its `type`) and its JSON, which
-/// carries `type` and `sequence_number`.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Event {
-    /// The event's `type`, also its SSE `event:` name (the upstream's own,
-    /// for events the passthrough passes on).
-    pub(crate) name: Cow<'static, str>,
-    /// The event object.
-    pub(crate) data: Value,
-}
 
 /// The translation of one streamed answer into Responses events.
 #[derive(Debug)]

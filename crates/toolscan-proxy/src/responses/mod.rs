@@ -123,6 +123,7 @@
 pub(crate) mod answer;
 pub(crate) mod echo;
 pub(crate) mod error;
+pub(crate) mod event;
 pub(crate) mod events;
 pub(crate) mod ids;
 pub(crate) mod items;
@@ -142,7 +143,7 @@ pub(crate) use passthrough::Passthrough;
 pub(crate) use request::{parse_view, translate, Translated};
 pub(crate) use store::ResponseStore;
 #[cfg(test)]
-use {answer::from_chat, echo::Echo, events::Event};
+use {answer::from_chat, echo::Echo, event::Event};
 
 /// Keeps a finished response in `store` for later `previous_response_id`s:
 /// its request's conversation (`translated.history`, `translated.input`)

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 use toolscan_sse::{ChunkRewriter, Config, Emit};
 
-use super::events::Event;
+use super::event::Event;
 use super::items;
 use super::writer::Writer;
 
@@ -99,6 +99,36 @@ impl Passthrough {
         }
     }
 
+    /// An upstream item begins: a message's text is rewritten from here
+    /// on; any other item is passed on at its place among those sent.
+    fn item_added(
+        &mut self,
+        kind: String,
+        mut event: Map<String, Value>,
+        upstream_index: Option<u64>,
+        out: &mut Vec<Event>,
+    ) {
+        let Some(index) = upstream_index else {
+            return self.pass(kind, event, out);
+        };
+        self.end_message(None, out);
+        self.writer.close("completed", out);
+        if event
+            .get("item")
+            .and_then(|i| i.get("type"))
+            .and_then(Value::as_str)
+            == Some("message")
+        {
+            self.items.insert(index, Became::Message);
+            self.message = Some((index, ChunkRewriter::new(self.config.clone())));
+            return;
+        }
+        let ours = self.writer.index();
+        self.items.insert(index, Became::Item(ours));
+        event.insert("output_index".into(), ours.into());
+        self.pass(kind, event, out);
+    }
+
     /// Feeds one upstream event.
     pub(crate) fn event(&mut self, mut event: Map<String, Value>, out: &mut Vec<Event>) {
         let Some(kind) = event.get("type").and_then(Value::as_str).map(str::to_owned) else {
@@ -108,27 +138,7 @@ impl Passthrough {
         let upstream_index = event.get("output_index").and_then(Value::as_u64);
         let became = upstream_index.and_then(|i| self.items.get(&i).copied());
         match kind.as_str() {
-            "response.output_item.added" => {
-                let Some(index) = upstream_index else {
-                    return self.pass(kind, event, out);
-                };
-                self.end_message(None, out);
-                self.writer.close("completed", out);
-                if event
-                    .get("item")
-                    .and_then(|i| i.get("type"))
-                    .and_then(Value::as_str)
-                    == Some("message")
-                {
-                    self.items.insert(index, Became::Message);
-                    self.message = Some((index, ChunkRewriter::new(self.config.clone())));
-                    return;
-                }
-                let ours = self.writer.index();
-                self.items.insert(index, Became::Item(ours));
-                event.insert("output_index".into(), ours.into());
-                self.pass(kind, event, out);
-            }
+            "response.output_item.added" => self.item_added(kind, event, upstream_index, out),
             "response.output_text.delta" if became == Some(Became::Message) => {
                 let delta = event
                     .get("delta")

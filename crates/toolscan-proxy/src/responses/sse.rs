@@ -1,6 +1,6 @@
 //! One Responses stream event as SSE bytes.
 
-use super::events::Event;
+use super::event::Event;
 
 /// Appends `event` to `out` as one SSE event:
 /// `event: NAME\ndata: JSON\n\n` (the JSON is written on one line: serde

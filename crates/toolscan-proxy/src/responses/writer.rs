@@ -1,14 +1,13 @@
 //! The output items of a Responses event stream, written one at a time:
 //! each item's added, delta, done events, and the items once closed.
-//! [`EventStream`](super::events::EventStream) writes a translated chat
-//! answer with it; the passthrough writes the items it parses out of an
-//! upstream's own message text with it.
+//! The translator (`events.rs`) writes a chat answer's items with it; the
+//! passthrough the items it parses out of an upstream's own message text.
 
 use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
 
-use super::events::Event;
+use super::event::Event;
 use super::ids::mint;
 use super::items;
 
