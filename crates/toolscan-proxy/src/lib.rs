@@ -55,7 +55,7 @@
 //!   redirects are handed to the client rather than followed, and
 //!   environment proxy settings are ignored.
 //! - Call ids minted for calls that carry none are random per response
-//!   ([`IdMint::Random`]), so the turns of one conversation never repeat
+//!   ([`IdMint::Random`](toolscan_core::IdMint::Random)), so the turns of one conversation never repeat
 //!   an id.
 //! - An upstream that cannot be reached, answers 5xx, or fails before the
 //!   first byte of the rewritten answer gives a `502` with an OpenAI error

@@ -73,7 +73,7 @@ pub(crate) fn parse(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
 impl crate::Settings {
     /// Reads a model map, as the command line's `--model-map FILE` holds:
     /// an object of model id → format name, or → an object of settings
-    /// (`format` and the fields of [`ModelSettings`]: [`Route::KEYS`])
+    /// (`format` and the fields of [`ModelSettings`](crate::ModelSettings): [`Route::KEYS`])
     /// that override the proxy's own for that model.
     pub fn parse_routes(text: &str) -> Result<HashMap<String, Route>, ConfigError> {
         parse(text)
