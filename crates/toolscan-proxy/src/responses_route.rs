@@ -7,9 +7,9 @@
 //! event stream ([`responses::EventStream`]). A finished response is kept
 //! for `previous_response_id` when `--responses-store` keeps any.
 //!
-//! [`ResponsesMode::Passthrough`]: the request forwarded as it came to an
-//! upstream that serves `/v1/responses` itself, and its answer's text
-//! calls rewritten ([`responses::Passthrough`] for its events,
+//! With [`ResponsesMode::Passthrough`], the request is forwarded as it
+//! came to an upstream that serves `/v1/responses` itself, and its
+//! answer's text calls are rewritten ([`responses::Passthrough`] for its events,
 //! [`responses::passthrough::rewrite_whole`] for a whole response), read
 //! by the same rules ([`responses::parse_view`]: only when function tools
 //! are offered).
