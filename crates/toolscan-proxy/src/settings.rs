@@ -234,7 +234,10 @@ fn at_least_one(s: &str) -> Result<usize, String> {
 /// let config = ProxyConfig::new("http://127.0.0.1:8000").with_format("hermes");
 /// assert!(config.validate().is_ok());
 /// ```
-#[derive(Clone, Debug)]
+///
+/// Its `Debug` form shows the upstream with any user and password in it
+/// as `***`.
+#[derive(Clone)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Settings {
     /// The OpenAI-compatible server to forward to: its origin, e.g.

@@ -214,6 +214,39 @@ impl Proxy {
     }
 }
 
+/// The settings, the upstream's user and password as `***` (see
+/// [`redact`]).
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("upstream", &redact(&self.upstream))
+            .field("format", &self.format)
+            .field("model_map", &self.model_map)
+            .field("routes", &self.routes)
+            .field("model", &self.model)
+            .field("keep_tool_names", &self.keep_tool_names)
+            .field("forward_health", &self.forward_health)
+            .field("responses", &self.responses)
+            .field("responses_store", &self.responses_store)
+            .field("responses_store_ttl", &self.responses_store_ttl)
+            .field("limits", &self.limits)
+            .field("metrics", &self.metrics)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("upstream_idle_timeout", &self.upstream_idle_timeout)
+            .field("request_body_timeout", &self.request_body_timeout)
+            .field("max_request_bytes", &self.max_request_bytes)
+            .field("max_sse_line", &self.max_sse_line)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("max_sse_event", &self.max_sse_event)
+            .field("max_choices", &self.max_choices)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("max_connections", &self.max_connections)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("registry", &self.registry)
+            .finish()
+    }
+}
+
 impl Settings {
     /// Checks the configuration: the upstream is an `http`/`https` URL, and
     /// every format named exists.
@@ -226,6 +259,13 @@ impl Settings {
 mod tests {
     use super::*;
     use crate::ProxyConfig;
+
+    #[test]
+    fn the_debug_form_never_shows_the_upstreams_password() {
+        let shown = format!("{:?}", ProxyConfig::new("http://admin:S3CRET@host:8000/v1"));
+        assert!(!shown.contains("S3CRET"), "{shown}");
+        assert!(shown.contains("http://***@host:8000/v1"), "{shown}");
+    }
 
     fn proxy(config: ProxyConfig) -> Proxy {
         Proxy::new(&config).expect("a valid configuration")
