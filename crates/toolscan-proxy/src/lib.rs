@@ -68,6 +68,15 @@
 //!   (the same FIN on TCP) still gets its answer: an HTTP/1.1 client's
 //!   connection then gets an interim `100 Continue`, which a closed socket
 //!   answers with a reset (see `client_io`).
+//! - `POST /v1/responses`, the Responses API, is served over the
+//!   upstream's chat completions ([`Settings::responses`],
+//!   [`ResponsesMode::Translate`]): the request translated into a chat
+//!   request, its answer read as above and translated into output items
+//!   (`message`, `function_call`, `reasoning`) or the Responses event
+//!   stream; a built-in tool is a `400` naming it;
+//!   `previous_response_id` needs [`Settings::responses_store`].
+//!   [`ResponsesMode::Passthrough`] forwards it to an upstream that serves
+//!   it and rewrites the text calls of its answer.
 //! - `GET /health` (`200` while the proxy runs) and `GET /ready` (`200`
 //!   once the upstream answers) are answered here, on the serving port:
 //!   see [`health`]. An upstream that serves its own (vLLM's `/health`)
