@@ -214,8 +214,7 @@ impl Proxy {
     }
 }
 
-/// The settings, the upstream's user and password as `***` (see
-/// [`redact`]).
+/// The settings, the upstream's user and password as `***`.
 impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Settings")
