@@ -1057,12 +1057,12 @@ impl XFmt {
 
     /// A call's closer and the next call's opener: after the one, the
     /// other ends an unclosed value at the closer (so a value that holds
-    /// both, in this order, cannot be carried). Qwen3-Coder's: two
-    /// `<function=…>` blocks in one `<tool_call>` are two calls (as Qwen's
-    /// own parser reads them).
+    /// both, in this order, cannot be carried). Qwen3-Coder's and
+    /// Seed-OSS's: two `<function=…>` blocks in one call block are two
+    /// calls (as Qwen's own parser reads them).
     fn closer_then_next(self) -> Option<(&'static str, &'static str)> {
         match self {
-            XFmt::Qwen3Coder => Some(("</function>", "<function=")),
+            XFmt::Qwen3Coder | XFmt::SeedOss => Some(("</function>", "<function=")),
             XFmt::MinimaxM2 | XFmt::ClaudeXml => Some(("</invoke>", "<invoke name=")),
             XFmt::DeepseekV32 => Some(("</｜DSML｜invoke>", "<｜DSML｜invoke name=")),
             XFmt::KimiK3 => Some(("<|close|>call<|sep|>", "<|open|>call tool=\"")),
