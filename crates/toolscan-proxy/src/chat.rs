@@ -18,14 +18,12 @@ use toolscan_core::Grammar;
 use toolscan_sse::Tally;
 use tracing::Span;
 
-use crate::access::{tagged, Started, UpstreamSaid};
+use crate::access::{Started, UpstreamSaid};
 use crate::emulate;
-use crate::errors::{
-    invalid_request, unreachable_upstream, upstream_error, upstream_failed, Refused,
-};
+use crate::errors::{invalid_request, unreachable_upstream, Refused};
 use crate::forward::pass_through;
-use crate::headers::{request_headers, response_headers, with_parts};
-use crate::relay::{relay_stream, rewrite_whole, Answer};
+use crate::headers::{request_headers, response_headers};
+use crate::relay::{relay_stream, rewrite_whole, succeeded, Answer};
 use crate::state::Proxy;
 
 /// The layer before [`chat`]: the body read whole within
@@ -150,11 +148,7 @@ pub(crate) async fn chat(
     let reads_calls = options.admit.max_calls != Some(0);
     span.record("parse", if reads_calls { "calls" } else { "reasoning" });
     let tally = Arc::new(Tally::default());
-    let config = toolscan_sse::Config::new(grammar)
-        .with_options(options)
-        .with_stream_arguments(settings.stream_arguments)
-        .with_max_choices(proxy.settings.max_choices)
-        .with_tally(Arc::clone(&tally));
+    let config = proxy.rewrite_config(grammar, options, &settings, &tally);
     let response = match proxy
         .client
         .post(proxy.target(&parts.uri))
@@ -182,38 +176,16 @@ async fn answer(
     model: String,
     start: std::time::Instant,
 ) -> Response {
-    let status = response.status();
-    if status.is_server_error() {
-        return upstream_failed(response).await;
-    }
     let upstream = UpstreamSaid {
-        status: Some(status.as_u16()),
+        status: Some(response.status().as_u16()),
         failed: false,
         tally: Some(tally),
     };
-    if !status.is_success() {
-        // A client error (bad key, bad request): the client's to see.
-        let headers = response_headers(response.headers(), false);
-        let body = Body::from_stream(response.bytes_stream());
-        return tagged(with_parts(status, headers, body), upstream);
-    }
-    // Asked for `identity`, since it is read: an encoded body cannot be.
-    let encoding = response
-        .headers()
-        .get(header::CONTENT_ENCODING)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-        .filter(|v| !v.trim().eq_ignore_ascii_case("identity"));
-    if let Some(encoding) = encoding {
-        let message = format!(
-            "the upstream sent its answer encoded (`{encoding}`) although asked for `identity`"
-        );
-        return upstream_error(false, &message, upstream);
-    }
-    let is_sse = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    let (response, is_sse) = match succeeded(response, &upstream).await {
+        Ok(ok) => ok,
+        Err(refused) => return refused,
+    };
+    let status = response.status();
     let headers = response_headers(response.headers(), true);
     let answer = Answer {
         status,

@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -20,8 +20,10 @@ use toolscan_sse::{RewriteError, Tally};
 use tracing::{info, warn, Span};
 
 use crate::access::{elapsed_ms, tagged, UpstreamSaid};
-use crate::errors::{error_chain, error_event, rewrite_error_message, upstream_error};
-use crate::headers::with_parts;
+use crate::errors::{
+    error_chain, error_event, rewrite_error_message, upstream_error, upstream_failed,
+};
+use crate::headers::{response_headers, with_parts};
 use crate::line_guard::LineGuard;
 use crate::state::Proxy;
 use crate::Metrics;
@@ -66,6 +68,42 @@ pub(crate) struct Streamed {
     pub(crate) headers: HeaderMap,
     pub(crate) upstream: UpstreamSaid,
     pub(crate) model: String,
+}
+
+/// The upstream's answer to a read request if it succeeded, with whether
+/// it is SSE; else what the client gets: a 5xx is a `502`, a 4xx (bad key,
+/// bad request) the client's to see as it came, an answer encoded although
+/// `identity` was asked for (it is read: it cannot be) a `502`.
+pub(crate) async fn succeeded(
+    response: reqwest::Response,
+    upstream: &UpstreamSaid,
+) -> Result<(reqwest::Response, bool), Response> {
+    let status = response.status();
+    if status.is_server_error() {
+        return Err(upstream_failed(response).await);
+    }
+    if !status.is_success() {
+        let headers = response_headers(response.headers(), false);
+        let body = Body::from_stream(response.bytes_stream());
+        return Err(tagged(with_parts(status, headers, body), upstream.clone()));
+    }
+    let encoding = response
+        .headers()
+        .get(header::CONTENT_ENCODING)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .filter(|v| !v.trim().eq_ignore_ascii_case("identity"));
+    if let Some(encoding) = encoding {
+        let message = format!(
+            "the upstream sent its answer encoded (`{encoding}`) although asked for `identity`"
+        );
+        return Err(upstream_error(false, &message, upstream.clone()));
+    }
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    Ok((response, is_sse))
 }
 
 /// The upstream's streamed body, its lines and events bounded

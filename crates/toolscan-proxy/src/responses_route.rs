@@ -21,7 +21,6 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, request, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -36,12 +35,10 @@ use tracing::{warn, Span};
 use crate::access::{tagged, Started, UpstreamSaid};
 use crate::chat::{emulated, request_json};
 use crate::emulate;
-use crate::errors::{
-    json_response, rewrite_error_message, unreachable_upstream, upstream_error, upstream_failed,
-};
+use crate::errors::{json_response, rewrite_error_message, unreachable_upstream, upstream_error};
 use crate::forward::pass_through;
-use crate::headers::{request_headers, response_headers, with_parts};
-use crate::relay::{guarded, read_whole, relay, RewrittenStream, Streamed};
+use crate::headers::request_headers;
+use crate::relay::{guarded, read_whole, relay, succeeded, RewrittenStream, Streamed};
 use crate::responses::error::RequestError;
 use crate::responses::{
     self, answer, passthrough, sse, EventStream, Ids, Passthrough, ResponseStore, Translated,
@@ -82,12 +79,9 @@ pub(crate) async fn responses(
     span.record("format", format.as_str());
     span.record("stream", translated.stream);
     let tally = Arc::new(Tally::default());
-    let config = proxy.options_for(Some(&translated.chat)).map(|options| {
-        toolscan_sse::Config::new(grammar)
-            .with_options(options)
-            .with_stream_arguments(settings.stream_arguments)
-            .with_tally(Arc::clone(&tally))
-    });
+    let config = proxy
+        .options_for(Some(&translated.chat))
+        .map(|options| proxy.rewrite_config(grammar, options, &settings, &tally));
     span.record("parse", if config.is_some() { "calls" } else { "off" });
     let target = proxy.target(&Uri::from_static(crate::CHAT_COMPLETIONS));
     let response = match proxy
@@ -138,30 +132,6 @@ struct Answer<'a> {
     /// How the chat answer is read for calls (`None`: it is not).
     config: Option<toolscan_sse::Config>,
     upstream: UpstreamSaid,
-}
-
-/// The upstream's answer if it succeeded, with whether it is SSE; else
-/// what the client gets: a 5xx is a `502`, a 4xx the client's to see as
-/// it came.
-async fn succeeded(
-    response: reqwest::Response,
-    upstream: &UpstreamSaid,
-) -> Result<(reqwest::Response, bool), Response> {
-    let status = response.status();
-    if status.is_server_error() {
-        return Err(upstream_failed(response).await);
-    }
-    if !status.is_success() {
-        let headers = response_headers(response.headers(), false);
-        let body = Body::from_stream(response.bytes_stream());
-        return Err(tagged(with_parts(status, headers, body), upstream.clone()));
-    }
-    let is_sse = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
-    Ok((response, is_sse))
 }
 
 /// The headers of a stream of events the proxy writes.
@@ -348,10 +318,7 @@ pub(crate) async fn passthrough(
     };
     span.record("parse", "calls");
     let tally = Arc::new(Tally::default());
-    let config = toolscan_sse::Config::new(grammar)
-        .with_options(options)
-        .with_stream_arguments(settings.stream_arguments)
-        .with_tally(Arc::clone(&tally));
+    let config = proxy.rewrite_config(grammar, options, &settings, &tally);
     let response = match proxy
         .client
         .post(proxy.target(&parts.uri))

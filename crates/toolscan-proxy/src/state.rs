@@ -8,6 +8,7 @@ use axum::http::Uri;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolscan_core::{format_for_model, Check, Grammar, IdMint, Options, Tools};
+use toolscan_sse::Tally;
 use tracing::warn;
 
 use crate::settings::{ModelSettings, Settings};
@@ -204,6 +205,22 @@ impl Proxy {
             options = options.with_only_tool(name);
         }
         Some(options)
+    }
+
+    /// How a read answer is rewritten: `grammar` and `options`, the
+    /// model's `settings`, the proxy's bounds, counted in `tally`.
+    pub(crate) fn rewrite_config(
+        &self,
+        grammar: Arc<Grammar>,
+        options: Options,
+        settings: &ModelSettings,
+        tally: &Arc<Tally>,
+    ) -> toolscan_sse::Config {
+        toolscan_sse::Config::new(grammar)
+            .with_options(options)
+            .with_stream_arguments(settings.stream_arguments)
+            .with_max_choices(self.settings.max_choices)
+            .with_tally(Arc::clone(tally))
     }
 
     /// The upstream URL of a request: the base and the request's path and

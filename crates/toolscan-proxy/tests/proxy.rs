@@ -3,14 +3,14 @@
 //! proxy served in-process by `serve`, and reqwest as the client.
 
 mod common;
+mod logs;
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use common::ReplayProcess;
 use futures::StreamExt;
+use logs::{logged, logs};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
@@ -22,38 +22,6 @@ const SECRET: &str = "sk-test-S3CRET-7f3a9";
 const QUERY_SECRET: &str = "QU3RY-S3CRET";
 
 // ---------------------------------------------------------------- harness
-
-/// Every tracing event of this test binary, formatted, in memory.
-fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let buf = Arc::new(Mutex::new(Vec::new()));
-        let writer = Arc::clone(&buf);
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || Capture(Arc::clone(&writer)))
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
-        buf
-    })
-}
-
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn logged() -> String {
-    String::from_utf8_lossy(&logs().lock().unwrap()).into_owned()
-}
 
 /// The replay server, a child process; killed when dropped.
 struct Upstream {

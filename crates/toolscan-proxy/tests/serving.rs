@@ -3,11 +3,13 @@
 //! bounds it keeps against hostile or broken upstreams and clients. The
 //! upstreams are small axum routers or raw TCP servers in this process.
 
+mod logs;
+
 use std::future::Future;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use axum::routing::get;
+use logs::{logged, logs};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -15,38 +17,6 @@ use tokio::sync::{mpsc, oneshot};
 use toolscan_proxy::{serve, ProxyConfig};
 
 // ---------------------------------------------------------------- harness
-
-/// Every tracing event of this test binary, formatted, in memory.
-fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let buf = Arc::new(Mutex::new(Vec::new()));
-        let writer = Arc::clone(&buf);
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || Capture(Arc::clone(&writer)))
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
-        buf
-    })
-}
-
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn logged() -> String {
-    String::from_utf8_lossy(&logs().lock().unwrap()).into_owned()
-}
 
 /// Reads one HTTP/1.1 request (its head, and a `Content-Length` body) off
 /// `tcp`: the head as text.
