@@ -1055,28 +1055,32 @@ impl XFmt {
         }
     }
 
-    /// A call's closer and the next call's opener: after the one, the
-    /// other ends an unclosed value at the closer (so a value that holds
-    /// both, in this order, cannot be carried). Qwen3-Coder's and
+    /// A call's closers and the next call's opener: after one of them,
+    /// the other ends an unclosed value at the closer (so a value that
+    /// holds both, in this order, cannot be carried). Qwen3-Coder's and
     /// Seed-OSS's: two `<function=…>` blocks in one call block are two
-    /// calls (as Qwen's own parser reads them).
-    fn closer_then_next(self) -> Option<(&'static str, &'static str)> {
+    /// calls (as Qwen's own parser reads them), and so are they after a
+    /// `</tool_call>` (a block may open with `<function=`).
+    fn closer_then_next(self) -> (&'static [&'static str], &'static str) {
         match self {
-            XFmt::Qwen3Coder | XFmt::SeedOss => Some(("</function>", "<function=")),
-            XFmt::MinimaxM2 | XFmt::ClaudeXml => Some(("</invoke>", "<invoke name=")),
-            XFmt::DeepseekV32 => Some(("</｜DSML｜invoke>", "<｜DSML｜invoke name=")),
-            XFmt::KimiK3 => Some(("<|close|>call<|sep|>", "<|open|>call tool=\"")),
-            XFmt::Step3 => Some(("</steptml:invoke>", "<｜tool_call_begin｜>")),
-            _ => None,
+            XFmt::Qwen3Coder => (&["</function>", "</tool_call>"], "<function="),
+            XFmt::SeedOss => (&["</function>", "</seed:tool_call>"], "<function="),
+            XFmt::MinimaxM2 | XFmt::ClaudeXml => (&["</invoke>"], "<invoke name="),
+            XFmt::DeepseekV32 => (&["</｜DSML｜invoke>"], "<｜DSML｜invoke name="),
+            XFmt::KimiK3 => (&["<|close|>call<|sep|>"], "<|open|>call tool=\""),
+            XFmt::Step3 => (&["</steptml:invoke>"], "<｜tool_call_begin｜>"),
+            _ => (&[], ""),
         }
     }
 
     /// Whether `s` holds a call's closer and, after it, the next call's
     /// opener (see [`XFmt::closer_then_next`]); where that opener begins.
     fn next_after_closer(self, s: &str) -> Option<usize> {
-        let (closer, next) = self.closer_then_next()?;
-        let after = s.find(closer)? + closer.len();
-        s[after..].find(next).map(|k| after + k)
+        let (closers, next) = self.closer_then_next();
+        closers.iter().find_map(|closer| {
+            let after = s.find(closer)? + closer.len();
+            s[after..].find(next).map(|k| after + k)
+        })
     }
 
     /// Consecutive calls share one block (a wrapper around invokes).

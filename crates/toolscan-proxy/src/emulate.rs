@@ -183,62 +183,19 @@ fn write_calls(
 }
 
 /// The pending tool results, as the format writes them, or else as one
-/// user message of `<tool_result>` blocks.
+/// user message of `<tool_result>` blocks (`Format::write_tool_results`).
 fn flush(out: &mut Vec<Value>, results: &mut Vec<ToolResult>, format: &Format) {
     if results.is_empty() {
         return;
     }
-    let (role, messages) = match format.render_tool_results(results) {
-        Ok(written) => (written.role, written.messages),
-        Err(_) => {
-            let blocks: Vec<String> = results
-                .iter()
-                .map(|r| {
-                    format!(
-                        "<tool_result name=\"{}\" id=\"{}\">\n{}\n</tool_result>",
-                        attribute(&r.name),
-                        attribute(r.id.as_deref().unwrap_or("")),
-                        inert(&r.content)
-                    )
-                })
-                .collect();
-            ("user".to_owned(), vec![blocks.join("\n")])
-        }
-    };
-    for content in messages {
+    let written = format.write_tool_results(results);
+    for content in written.messages {
         let mut m = Map::new();
-        m.insert("role".into(), Value::String(role.clone()));
+        m.insert("role".into(), Value::String(written.role.clone()));
         m.insert("content".into(), Value::String(content));
         out.push(Value::Object(m));
     }
     results.clear();
-}
-
-/// A name or id as the value of a `<tool_result>` attribute: `&`, `"`,
-/// `<` and `>` as entities, so that what a client sends cannot end the
-/// attribute or the tag and write blocks of its own.
-fn attribute(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A result's content with its `<tool_result` and `</tool_result` tags
-/// made inert (their `<` as `&lt;`): a tool's output (a web page, a file)
-/// cannot close its block and forge another result. Everything else is as
-/// sent.
-fn inert(content: &str) -> String {
-    content
-        .replace("</tool_result", "&lt;/tool_result")
-        .replace("<tool_result", "&lt;tool_result")
 }
 
 /// A message's content as text: a string as it is, the text parts of a
