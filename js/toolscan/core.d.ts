@@ -240,6 +240,8 @@ export function initSync(module: WebAssembly.Module | BufferSource): void;
 export function init(
   source: WebAssembly.Module | BufferSource | Response | PromiseLike<WebAssembly.Module | BufferSource | Response>,
 ): Promise<void>;
+/** How many parsers are alive (made and not freed): to check that none leak. */
+export function liveParsers(): number;
 /** The version of the loaded module (the crate's). */
 export function loadedVersion(): string;
 

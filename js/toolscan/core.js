@@ -333,3 +333,8 @@ export function loadedVersion() {
   wasm.toolscan_request(REQUEST.version, len, 0);
   return JSON.parse(output());
 }
+
+/** How many parsers are alive (made and not freed): to check that none leak. */
+export function liveParsers() {
+  return exports().toolscan_parsers_live();
+}

@@ -33,3 +33,26 @@ toolscanMiddleware({ checkCalls: "sometimes" });
 toolscanMiddleware({ onlyTool: "x" });
 
 export { m };
+
+// The parser's API (index.d.ts / core.d.ts).
+import { Parser, parse, formats, manifest, render, InvalidUtf8Error, type Event } from "toolscan";
+import { initSync } from "toolscan/core";
+
+const parser = new Parser({ format: "hermes", tools: [{ name: "f" }], invalidUtf8: "throw" });
+const events: Event[] = parser.feed(new Uint8Array([0x61]));
+for (const e of [...events, ...parser.finish({ atStop: true })]) {
+  if (e.type === "tool_call_end") {
+    const args: string = e.arguments;
+    console.log(e.id, e.name, args);
+  } else if (e.type === "done") {
+    const reason: "stop" | "tool_calls" | "length" = e.finish_reason;
+    console.log(reason);
+  }
+}
+parser.free();
+const names: string[] = formats().map((f) => f.name);
+const text: string = manifest("hermes", [{ name: "f" }]).text + render("hermes", { calls: [{ name: "f" }] });
+const offset: number = new InvalidUtf8Error("x").offset;
+console.log(names, text, offset, parse("x").tool_calls.length, initSync);
+// @ts-expect-error: feed takes a string or bytes
+parser.feed(42);
