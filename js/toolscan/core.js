@@ -13,7 +13,11 @@ let bytes = null; // a Uint8Array over the module's memory, remade after it grow
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+// The statuses of crates/toolscan-wasm (lib.rs).
 const OK = 0;
+const ONE_TEXT = 1;
+const ONE_REASONING = 2;
+const ONE_ARGS = 3;
 const REQUEST = {
   parse: 1,
   formats: 2,
@@ -103,8 +107,8 @@ function exports() {
 }
 
 function memory() {
-  // A grown memory detaches the old buffer (its length becomes 0).
-  if (bytes.buffer !== wasm.memory.buffer) bytes = new Uint8Array(wasm.memory.buffer);
+  // A grown memory detaches the old buffer: a view of it has length 0.
+  if (bytes.byteLength === 0) bytes = new Uint8Array(wasm.memory.buffer);
   return bytes;
 }
 
@@ -127,7 +131,15 @@ function output() {
   const len = w.toolscan_output_len();
   if (len === 0) return "";
   const ptr = w.toolscan_output();
-  return decoder.decode(memory().subarray(ptr, ptr + len));
+  const mem = memory();
+  // A token-sized ASCII answer is made without the decoder, which costs
+  // more than the loop below for a few bytes.
+  if (len <= 16) {
+    let ascii = true;
+    for (let i = ptr; i < ptr + len; i++) if (mem[i] > 0x7f) ascii = false;
+    if (ascii) return String.fromCharCode.apply(null, mem.subarray(ptr, ptr + len));
+  }
+  return decoder.decode(mem.subarray(ptr, ptr + len));
 }
 
 /** The error the last call left in the output buffer, as the class it names. */
@@ -139,10 +151,20 @@ function failure() {
     : new Class(e.message, e.error);
 }
 
-/** The events of the last call (no output: none). */
-function events() {
-  const text = output();
-  return text === "" ? [] : JSON.parse(text);
+/** The events of a feed or finish of this status: one delta bare, else a JSON array (none: no output). */
+function events(status) {
+  switch (status) {
+    case ONE_TEXT:
+      return [{ type: "text", delta: output() }];
+    case ONE_REASONING:
+      return [{ type: "reasoning", delta: output() }];
+    case ONE_ARGS:
+      return [{ type: "tool_call_args", index: wasm.toolscan_output_index(), delta: output() }];
+    default: {
+      const text = output();
+      return text === "" ? [] : JSON.parse(text);
+    }
+  }
 }
 
 /** Runs a one-shot request with a JSON input; its answer. */
@@ -227,9 +249,9 @@ export class Parser {
       );
     }
     if (this.#finished) throw new FinishedError("feed() after finish()", "finished");
-    const len = put(chunk);
-    if (wasm.toolscan_parser_feed(this.#handle, len) !== OK) throw failure();
-    return events();
+    const status = wasm.toolscan_parser_feed(this.#handle, put(chunk));
+    if (status < 0) throw failure();
+    return events(status);
   }
 
   /** Ends the answer; the last event is `done`. A second call returns []. */
@@ -238,8 +260,9 @@ export class Parser {
     if (this.#finished) return [];
     this.#finished = true;
     const atStop = options !== null && typeof options === "object" && options.atStop === true;
-    if (wasm.toolscan_parser_finish(this.#handle, atStop ? 1 : 0) !== OK) throw failure();
-    return events();
+    const status = wasm.toolscan_parser_finish(this.#handle, atStop ? 1 : 0);
+    if (status < 0) throw failure();
+    return events(status);
   }
 
   /** Frees the parser's WebAssembly memory; later calls throw FreedError. */

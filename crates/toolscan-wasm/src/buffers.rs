@@ -3,7 +3,7 @@
 //! buffer. Both are reused from call to call, so a steady stream of
 //! chunks allocates nothing here once they have grown.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use crate::{FAILED, OK};
 
@@ -14,6 +14,9 @@ thread_local! {
     static INPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// The last call's answer or error, whole.
     static OUTPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// The call index of the last answer when it is one argument delta
+    /// ([`crate::ONE_ARGS`]).
+    static INDEX: Cell<u32> = const { Cell::new(0) };
 }
 
 /// Makes the input buffer at least `len` bytes long; its address.
@@ -52,6 +55,22 @@ pub(crate) fn answer(write: impl FnOnce(&mut Vec<u8>) -> bool) -> i32 {
             FAILED
         }
     })
+}
+
+/// Runs `write` on the emptied output buffer; the status it returns.
+pub(crate) fn answer_with(write: impl FnOnce(&mut Vec<u8>) -> i32) -> i32 {
+    OUTPUT.with_borrow_mut(|out| {
+        out.clear();
+        write(out)
+    })
+}
+
+pub(crate) fn set_index(index: u32) {
+    INDEX.set(index);
+}
+
+pub(crate) fn index() -> u32 {
+    INDEX.get()
 }
 
 pub(crate) fn output_ptr() -> u32 {

@@ -38,6 +38,14 @@ pub use buffers::{output, write_input};
 pub const OK: i32 = 0;
 /// The status of a call that failed: the output buffer holds the error.
 pub const FAILED: i32 = -1;
+/// The status of a feed that decided one text delta: the output buffer
+/// holds its UTF-8, bare.
+pub const ONE_TEXT: i32 = 1;
+/// The same for one reasoning delta.
+pub const ONE_REASONING: i32 = 2;
+/// The same for one piece of a call's arguments; the call's index is
+/// [`toolscan_output_index`].
+pub const ONE_ARGS: i32 = 3;
 
 /// The input buffer, resized to hold `len` bytes; its address.
 ///
@@ -67,7 +75,8 @@ pub extern "C" fn toolscan_parser_new(len: u32) -> i32 {
 }
 
 /// Feeds `len` bytes of the input buffer to parser `handle`; the output
-/// is the chunk's events (a JSON array; empty output for none).
+/// is the chunk's events: none, one delta bare ([`ONE_TEXT`],
+/// [`ONE_REASONING`], [`ONE_ARGS`]) or a JSON array ([`OK`]).
 #[no_mangle]
 pub extern "C" fn toolscan_parser_feed(handle: i32, len: u32) -> i32 {
     parsers::feed(handle, len as usize)
@@ -78,6 +87,12 @@ pub extern "C" fn toolscan_parser_feed(handle: i32, len: u32) -> i32 {
 #[no_mangle]
 pub extern "C" fn toolscan_parser_finish(handle: i32, at_stop: u32) -> i32 {
     parsers::finish(handle, at_stop != 0)
+}
+
+/// The call index of an answer of status [`ONE_ARGS`].
+#[no_mangle]
+pub extern "C" fn toolscan_output_index() -> u32 {
+    buffers::index()
 }
 
 /// How many bytes parser `handle` was fed (`-1` for no such parser).

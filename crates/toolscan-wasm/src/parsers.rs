@@ -5,10 +5,11 @@ use std::cell::RefCell;
 
 use toolscan_core::{Event, Parser};
 
-use crate::buffers::{answer, with_input};
+use crate::buffers::{answer, answer_with, with_input};
 use crate::json::{write_events, Failure};
 use crate::options;
 use crate::utf8::{Refusal, Strict};
+use crate::FAILED;
 
 /// One parser and what the boundary keeps for it.
 struct Slot {
@@ -85,9 +86,12 @@ fn with_slot(
         EVENTS.with_borrow_mut(|events| {
             events.clear();
             let result = f(slot, events);
-            answer(|out| match result {
+            answer_with(|out| match result {
                 Ok(()) => write_events(out, events),
-                Err(f) => f.write(out),
+                Err(f) => {
+                    f.write(out);
+                    FAILED
+                }
             })
         })
     })

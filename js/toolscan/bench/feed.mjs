@@ -3,7 +3,10 @@
 //
 //   node bench/feed.mjs [--rounds N] [--json FILE] [--wasm PATH]
 //
-// (run from js/toolscan; its devDependencies installed.)
+// (run from js/toolscan, its devDependencies installed; 7 rounds take
+// ~4-5 minutes on a loaded 2-core VM, most of it @ai-sdk-tool/parser on the
+// 64 KB calls. Also --min-ms MS, the least time of one measurement, default
+// 50, and --only REGEX, the contenders to run: feed, feedAlt, mw, ast, floor.)
 //
 // Every stream is cut into 4-character deltas, and every contender reads the
 // same deltas:
@@ -34,7 +37,7 @@
 // Rounds interleave contenders and streams (A B C A B C …, the order rotated
 // each round) so that the load of this shared machine hits all alike; the
 // table shows the median. Each measurement repeats a pass until it lasts
-// ≥ 30 ms. Every pass is checked: the call's name and arguments must equal
+// ≥ 50 ms. Every pass is checked: the call's name and arguments must equal
 // what was written (the text stream: the text must come back whole and no
 // call) — a contender that fails is marked ✗ in the table and warned about.
 //
