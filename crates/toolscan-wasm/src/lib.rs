@@ -29,7 +29,7 @@ mod buffers;
 mod json;
 mod options;
 mod parsers;
-mod requests;
+pub mod requests;
 mod utf8;
 
 pub use buffers::{output, write_input};
