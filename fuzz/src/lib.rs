@@ -8,6 +8,7 @@ pub mod check;
 pub mod chunks;
 pub mod formats;
 pub mod known;
+pub mod last;
 pub mod seed;
 pub mod stream;
 
