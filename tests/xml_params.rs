@@ -987,3 +987,59 @@ fn key_value_dispatches_at_the_line_break() {
         "{ev:?}"
     );
 }
+
+/// Nested parameter containers are bounded by `max_depth`, as JSON
+/// arguments are (the arguments object and each container in it a
+/// level): past it the block is text with a limit diagnostic, never a
+/// growing stack of frames.
+#[test]
+fn nested_containers_stop_at_the_depth_limit() {
+    let nested = |n: usize| {
+        let mut s = String::from("<tool name=\"f\"><arguments>");
+        for _ in 0..n {
+            s.push_str("<arg name=\"a\">");
+        }
+        s.push('1');
+        for _ in 0..n {
+            s.push_str("</arg>");
+        }
+        s.push_str("</arguments></tool>");
+        s
+    };
+    // Three args: the innermost holds the value, the two around it are
+    // containers, so the arguments object and two containers: depth 3.
+    let input = nested(3);
+    let depth = |max: usize| seeded().with_limits(toolscan::Limits::new().with_max_depth(max));
+    let ev = run("autobyteus-xml", &depth(3), &input);
+    let got = Response::from_events(&ev);
+    assert_eq!(got.tool_calls.len(), 1, "{:?}", got.diagnostics);
+    let want: Value = json!({"a": {"a": {"a": 1}}});
+    let args: Value = serde_json::from_str(got.tool_calls[0].arguments.as_str()).expect("JSON");
+    assert_eq!(args, want);
+
+    let ev = run("autobyteus-xml", &depth(2), &input);
+    assert_eq!(
+        diagnostics_of(&ev)
+            .iter()
+            .map(|(k, _)| *k)
+            .collect::<Vec<_>>(),
+        vec![DiagnosticKind::Limit]
+    );
+    assert_eq!(text_of(&ev), input);
+
+    // The default limit (128), far past it.
+    let deep = nested(5000);
+    let got = toolscan::parse(
+        toolscan::Registry::builtin()
+            .grammar("autobyteus-xml")
+            .expect("built-in"),
+        seeded(),
+        deep.as_bytes(),
+    );
+    assert!(got.tool_calls.is_empty());
+    assert_eq!(got.text, deep);
+    assert!(got
+        .diagnostics
+        .iter()
+        .any(|d| d.kind == DiagnosticKind::Limit && d.message.contains("128")));
+}

@@ -13,7 +13,7 @@ pub(super) fn run(op: &Op, b: &mut Block, env: &mut BlockCtx<'_>) -> Option<Flow
         Op::Dispatch => dispatch(b, env, 0),
         Op::DispatchBefore(n) => dispatch(b, env, *n),
         Op::Open(array) => {
-            let r = b.calls.open_container(*array);
+            let r = b.calls.open_container(*array, env.session.limits.max_depth);
             synced(b, env, r)
         }
         Op::CloseOpen => {

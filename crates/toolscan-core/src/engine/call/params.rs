@@ -167,12 +167,18 @@ impl BlockCalls {
     }
 
     /// The value that began turned out to be a container (an object of
-    /// nested parameters, or a list of items): opens it.
-    pub(crate) fn open_container(&mut self, array: bool) -> Result<(), Stop> {
+    /// nested parameters, or a list of items): opens it. Nesting is bounded
+    /// by `max_depth` (`Limits::max_depth`) as in JSON arguments, the
+    /// arguments object counting as one level: past it the block fails
+    /// with a limit diagnostic instead of growing its frames.
+    pub(crate) fn open_container(&mut self, array: bool, max_depth: usize) -> Result<(), Stop> {
         let c = self.cur();
         let p = &mut c.param;
         if p.slot || !p.raw.is_empty() || p.span.is_some() {
             return Err(Stop::fail(Reason::ArgsNotObject));
+        }
+        if p.frames.len().saturating_add(1) >= max_depth {
+            return Err(Stop::fail(Reason::TooDeep { limit: max_depth }));
         }
         if p.dropped {
             // A repeated parameter's container: nothing of it is written.
