@@ -307,8 +307,9 @@ pub struct LimitArgs {
           default_value_t = Limits::default().max_call_bytes, env = "TOOLSCAN_MAX_CALL_BYTES")]
     pub max_call_bytes: usize,
 
-    /// Deepest nesting of JSON objects and arrays in a call (`{"a": [1]}` is
-    /// 2 deep; a call object around the arguments adds 1). Deeper: text and
+    /// Deepest nesting of objects and lists in a call (`{"a": [1]}` is
+    /// 2 deep; a call object around the arguments adds 1; nested parameters
+    /// count the same). Deeper: text and
     /// a `limit` diagnostic.
     #[arg(long, value_name = "N", value_parser = at_least_one,
           default_value_t = Limits::default().max_depth, env = "TOOLSCAN_MAX_DEPTH")]

@@ -15,7 +15,8 @@ pub struct Limits {
     /// Largest raw span of one call (opening marker to closing marker), in
     /// bytes. Default 8 MiB.
     pub max_call_bytes: usize,
-    /// Deepest JSON nesting inside a call. Default 128.
+    /// Deepest nesting of objects and lists inside a call (JSON, Python-like
+    /// arguments, nested parameter containers). Default 128.
     pub max_depth: usize,
     /// How many bytes of text a *tentative* opener (a bare `{`, a code fence)
     /// may hold back before it is known to be a call. Default 64 KiB.
