@@ -160,6 +160,48 @@ fn replayed_marker_that_its_program_refuses_does_not_reopen_forever() {
     }
 }
 
+/// The same loop when the program refuses the replayed marker's very
+/// first byte (`]unctools[` read by a program that begins with the
+/// literal `functools`: `format_file`, a bare SIGSEGV after ~90,000
+/// executions, caught with `TOOLSCAN_FUZZ_LAST_INPUT`). Nothing of the
+/// marker was held, so the first-character rule above found no byte to
+/// make text: the block failed where it opened, text mode found the same
+/// marker there, and `process` → `switch` → `process` nested until the
+/// stack overflowed. What it protects: a replayed block that fails before
+/// it read a byte makes the marker's first character text, under every
+/// chunking (run on a 256 KiB stack, where the loop overflows at once).
+#[test]
+fn replayed_marker_refused_at_its_first_byte_does_not_reopen_forever() {
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let mut reg = Registry::builtin();
+            reg.register_json(
+                r#"{"name": "replay-first-byte", "openers": [{"open": "]unctools[",
+                    "program": [{"lit": "functools"}, {"json": "call_list"}, "dispatch", "end"],
+                    "replay": true, "trust": "tentative"}]}"#,
+            )
+            .expect("the description loads");
+            let g = reg.grammar("replay-first-byte").expect("it compiles");
+            for input in [
+                "]unctools[",
+                "a ]unctools[ b",
+                "]unctools[]unctools[ functools[{}]",
+            ] {
+                let events =
+                    chunk::invariant(|| Parser::new(g.clone(), options()), input.as_bytes())
+                        .unwrap_or_else(|e| panic!("{input:?}: {e}"));
+                check_events(&events).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+                let r = toolscan::Response::from_events(&events);
+                assert!(r.tool_calls.is_empty(), "{input:?}");
+                assert_eq!(r.text, input, "{input:?}");
+            }
+        })
+        .expect("a thread")
+        .join()
+        .expect("no panic, no overflow");
+}
+
 // ---------------------------------------------------------------------------
 // Calls held inside reasoning
 

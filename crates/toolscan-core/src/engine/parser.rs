@@ -1083,12 +1083,13 @@ impl StreamState {
                                 text_ids: self.session.text_ids.clone(),
                             });
                         }
-                        let b = Box::new(Block::new(k, op.trust != Trust::Definite));
+                        let mut b = Box::new(Block::new(k, op.trust != Trust::Definite));
                         if op.replay {
                             // The marker is the start of the body: read it
                             // again as the block's first bytes.
                             let marker = std::mem::take(&mut p.buf);
                             p.pos = p.buf_start;
+                            b.replayed_at = Some(p.buf_start);
                             After::Replay(Some(b), marker)
                         } else {
                             After::Block(b)

@@ -81,11 +81,26 @@ pub(crate) fn run(
             // A failure ends the block (back to text at the current byte),
             // or, with a recovery point armed, the failed call and the
             // block goes on.
-            Flow::Fail(stop) => match fail(b, prog, env, stop) {
-                Failed::Recovered => {}
-                Failed::Over(None) => return (i, Outcome::Text),
-                Failed::Over(Some(markup)) => return (i, Outcome::Replay(markup)),
-            },
+            Flow::Fail(stop) => {
+                let refused_at_once = b.replayed_at == Some(env.pending.pos)
+                    && env.pending.buf.is_empty()
+                    && i < ch.bytes.len();
+                if refused_at_once {
+                    // A replayed marker refused at its first byte: nothing
+                    // is held to give back, and text mode would find the
+                    // same marker here and open the block again, without
+                    // end. Its first character is text (as `fail` makes it
+                    // when the refused literal had begun to match).
+                    let n = crate::scan::utf8::char_len(ch.bytes[i]).min(ch.bytes.len() - i);
+                    env.pending.take_n(ch, n);
+                    i += n;
+                }
+                match fail(b, prog, env, stop) {
+                    Failed::Recovered => {}
+                    Failed::Over(None) => return (i, Outcome::Text),
+                    Failed::Over(Some(markup)) => return (i, Outcome::Replay(markup)),
+                }
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::engine::block::steady::{Lag, Steady};
 use crate::engine::call::calls::{BlockCalls, Session};
 use crate::engine::call::json::JsonMapping;
 use crate::engine::pending::{Chunk, Pending};
+use crate::offset::Offset;
 use crate::read::json::JsonScanner;
 use crate::read::python::{PyReader, Skip};
 use crate::read::reason::{Reason, Stop};
@@ -53,6 +54,11 @@ pub(crate) struct Block {
     /// group's closing markup included, which would otherwise vanish
     /// between two pieces of text.
     pub(crate) failed_at: Option<usize>,
+    /// For a block whose marker is read again as its body (`replay`):
+    /// where the marker began, the offset the block opened at. A failure
+    /// there, before the block read a byte, would send text mode back to
+    /// the same marker (see [`run`](super::run)).
+    pub(crate) replayed_at: Option<Offset>,
 }
 
 impl Block {
@@ -65,6 +71,7 @@ impl Block {
             recover: None,
             steady: Steady::default(),
             failed_at: None,
+            replayed_at: None,
         }
     }
 
