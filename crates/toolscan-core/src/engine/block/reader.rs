@@ -57,7 +57,7 @@ pub(crate) struct Block {
     /// For a block whose marker is read again as its body (`replay`):
     /// where the marker began, the offset the block opened at. A failure
     /// there, before the block read a byte, would send text mode back to
-    /// the same marker (see [`run`](super::run)).
+    /// the same marker (see the block loop, `run`).
     pub(crate) replayed_at: Option<Offset>,
 }
 
