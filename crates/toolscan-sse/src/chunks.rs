@@ -9,7 +9,9 @@
 //!   `choices` array (an error object…) is passed on unchanged; invalid
 //!   JSON is logged with `tracing::warn!`;
 //! - a chunk is rewritten choice by choice; a chunk the rewrite did not
-//!   change is passed on byte for byte (its `data` as it came);
+//!   change is passed on byte for byte (its `data` as it came); one whose
+//!   only change is its one choice's text (keys without escapes) keeps
+//!   every other byte as it came, its `delta.content` replaced in place;
 //! - a rewritten chunk whose choice carries tool calls and a
 //!   `finish_reason` is sent as two chunks, the `finish_reason` in the
 //!   second, after the calls ([`split_finish`]);
@@ -37,7 +39,7 @@ use crate::deltas::Delta;
 /// Top-level fields of a chunk that are the same in every chunk of a
 /// response (or carry no content): a chunk with nothing else is not worth
 /// sending.
-const ENVELOPE: [&str; 7] = [
+pub(crate) const ENVELOPE: [&str; 7] = [
     "id",
     "object",
     "created",
@@ -142,9 +144,13 @@ impl ChunkRewriter {
     /// The fast path: a chunk whose one choice carries text only, and whose
     /// text the parser passes on unchanged (no marker begins in it, none
     /// was held), goes out byte for byte without a `Value` being built.
+    /// So does one whose changed text came without calls or reasoning
+    /// (the text held around a call): spliced into its data, or held back
+    /// ([`changed_text`](crate::light::changed_text)), what the general path
+    /// would send for it is pushed to `out`.
     /// `false`: the general path takes the chunk (with the events of the
     /// feed, if the fast path fed it: see `prefed`).
-    fn fast(&mut self, data: &str) -> bool {
+    fn fast(&mut self, data: &str, out: &mut Vec<Emit>) -> bool {
         self.prefed = None;
         let Some(t) = crate::light::text_only(data) else {
             return false;
@@ -162,15 +168,34 @@ impl ChunkRewriter {
                 let mut pieces = Delta::default();
                 state.feed(content, &mut pieces);
                 if pieces.text != **content || pieces.has_calls_or_reasoning() {
-                    self.prefed = Some((t.index, pieces));
-                    return false;
+                    let spliced = (!pieces.has_calls_or_reasoning())
+                        .then(|| crate::light::changed_text(data, &pieces.text))
+                        .flatten();
+                    let Some(spliced) = spliced else {
+                        self.prefed = Some((t.index, pieces));
+                        return false;
+                    };
+                    if let Some(json) = spliced {
+                        out.push(Emit::Rewritten(json));
+                    } else {
+                        tracing::trace!("toolscan-sse: chunk held back entirely");
+                    }
+                    self.later_chunk(data);
+                    return true;
                 }
             }
         }
+        out.push(Emit::Upstream);
+        self.later_chunk(data);
+        true
+    }
+
+    /// The fast path read `data`: its envelope is the latest, taken when
+    /// one is needed.
+    fn later_chunk(&mut self, data: &str) {
         self.later.clear();
         self.later.push_str(data);
         self.stale = true;
-        true
     }
 
     /// Takes the envelope of the last chunk the fast path read, if it is
@@ -190,8 +215,7 @@ impl ChunkRewriter {
         if self.over {
             return;
         }
-        if self.fast(data) {
-            out.push(Emit::Upstream);
+        if self.fast(data, out) {
             return;
         }
         let mut chunk = match serde_json::from_str::<Value>(data) {
@@ -509,4 +533,45 @@ fn choice_is_empty(choice: &Value) -> bool {
         },
         _ => v.is_null(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, Value};
+
+    use super::carries_nothing;
+    use crate::light::changed_text;
+
+    /// What the general path sends for a text-only chunk whose text became
+    /// `text`: the chunk, its content replaced, unless it carries nothing.
+    fn general(data: &str, text: &str) -> Option<Value> {
+        let mut chunk: Map<String, Value> = serde_json::from_str(data).unwrap();
+        let delta = chunk["choices"][0]["delta"].as_object_mut().unwrap();
+        delta.insert("content".into(), text.into());
+        (!carries_nothing(&chunk)).then_some(Value::Object(chunk))
+    }
+
+    #[test]
+    fn changed_text_sends_what_the_general_path_sends() {
+        let chunks = [
+            r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"<tool"},"finish_reason":null}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","role":null,"tool_calls":[]},"logprobs":null}],"usage":null}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","reasoning_content":""}}],"t_us":17}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","role":"assistant"}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":[]}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","tool_calls":[ ]}}]}"#,
+            r#"{ "id": "c", "choices": [ { "index": 0, "delta": { "content": "a\"b" } } ], "extra": [1] }"#,
+        ];
+        for data in chunks {
+            for text in ["", "held <b>\"quoted\"\n"] {
+                let spliced = changed_text(data, text).expect("read by the fast path");
+                let spliced = spliced.map(|json| serde_json::from_str::<Value>(&json).unwrap());
+                assert_eq!(spliced, general(data, text), "{data} with {text:?}");
+            }
+        }
+        // A key with escapes is the general path's.
+        let escaped =
+            r#"{"id":"c","choices":[{"index":0,"delta":{"cont\u0065nt":"x","content":"y"}}]}"#;
+        assert_eq!(changed_text(escaped, ""), None);
+    }
 }
