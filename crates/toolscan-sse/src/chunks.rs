@@ -35,19 +35,7 @@ use serde_json::{Map, Value};
 use crate::choice::{finish_reason, Choice};
 use crate::config::Config;
 use crate::deltas::Delta;
-
-/// Top-level fields of a chunk that are the same in every chunk of a
-/// response (or carry no content): a chunk with nothing else is not worth
-/// sending.
-pub(crate) const ENVELOPE: [&str; 7] = [
-    "id",
-    "object",
-    "created",
-    "model",
-    "system_fingerprint",
-    "service_tier",
-    "obfuscation",
-];
+use crate::light::ENVELOPE;
 
 /// What to send for an upstream chunk: the pieces [`ChunkRewriter::chunk`]
 /// and [`ChunkRewriter::end`] append, in order.

@@ -7,6 +7,19 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
+/// Top-level fields of a chunk that are the same in every chunk of a
+/// response (or carry no content): a chunk with nothing else is not worth
+/// sending (here and in the general path, `chunks.rs`).
+pub(crate) const ENVELOPE: [&str; 7] = [
+    "id",
+    "object",
+    "created",
+    "model",
+    "system_fingerprint",
+    "service_tier",
+    "obfuscation",
+];
+
 /// A chunk, as far as the fast path needs it.
 #[derive(Deserialize)]
 pub(crate) struct Chunk<'a> {
@@ -87,7 +100,7 @@ pub(crate) fn changed_text(data: &str, text: &str) -> Option<Option<String>> {
     let content = last(&delta, "content")?.get();
     let nothing = top.iter().all(|(k, v)| match *k {
         "choices" => true,
-        k if crate::chunks::ENVELOPE.contains(&k) => true,
+        k if ENVELOPE.contains(&k) => true,
         _ => is_null(v.get()),
     }) && choice.iter().all(|(k, v)| match *k {
         "index" | "delta" => true,
