@@ -132,21 +132,7 @@ impl Given {
             _ => requested,
         };
 
-        let given = self.limits.unwrap_or_default();
-        let mut limits = Limits::new();
-        if let Some(n) = limit(given.max_call_bytes, "maxCallBytes")? {
-            limits = limits.with_max_call_bytes(n);
-        }
-        if let Some(n) = limit(given.max_depth, "maxDepth")? {
-            limits = limits.with_max_depth(n);
-        }
-        if let Some(n) = limit(given.max_holdback, "maxHoldback")? {
-            limits = limits.with_max_holdback(n);
-        }
-        if let Some(n) = limit(given.max_name_bytes, "maxNameBytes")? {
-            limits = limits.with_max_name_bytes(n);
-        }
-
+        let limits = limits(self.limits.unwrap_or_default())?;
         let calls_in_reasoning = one_of(
             self.calls_in_reasoning.as_deref(),
             "callsInReasoning",
@@ -172,21 +158,7 @@ impl Given {
             &[("replace", false), ("throw", true)],
         )?
         .unwrap_or(false);
-        let ids = match (self.ids.as_deref(), self.seed) {
-            (None | Some("random"), None) => IdMint::Seeded(self.random_seed.unwrap_or(0)),
-            (None | Some("seeded"), seed) => IdMint::Seeded(seed.unwrap_or(0)),
-            (Some("mistral"), seed) => IdMint::Mistral(seed.unwrap_or(0)),
-            (Some("random"), Some(_)) => {
-                return Err(Failure::Options(
-                    "seed is for ids \"seeded\" or \"mistral\", not \"random\"".into(),
-                ))
-            }
-            (Some(other), _) => {
-                return Err(Failure::Options(format!(
-                    "ids must be \"random\", \"seeded\" or \"mistral\" (got {other:?})"
-                )))
-            }
-        };
+        let ids = ids(self.ids.as_deref(), self.seed, self.random_seed)?;
 
         let mut options = Options::new()
             .with_limits(limits)
@@ -214,6 +186,39 @@ impl Given {
             options,
             strict_utf8,
         })
+    }
+}
+
+/// The limits given, each at least 1.
+fn limits(given: GivenLimits) -> Result<Limits, Failure> {
+    let mut limits = Limits::new();
+    if let Some(n) = limit(given.max_call_bytes, "maxCallBytes")? {
+        limits = limits.with_max_call_bytes(n);
+    }
+    if let Some(n) = limit(given.max_depth, "maxDepth")? {
+        limits = limits.with_max_depth(n);
+    }
+    if let Some(n) = limit(given.max_holdback, "maxHoldback")? {
+        limits = limits.with_max_holdback(n);
+    }
+    if let Some(n) = limit(given.max_name_bytes, "maxNameBytes")? {
+        limits = limits.with_max_name_bytes(n);
+    }
+    Ok(limits)
+}
+
+/// How ids are minted: random ids from the seed the JavaScript side drew.
+fn ids(ids: Option<&str>, seed: Option<u64>, random_seed: Option<u64>) -> Result<IdMint, Failure> {
+    match (ids, seed) {
+        (None | Some("random"), None) => Ok(IdMint::Seeded(random_seed.unwrap_or(0))),
+        (None | Some("seeded"), seed) => Ok(IdMint::Seeded(seed.unwrap_or(0))),
+        (Some("mistral"), seed) => Ok(IdMint::Mistral(seed.unwrap_or(0))),
+        (Some("random"), Some(_)) => Err(Failure::Options(
+            "seed is for ids \"seeded\" or \"mistral\", not \"random\"".into(),
+        )),
+        (Some(other), _) => Err(Failure::Options(format!(
+            "ids must be \"random\", \"seeded\" or \"mistral\" (got {other:?})"
+        ))),
     }
 }
 
