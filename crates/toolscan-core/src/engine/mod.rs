@@ -5,5 +5,8 @@
 
 pub(crate) mod block;
 pub(crate) mod call;
+mod fast;
+mod hold;
 pub(crate) mod parser;
 pub(crate) mod pending;
+mod text;

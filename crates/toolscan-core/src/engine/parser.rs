@@ -17,22 +17,20 @@
 //! Everything it needs between chunks is in the struct, so a feed costs
 //! O(bytes fed) however the input is chunked.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::batch::Events;
 use crate::engine::block::{self, Block, BlockCtx, Outcome};
 use crate::engine::call::calls::Session;
+use crate::engine::hold::{self, Holds};
 use crate::engine::pending::{Chunk, Pending};
-use crate::event::{DiagnosticKind, Event, EventRef, FinishReason};
+use crate::event::{Event, EventRef, FinishReason};
 use crate::ids::IdSource;
 use crate::lang::format::Trust;
-use crate::lang::grammar::{Grammar, PatKind, Watch};
-use crate::lang::program::Op;
-use crate::offset::Offset;
-use crate::options::{CallsInReasoning, Limits, Options};
-use crate::read::json::{Ignore, JsonScanner};
-use crate::scan::marker::{is_word, line_tail2, Found, StateID};
+use crate::lang::grammar::{Grammar, Watch};
+use crate::options::{CallsInReasoning, Options};
+use crate::read::json::JsonScanner;
+use crate::scan::marker::StateID;
 use crate::sink::Sink;
 
 /// A streaming tool-call parser for one response.
@@ -59,47 +57,37 @@ use crate::sink::Sink;
 /// ```
 #[derive(Debug)]
 pub struct Parser {
-    g: Arc<Grammar>,
-    stream: StreamState,
-    mode: Mode,
+    pub(super) g: Arc<Grammar>,
+    pub(super) stream: StreamState,
+    pub(super) mode: Mode,
     /// The events of held calls (and of what followed them), while a
     /// [`Hold`] is on: sent at `finish`, dropped if the reasoning block
     /// closes.
-    deferred: Vec<Event>,
+    pub(super) deferred: Vec<Event>,
 }
 
 /// What every mode works with.
 #[derive(Debug)]
-struct StreamState {
+pub(super) struct StreamState {
     /// No limit trips before a bare marker's next byte (see [`bare_room`]).
-    bare_room: bool,
-    session: Session,
-    pending: Pending,
+    pub(super) bare_room: bool,
+    pub(super) session: Session,
+    pub(super) pending: Pending,
     /// Reasoning separation is on.
-    reasoning: bool,
+    pub(super) reasoning: bool,
     /// Reasoning blocks are recognised: with separation on, or when calls
     /// inside them are not calls at once.
-    tracks_think: bool,
+    pub(super) tracks_think: bool,
     /// Inside a reasoning block (between reasoning markers), whether or
     /// not its text goes out as reasoning.
-    think: bool,
-    /// [`CallsInReasoning::Text`]: a call inside a reasoning block is held
-    /// until the block closes (reasoning) or the stream ends (a call).
-    hold_calls: bool,
-    /// The calls held, if any.
-    hold: Option<Hold>,
-    /// The last search for a reasoning closer that read to a chunk's end:
-    /// a later held block of the same chunk reuses its answer instead of
-    /// searching the rest of the chunk once more (each held call would
-    /// cost the rest of a chunk that holds them all, the square of it).
-    /// Kept across holds: a held block that fails ends its hold, and the
-    /// next one's, in the same chunk, asks the same question.
-    closer_search: Option<Search>,
+    pub(super) think: bool,
+    /// Calls held inside reasoning (see `hold.rs`).
+    pub(super) holds: Holds,
     /// [`Options::complete_at_stop`].
-    complete_at_stop: bool,
-    finished: bool,
+    pub(super) complete_at_stop: bool,
+    pub(super) finished: bool,
     /// The stream ended inside a call.
-    truncated: bool,
+    pub(super) truncated: bool,
 }
 
 /// A bare block opened by a marker of up to `marker_len` bytes would read
@@ -116,7 +104,7 @@ fn bare_room(limits: &crate::options::Limits, marker_len: usize) -> bool {
 /// the events of that block then follow the held ones), else `out`.
 macro_rules! held_or {
     ($self:ident, $out:ident) => {
-        if $self.stream.hold.is_some() {
+        if $self.stream.holds.holding() {
             &mut $self.deferred as &mut dyn Sink
         } else {
             &mut *$out
@@ -124,73 +112,18 @@ macro_rules! held_or {
     };
 }
 
-/// The largest chunk the fast paths take: a long chunk goes the ordinary
-/// way, which searches it once too (a fast path's look first would search
-/// it twice whenever it does hold a rare byte).
-const TOKEN_SIZED: usize = 64;
-
 #[derive(Debug)]
-enum Mode {
+pub(super) enum Mode {
     Text(TextState),
     Block(Box<Block>),
     Skip(Box<JsonScanner>),
 }
 
-/// Calls inside a reasoning block that has not closed yet: from the opening
-/// marker of the first (`Pending::raw` copies the input from there), every
-/// event waits in `Parser::deferred`. The block's closer makes the copied
-/// bytes reasoning; the end of the stream sends the events.
-#[derive(Debug)]
-struct Hold {
-    /// Where the text after the last block that completed a call began
-    /// (a block that completed none is text for this count: the marker
-    /// scan may take a bare `{` for text without opening its block, and
-    /// both must count the same).
-    text_from: Offset,
-    /// The calls completed when `text_from` was last set.
-    counted: usize,
-    /// The state of the search for a reasoning closer in the bytes of the
-    /// current block (`Grammar::closers`), and where it got to.
-    closer: StateID,
-    searched_to: Offset,
-    /// The call context when the hold began, restored if the calls were
-    /// only quoted: their indices and ids are not used up.
-    next_index: usize,
-    completed: usize,
-    text_ids: HashSet<u64>,
-}
-
-/// A search for a reasoning closer from `from` on (in any state) up to
-/// `to`, a chunk's end: the first closer it found, where it ends and its
-/// length, or none. It answers for the closers that begin at or after
-/// `from`: a closer found that begins at or after a later point is the
-/// first to begin there (any that ended sooner would have been found), and
-/// where none was found none lies.
-#[derive(Clone, Copy, Debug)]
-struct Search {
-    from: Offset,
-    to: Offset,
-    found: Option<(Offset, usize)>,
-}
-
-impl Hold {
-    /// How many more bytes text (or a skipped value) may add to the hold:
-    /// at most `max_holdback` after the last held block, and the hold at
-    /// most `max_call_bytes` in all.
-    fn room(&self, start: Offset, pos: Offset, limits: &Limits) -> usize {
-        let text = limits
-            .max_holdback
-            .saturating_sub(pos.since(self.text_from));
-        let all = limits.max_call_bytes.saturating_sub(pos.since(start));
-        text.min(all)
-    }
-}
-
 /// Text mode: the marker automaton's state (its depth is the number of
 /// bytes held back).
 #[derive(Clone, Copy, Debug)]
-struct TextState {
-    sid: StateID,
+pub(super) struct TextState {
+    pub(super) sid: StateID,
 }
 
 impl Parser {
@@ -217,9 +150,7 @@ impl Parser {
             reasoning: options.reasoning,
             tracks_think,
             think,
-            hold_calls,
-            hold: None,
-            closer_search: None,
+            holds: Holds::new(hold_calls),
             complete_at_stop: options.complete_at_stop,
             finished: false,
             truncated: false,
@@ -280,182 +211,6 @@ impl Parser {
         self.process(&ch, &mut SinkRef(sink));
     }
 
-    /// The fast paths of a token-sized chunk, `text` its UTF-8 check: plain
-    /// text ([`plain`](Parser::plain)), text after a hold-back
-    /// ([`held_then_plain`](Parser::held_then_plain)), text before a
-    /// hold-back ([`plain_then_held`](Parser::plain_then_held)), the next
-    /// chunk of a steady run or a chunk inside a string or value of a block
-    /// ([`string_run`](Parser::string_run)). `true`: the chunk was fed;
-    /// `false`: nothing was done.
-    #[inline]
-    fn fast<'c>(
-        &mut self,
-        chunk: &'c [u8],
-        text: impl FnOnce(&'c [u8]) -> Option<&'c str>,
-        out: &mut dyn Sink,
-    ) -> bool {
-        match &self.mode {
-            Mode::Text(_) if self.plain(chunk) => text(chunk).is_some_and(|t| {
-                self.stream.pending.pass_text(t, out);
-                true
-            }),
-            Mode::Text(_) if self.held_then_plain(chunk) => text(chunk).is_some_and(|t| {
-                self.release_held_and_pass(t, out);
-                true
-            }),
-            Mode::Text(_) => match self.plain_then_held(chunk) {
-                Some((held, sid)) => {
-                    text(chunk).is_some_and(|t| self.pass_and_hold(t, held, sid, out))
-                }
-                None => false,
-            },
-            Mode::Block(_) if chunk.len() <= TOKEN_SIZED && self.stream.hold.is_none() => {
-                let Some(t) = text(chunk) else {
-                    return false;
-                };
-                // The next chunk of a steady run, here: the commonest
-                // chunk of a long argument costs no call.
-                if let Mode::Block(b) = &mut self.mode {
-                    if block::steady(b, &mut self.stream.pending, out, t) {
-                        return true;
-                    }
-                }
-                self.string_run(t, out)
-            }
-            _ => false,
-        }
-    }
-
-    /// The direct path of a block's chunk that lies inside a JSON string
-    /// (a long argument, token by token): the JSON reader takes it without
-    /// the mode loop and the block runner around it, which would only find
-    /// the step still reading. (Not while calls are held: their bytes are
-    /// searched for a reasoning closer.) `false`: nothing was read. Out of
-    /// line: the steady run tried before it takes the commoner chunk.
-    #[inline(never)]
-    fn string_run(&mut self, text: &str, out: &mut dyn Sink) -> bool {
-        let Mode::Block(b) = &mut self.mode else {
-            return false;
-        };
-        let prog = &self.g.openers[b.opener].program;
-        block::direct(prog, b, &mut self.stream.env(out), text)
-    }
-
-    /// Brings the block's counters up to date after a steady run (see
-    /// `block::Block::settle`): the first thing every way into the block
-    /// but the run's own does (`block::direct` and `block::run` do it
-    /// too).
-    #[inline]
-    fn settle(&mut self) {
-        if let Mode::Block(b) = &mut self.mode {
-            b.settle();
-        }
-    }
-
-    /// The fast path of the text mode for token-sized chunks: nothing is
-    /// pending, the automaton is at its start, and nothing in `chunk` can
-    /// begin a marker. (Its end is checked to be a whole character by the
-    /// caller's UTF-8 check.) A long chunk goes the ordinary way, which
-    /// searches it once too: looking at it here first would search it
-    /// twice whenever it does hold a rare byte.
-    #[inline]
-    fn plain(&self, chunk: &[u8]) -> bool {
-        let Mode::Text(st) = &self.mode else {
-            return false;
-        };
-        if chunk.len() > TOKEN_SIZED {
-            return false;
-        }
-        let set = &self.g.text_set(self.stream.watch()).set;
-        let p = &self.stream.pending;
-        p.buf.is_empty()
-            && st.sid == set.start()
-            && self.stream.hold.is_none()
-            && set.is_plain(chunk, p.after_word)
-    }
-
-    /// The fast path of the text mode for a token-sized chunk that is
-    /// plain but for its last bytes, which may begin a marker: nothing is
-    /// pending, the automaton is at its start, and no marker is in `chunk`
-    /// ([`MarkerSet::plain_then_held`](crate::scan::marker::MarkerSet::plain_then_held)).
-    /// How many bytes are held, and the automaton's state after them.
-    #[inline]
-    fn plain_then_held(&self, chunk: &[u8]) -> Option<(usize, StateID)> {
-        let Mode::Text(st) = &self.mode else {
-            return None;
-        };
-        let set = &self.g.text_set(self.stream.watch()).set;
-        let p = &self.stream.pending;
-        if p.buf.is_empty() && st.sid == set.start() && self.stream.hold.is_none() {
-            set.plain_then_held(chunk, p.after_word)
-        } else {
-            None
-        }
-    }
-
-    /// Passes `text` but for its last `held` bytes, which are held with
-    /// the automaton at `sid` (see [`plain_then_held`](Parser::plain_then_held)):
-    /// what the ordinary way does with such a chunk. `false` (nothing
-    /// done) if they do not begin a character.
-    fn pass_and_hold(&mut self, text: &str, held: usize, sid: StateID, out: &mut dyn Sink) -> bool {
-        let Some((pass, hold)) = text
-            .len()
-            .checked_sub(held)
-            .and_then(|cut| text.split_at_checked(cut))
-        else {
-            return false;
-        };
-        let p = &mut self.stream.pending;
-        p.pass_text(pass, out);
-        p.take_text(hold);
-        if let Mode::Text(st) = &mut self.mode {
-            st.sid = sid;
-        }
-        true
-    }
-
-    /// The fast path after a hold-back, for token-sized chunks: the held
-    /// bytes (whole characters) may begin a marker; if the automaton, fed
-    /// on with `chunk`, returns to its start at a character boundary without
-    /// meeting a marker, and the rest of `chunk` is plain, then the held
-    /// bytes and `chunk` are text. (The ordinary way decides the same,
-    /// through the whole mode machinery.)
-    #[inline]
-    fn held_then_plain(&self, chunk: &[u8]) -> bool {
-        let Mode::Text(st) = &self.mode else {
-            return false;
-        };
-        let set = &self.g.text_set(self.stream.watch()).set;
-        let p = &self.stream.pending;
-        if chunk.len() > TOKEN_SIZED
-            || p.buf.is_empty()
-            || self.stream.hold.is_some()
-            || p.buf.len() > TOKEN_SIZED
-            || st.sid == set.start()
-            || crate::scan::utf8::complete_prefix_len(&p.buf) != p.buf.len()
-        {
-            return false;
-        }
-        let Some(q) = set.back_to_start(st.sid, chunk) else {
-            return false;
-        };
-        // (`q` ≥ 1: the byte before it is the one that ended the prefix.)
-        chunk.get(q).is_none_or(|&b| (b as i8) >= -0x40)
-            && set.is_plain(&chunk[q..], crate::scan::marker::is_word(chunk[q - 1]))
-    }
-
-    /// Releases the held bytes and then `text` (see
-    /// [`held_then_plain`](Parser::held_then_plain)).
-    #[inline]
-    fn release_held_and_pass(&mut self, text: &str, out: &mut dyn Sink) {
-        let p = &mut self.stream.pending;
-        p.release_all(out);
-        p.pass_text(text, out);
-        if let Mode::Text(st) = &mut self.mode {
-            st.sid = self.g.text_set(self.stream.watch()).set.start();
-        }
-    }
-
     /// Ends the stream; the remaining events, [`EventRef::Done`] last, go to
     /// `sink`.
     pub fn finish_with<S: Sink + ?Sized>(&mut self, sink: &mut S) {
@@ -463,7 +218,6 @@ impl Parser {
             return;
         }
         let out = &mut SinkRef(sink);
-        self.settle();
         self.stream.finished = true;
         // The reasoning block never closed: the held calls were meant.
         self.send_held(true, out);
@@ -549,119 +303,23 @@ impl Parser {
     }
 
     fn process(&mut self, ch: &Chunk<'_>, out: &mut dyn Sink) {
-        self.settle();
         let mut i = 0;
         while i < ch.bytes.len() {
-            // While calls are held, text may add only so much to the hold;
-            // the byte that would exceed it ends the hold.
-            let mut head = None;
-            // Inside a held call: where a reasoning closer ends, if one does
-            // in this chunk (the chunk given to the block then ends there).
-            let mut closer = None;
-            let mut searched = None;
-            // A search of the rest of the chunk, for the chunk's later
-            // blocks.
-            let mut search = None;
-            match (&self.stream.hold, &self.mode, &self.g.closers) {
-                // (Only bytes read for the first time: bytes a block reads
-                // again were searched when they came.)
-                (Some(h), Mode::Block(_), Some(set)) => {
-                    let len = ch.bytes.len();
-                    let fresh = h.searched_to.since(ch.base).clamp(i, len);
-                    let mut sid = h.closer;
-                    let scan = |sid: &mut StateID, from: usize, to: usize| {
-                        let hay = &ch.bytes[from..to];
-                        match set.scan(sid, hay, &[], false, &mut |_, _| true) {
-                            Found::Marker { pattern, end } => {
-                                crate::work::count_closer_search(end);
-                                let len = set.pattern(pattern).bytes.len();
-                                Some((ch.base.after(from + end), len))
-                            }
-                            Found::Nothing => {
-                                crate::work::count_closer_search(hay.len());
-                                None
-                            }
-                        }
-                    };
-                    // First the bytes a closer begun before `fresh` (one
-                    // the state holds part of) may end in; past them, a
-                    // closer begins after `fresh`, and the last search of
-                    // this chunk, begun before, knows of it.
-                    let near = fresh.saturating_add(set.longest()).min(len);
-                    let mut found = scan(&mut sid, fresh, near);
-                    if found.is_none() && near < len {
-                        let at = ch.base.after(near);
-                        // The kept search answers for the bytes it read,
-                        // by their place in the stream: this chunk's (or
-                        // the bytes a failed block gives back, read again
-                        // from the pending buffer) when it began at or
-                        // before `at` and read at least as far.
-                        let known = self
-                            .stream
-                            .closer_search
-                            .filter(|s| s.from <= at && s.to >= ch.end())
-                            .and_then(|s| match s.found {
-                                // A closer that begins at or after `at`:
-                                // the first; past this chunk's end, none
-                                // ends in it.
-                                Some((end, n)) if end.before(n) >= at => {
-                                    Some((end <= ch.end()).then_some((end, n)))
-                                }
-                                // One that began before `at` says nothing
-                                // of the bytes after it.
-                                Some(_) => None,
-                                None => Some(None),
-                            });
-                        found = match known {
-                            Some(Some(f)) => Some(f),
-                            Some(None) => {
-                                // None lies in the rest: the state at its
-                                // end is that of its last bytes, as many
-                                // as the longest closer (which none holds).
-                                let tail = len.saturating_sub(set.longest());
-                                if tail > near {
-                                    sid = set.start();
-                                }
-                                scan(&mut sid, tail.max(near), len)
-                            }
-                            None => {
-                                let f = scan(&mut sid, near, len);
-                                search = Some(Search {
-                                    from: at,
-                                    to: ch.end(),
-                                    found: f,
-                                });
-                                f
-                            }
-                        };
-                    }
-                    match found {
-                        Some((end, n)) => {
-                            head = Some(ch.head(end.since(ch.base)));
-                            closer = Some(n);
-                        }
-                        None => searched = Some(sid),
-                    }
-                }
-                (Some(h), Mode::Text(_) | Mode::Skip(_), _) => {
-                    let p = &self.stream.pending;
-                    let start = p.raw.as_ref().map_or(p.pos, |r| r.start);
-                    let room = h.room(start, p.pos, &self.stream.session.limits);
-                    if room == 0 {
-                        self.release_hold(true, out);
-                        continue;
-                    }
-                    if ch.bytes.len() - i > room {
-                        head = Some(ch.head(i + room));
-                    }
-                }
-                _ => {}
-            }
-            if search.is_some() {
-                self.stream.closer_search = search;
-            }
+            // While calls are held: the part of the chunk the mode may read.
+            let s = &mut self.stream;
+            let in_block = matches!(self.mode, Mode::Block(_));
+            let closers = self.g.closers.as_ref();
+            let window = s
+                .holds
+                .window(in_block, closers, &s.pending, &s.session.limits, ch, i);
+            let Some(w) = window else {
+                // The hold reached its bound.
+                self.release_hold(true, out);
+                continue;
+            };
+            let head = w.head.map(|n| ch.head(n));
             let c = head.as_ref().unwrap_or(ch);
-            let sink: &mut dyn Sink = if self.stream.hold.is_some() {
+            let sink: &mut dyn Sink = if self.stream.holds.holding() {
                 &mut self.deferred
             } else {
                 out
@@ -669,7 +327,7 @@ impl Parser {
             let (next, after) = match &mut self.mode {
                 Mode::Text(st) => self.stream.run_text(&self.g, st, c, i, sink),
                 Mode::Block(b) => {
-                    let prog = &self.g.openers[b.opener].program;
+                    let prog = &self.g.openers[b.opener()].program;
                     let (n, outcome) = block::run(prog, b, &mut self.stream.env(sink), c, i);
                     (n, self.stream.after_block(outcome))
                 }
@@ -678,13 +336,12 @@ impl Parser {
             i = next;
             if !matches!(after, After::Stay) {
                 self.switch(after, out);
-            } else if let Some(len) = closer {
+            } else if let Some(len) = w.closer {
                 // The block read up to the end of a reasoning closer: the
                 // reasoning block closed inside the call, which was quoted.
                 self.closed_inside_block(len, out);
-            } else if let (Some(h), Some(sid)) = (&mut self.stream.hold, searched) {
-                h.closer = sid;
-                h.searched_to = h.searched_to.max(ch.end());
+            } else if let Some(sid) = w.searched {
+                self.stream.holds.searched(sid, ch);
             }
         }
     }
@@ -693,19 +350,36 @@ impl Parser {
     /// block read: the block is dropped, everything held before the closer
     /// is reasoning, and the closer closes the reasoning block.
     fn closed_inside_block(&mut self, len: usize, out: &mut dyn Sink) {
-        let p = &mut self.stream.pending;
-        let Some(raw) = &p.raw else {
-            return;
-        };
-        let at = p.pos.before(len);
-        let to = p.pos.index_in(raw.start, raw.bytes.len());
-        let from = at.index_in(raw.start, to);
-        p.buf.clear();
-        p.buf.extend_from_slice(&raw.bytes[from..to]);
-        p.buf_start = at;
-        tracing::trace!(offset = at.get(), "reasoning closes inside a held call");
-        self.mode = Mode::Text(self.stream.text_state(&self.g));
-        self.switch(After::Think(false), out);
+        if hold::closer_inside_block(&mut self.stream.pending, len) {
+            self.mode = Mode::Text(self.stream.text_state(&self.g));
+            self.switch(After::Think(false), out);
+        }
+    }
+
+    /// A block ended (see `Holds::left_block`).
+    fn left_block(&mut self, out: &mut dyn Sink) {
+        let s = &mut self.stream;
+        s.holds
+            .left_block(&mut s.session, &mut s.pending, &mut self.deferred, out);
+    }
+
+    /// Ends the hold: its events go out (see `Holds::send`).
+    fn send_held(&mut self, failures: bool, out: &mut dyn Sink) {
+        let s = &mut self.stream;
+        s.holds
+            .send(failures, &mut s.pending, &mut self.deferred, out);
+    }
+
+    /// Ends the hold: the calls were quoted (see `Holds::release`).
+    fn release_hold(&mut self, limit: bool, out: &mut dyn Sink) {
+        let s = &mut self.stream;
+        s.holds.release(
+            limit,
+            &mut s.session,
+            &mut s.pending,
+            &mut self.deferred,
+            out,
+        );
     }
 
     /// Applies a mode change.
@@ -758,201 +432,25 @@ impl Parser {
         }
     }
 
-    /// A block ended while calls are held. If none was completed since the
-    /// hold began, there is nothing to hold: a call the block began and
-    /// could not finish was quoted markup, reasoning as written; a block
-    /// that began none (a text envelope, markup that is no call) gives
-    /// what it gives outside reasoning, but for the report of its failure
-    /// (markup inside reasoning is reasoning, not a broken call). Else, if
-    /// it completed a call, the text after it starts counting.
-    fn left_block(&mut self, out: &mut dyn Sink) {
-        let Some(h) = &mut self.stream.hold else {
-            return;
-        };
-        if self.stream.session.completed == h.completed {
-            if self
-                .deferred
-                .iter()
-                .any(|e| matches!(e, Event::ToolCallStart { .. }))
-            {
-                self.release_hold(false, out);
-            } else {
-                self.send_held(false, out);
-            }
-        } else if self.stream.session.completed != h.counted {
-            h.text_from = self.stream.pending.pos;
-            h.counted = self.stream.session.completed;
-        }
-    }
-
-    /// Ends the hold of calls inside a reasoning block: its events go out
-    /// as they were (`failures`: with the diagnostics of blocks that failed).
-    fn send_held(&mut self, failures: bool, out: &mut dyn Sink) {
-        if self.stream.hold.take().is_some() {
-            self.stream.pending.raw = None;
-            for e in self.deferred.drain(..) {
-                let failure =
-                    matches!(&e, Event::Diagnostic(d) if d.kind != DiagnosticKind::InvalidUtf8);
-                if failures || !failure {
-                    out.event(e.as_ref());
-                }
-            }
-        }
-    }
-
-    /// Ends the hold of calls inside a reasoning block: they were quoted.
-    /// Their events are dropped and the bytes from the first one's marker
-    /// on are released as reasoning (as text, with separation off);
-    /// `limit`: because the hold reached its bound (after a diagnostic).
-    fn release_hold(&mut self, limit: bool, out: &mut dyn Sink) {
-        let Some(h) = self.stream.hold.take() else {
-            return;
-        };
-        self.deferred.clear();
-        let session = &mut self.stream.session;
-        session.next_index = h.next_index;
-        session.completed = h.completed;
-        session.text_ids = h.text_ids;
-        let p = &mut self.stream.pending;
-        if limit {
-            // The byte at which the text after the last held call passed
-            // its bound, if it did. (A block that turned out to be no call
-            // is text for that count, but the check is made when the parser
-            // is back in text: where that is, a block's reading window
-            // decides, not the input. The bound of the whole hold is
-            // checked at the byte after a call being read.)
-            let offset = if p.pos.since(h.text_from) > session.limits.max_holdback {
-                h.text_from.after(session.limits.max_holdback)
-            } else {
-                p.pos
-            }
-            .get();
-            let message = format!(
-                "a call inside a reasoning block that has not closed was held until \
-                 the hold's limit (max_holdback {} bytes of reasoning after it, \
-                 max_call_bytes {} in all); it is taken as quoted: its bytes are reasoning",
-                session.limits.max_holdback, session.limits.max_call_bytes
-            );
-            tracing::debug!(offset, "{message}");
-            let d = crate::event::Diagnostic {
-                kind: crate::event::DiagnosticKind::Limit,
-                offset,
-                message,
-            };
-            out.event(EventRef::Diagnostic(&d));
-        }
-        p.release_raw(out);
-    }
-
     /// At `finish`: completes a block whose end the end of the stream may
-    /// stand for, or reports it as truncated.
+    /// stand for, or reports it as truncated (`block::finish_step`, step by
+    /// step, what each step gives applied here).
     fn finish_block(&mut self, out: &mut dyn Sink) {
-        // Every step the end of the stream completes moves the program on;
-        // a program that loops without reading gives up here.
         let mut budget = 0usize;
         loop {
             let Mode::Block(b) = &mut self.mode else {
                 return;
             };
-            let prog = &self.g.openers[b.opener].program;
-            let ended = block::end_value_at_eof(prog, b, &mut self.stream.env(held_or!(self, out)));
-            if let Some(block::Ended::Out(outcome)) = ended {
-                // The call failed there: its bytes are text.
-                let after = self.stream.after_block(outcome);
-                self.switch(after, out);
-                continue;
-            }
-            if let Some(block::Ended::Reread(at, tail)) = ended {
-                // An unclosed value ended at markup it held: the block
-                // reads what followed that markup again (and with nothing
-                // after it, runs the steps that read nothing: Dispatch).
-                let ch = Chunk::from_bytes(&tail, at);
-                if tail.is_empty() {
-                    let prog = &self.g.openers[b.opener].program;
-                    let (_, outcome) =
-                        block::run(prog, b, &mut self.stream.env(held_or!(self, out)), &ch, 0);
+            let prog = &self.g.openers[b.opener()].program;
+            let env = &mut self.stream.env(held_or!(self, out));
+            match block::finish_step(prog, b, env, &mut budget) {
+                block::Finish::Ran(outcome) => {
                     let after = self.stream.after_block(outcome);
                     self.switch(after, out);
-                } else {
-                    self.process(&ch, out);
                 }
-                continue;
-            }
-            let prog = &self.g.openers[b.opener].program;
-            budget += 1;
-            let moved = if budget > 2 * prog.len() + 2 {
-                block::AtEnd::Stuck
-            } else {
-                block::at_end(prog, b, &mut self.stream.env(held_or!(self, out)))
-            };
-            match moved {
-                block::AtEnd::Moved => {
-                    // Run the steps that read nothing (Dispatch, End).
-                    let empty = Chunk::from_str("", self.stream.pending.pos);
-                    let (_, outcome) = block::run(
-                        prog,
-                        b,
-                        &mut self.stream.env(held_or!(self, out)),
-                        &empty,
-                        0,
-                    );
-                    let after = self.stream.after_block(outcome);
-                    self.switch(after, out);
-                    continue;
-                }
-                block::AtEnd::Over(outcome) => {
-                    let after = self.stream.after_block(outcome);
-                    self.switch(after, out);
-                    continue;
-                }
-                block::AtEnd::Stuck => {}
-            }
-            match prog.get(b.pc) {
-                Some(Op::Then(_)) => {
-                    // What earlier steps read belongs to the calls.
-                    let from = match &b.st {
-                        block::StepState::Then(t) => t.from,
-                        _ => self.stream.pending.pos,
-                    };
-                    let p = &mut self.stream.pending;
-                    // (Unless a failed call came after the last one:
-                    // then they are text, as the failed call's.)
-                    if b.failed_at != Some(b.calls.done) {
-                        p.drop_upto(from);
-                    }
-                    p.release_all(held_or!(self, out));
-                    block::end_block(b, &mut self.stream.env(held_or!(self, out)));
-                    self.mode = Mode::Text(self.stream.text_state(&self.g));
-                    return;
-                }
-                _ => {
-                    // After a completed call, with no other one begun (an
-                    // unclosed list of calls), the stream ended between
-                    // calls: not a truncation.
-                    let between_calls = b.calls.done > 0
-                        && b.calls.call.is_none()
-                        && match &b.st {
-                            // `[{…}, ` promises another call
-                            block::StepState::Json(js) => js.between_values(),
-                            _ => true,
-                        };
-                    if !b.calls.silent() && !between_calls {
-                        self.stream.truncated = true;
-                        let mut message = "the stream ended inside a call".to_string();
-                        if let Some(i) = b.calls.abandon() {
-                            message.push_str(&format!(" (call #{i} is not dispatched)"));
-                        }
-                        message.push_str("; its bytes are kept as text");
-                        let offset = self.stream.pending.pos.get();
-                        tracing::debug!(offset, "{message}");
-                        let d = crate::event::Diagnostic {
-                            kind: crate::event::DiagnosticKind::Truncated,
-                            offset,
-                            message,
-                        };
-                        held_or!(self, out).event(EventRef::Diagnostic(&d));
-                    }
-                    self.stream.pending.release_all(held_or!(self, out));
+                block::Finish::Reread(at, tail) => self.process(&Chunk::from_bytes(&tail, at), out),
+                block::Finish::Over { truncated } => {
+                    self.stream.truncated |= truncated;
                     self.mode = Mode::Text(self.stream.text_state(&self.g));
                     return;
                 }
@@ -962,7 +460,7 @@ impl Parser {
 }
 
 /// A mode change decided by a mode's run.
-enum After {
+pub(super) enum After {
     Stay,
     Text,
     Skip(Box<JsonScanner>),
@@ -977,7 +475,7 @@ enum After {
 }
 
 impl StreamState {
-    fn env<'a>(&'a mut self, out: &'a mut dyn Sink) -> BlockCtx<'a> {
+    pub(super) fn env<'a>(&'a mut self, out: &'a mut dyn Sink) -> BlockCtx<'a> {
         BlockCtx {
             pending: &mut self.pending,
             session: &mut self.session,
@@ -986,7 +484,7 @@ impl StreamState {
     }
 
     /// Which marker set of text is live.
-    fn watch(&self) -> Watch {
+    pub(super) fn watch(&self) -> Watch {
         match (self.tracks_think, self.think) {
             (false, _) => Watch::Openers,
             (true, false) => Watch::ThinkOpens,
@@ -994,13 +492,13 @@ impl StreamState {
         }
     }
 
-    fn text_state(&self, g: &Grammar) -> TextState {
+    pub(super) fn text_state(&self, g: &Grammar) -> TextState {
         TextState {
             sid: g.text_set(self.watch()).set.start(),
         }
     }
 
-    fn after_block(&mut self, outcome: Outcome) -> After {
+    pub(super) fn after_block(&mut self, outcome: Outcome) -> After {
         match outcome {
             Outcome::NeedMore => After::Stay,
             Outcome::Text => After::Text,
@@ -1008,120 +506,6 @@ impl StreamState {
             Outcome::Replay(bytes) => After::Replay(None, bytes),
             Outcome::Reread(bytes) => After::Reread(bytes),
         }
-    }
-
-    fn run_text(
-        &mut self,
-        g: &Grammar,
-        st: &mut TextState,
-        ch: &Chunk<'_>,
-        i: usize,
-        out: &mut dyn Sink,
-    ) -> (usize, After) {
-        let ts = &g.text_set(self.watch());
-        let p = &mut self.pending;
-        let hay = &ch.bytes[i..];
-        // A line-start marker counts if only blanks precede it on its line,
-        // a marker that begins with a word byte if no word byte precedes
-        // it: look back through the chunk, then the held bytes, then what
-        // the pending buffer knows of the bytes already gone.
-        let mut accept = |pid: usize, end: usize| {
-            let pat = ts.set.pattern(pid);
-            let len = pat.bytes.len();
-            let (in_buf, in_hay) = match end.checked_sub(len) {
-                Some(k) => (p.buf.len(), k),
-                None => (p.buf.len().saturating_sub(len - end), 0),
-            };
-            let before = match (in_hay, in_buf) {
-                (0, 0) => None,
-                (0, n) => Some(p.buf[n - 1]),
-                (k, _) => Some(hay[k - 1]),
-            };
-            let word_ok = !pat.word_start() || !before.map_or(p.after_word, is_word);
-            let line_ok = !pat.line_start
-                || line_tail2(&p.buf[..in_buf], &hay[..in_hay]).unwrap_or(p.line_blank);
-            word_ok && line_ok
-        };
-        match ts
-            .set
-            .scan(&mut st.sid, hay, &p.buf, self.bare_room, &mut accept)
-        {
-            Found::Nothing => {
-                let end = ch.end();
-                let hold = ts.set.held(st.sid, &p.buf, hay);
-                p.flush(ch, end, end.before(hold), false, out);
-                (ch.bytes.len(), After::Stay)
-            }
-            Found::Marker { pattern, end } => {
-                let mend = ch.base.after(i + end);
-                let pat = ts.set.pattern(pattern);
-                let start = mend.before(pat.bytes.len());
-                // Everything before the marker is text; the marker is held.
-                p.flush(ch, mend, start, true, out);
-                let after = match ts.kinds[pattern] {
-                    PatKind::ThinkOpen => After::Think(true),
-                    PatKind::ThinkClose => After::Think(false),
-                    PatKind::Opener(k) => {
-                        let op = &g.openers[k];
-                        tracing::trace!(offset = start.get(), opener = k, "block opens");
-                        // (unused without closers)
-                        let closer = g.closers.as_ref().map_or(st.sid, |c| c.start());
-                        if let Some(h) = &mut self.hold {
-                            h.closer = closer;
-                            h.searched_to = mend;
-                        } else if self.think && self.hold_calls {
-                            // A call inside reasoning: held from its marker.
-                            tracing::trace!(offset = start.get(), "held inside reasoning");
-                            p.start_raw();
-                            self.hold = Some(Hold {
-                                text_from: start,
-                                counted: self.session.completed,
-                                closer,
-                                searched_to: mend,
-                                next_index: self.session.next_index,
-                                completed: self.session.completed,
-                                text_ids: self.session.text_ids.clone(),
-                            });
-                        }
-                        let mut b = Box::new(Block::new(k, op.trust != Trust::Definite));
-                        if op.replay {
-                            // The marker is the start of the body: read it
-                            // again as the block's first bytes.
-                            let marker = std::mem::take(&mut p.buf);
-                            p.pos = p.buf_start;
-                            b.replayed_at = Some(p.buf_start);
-                            After::Replay(Some(b), marker)
-                        } else {
-                            After::Block(b)
-                        }
-                    }
-                };
-                (i + end, after)
-            }
-        }
-    }
-
-    fn run_skip(
-        &mut self,
-        sc: &mut JsonScanner,
-        ch: &Chunk<'_>,
-        i: usize,
-        out: &mut dyn Sink,
-    ) -> (usize, After) {
-        let p = &mut self.pending;
-        let r = sc.feed(&ch.bytes[i..], p.pos, &mut Ignore);
-        let (n, failed) = match r {
-            Ok(n) => (n, false),
-            Err(e) => (e.at.index_from(p.pos), true),
-        };
-        let to = p.pos.after(n);
-        p.flush(ch, to, to, false, out);
-        let after = if sc.is_done() || failed {
-            After::Text
-        } else {
-            After::Stay
-        };
-        (i + n, after)
     }
 }
 

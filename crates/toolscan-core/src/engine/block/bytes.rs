@@ -1,7 +1,7 @@
 //! The steps whose outcome needs nothing but the bytes: blanks, words,
 //! literals, and forks on the next byte.
 
-use super::reader::{consumed, Block, BlockCtx, Flow, Input, StepState};
+use super::reader::{consumed, BlockCtx, Flow, Input, Reading, StepState};
 use crate::lang::program::Op;
 use crate::read::reason::{Reason, Stop};
 use crate::read::steps::{self, LitMatch, Progress};
@@ -9,7 +9,7 @@ use crate::read::steps::{self, LitMatch, Progress};
 /// Reads `op`, one of the steps above.
 pub(super) fn read(
     op: &Op,
-    b: &mut Block,
+    b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,

@@ -2,7 +2,7 @@
 //! key or type), checked and handed to the call being built. A keyword is
 //! markup instead: it sets nothing and jumps.
 
-use super::reader::{consumed, Block, BlockCtx, Flow, Input, StepState};
+use super::reader::{consumed, BlockCtx, Flow, Input, Reading, StepState};
 use crate::engine::call::calls::BlockCalls;
 use crate::lang::format::Field;
 use crate::lang::program::CaptureOp;
@@ -13,7 +13,7 @@ use crate::read::word::{check_field, fault_of};
 /// Reads the word of step `c`.
 pub(super) fn read(
     c: &CaptureOp,
-    b: &mut Block,
+    b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
@@ -56,7 +56,7 @@ pub(super) fn read(
 /// may still be replaced (DeepSeek V3 writes a type word first) or followed
 /// by an id: the call starts when its arguments do.
 pub(super) fn captured(
-    b: &mut Block,
+    b: &mut Reading,
     field: Field,
     raw: &[u8],
     env: &mut BlockCtx<'_>,

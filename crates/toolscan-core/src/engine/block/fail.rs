@@ -4,7 +4,7 @@
 //! rest of a failed list element). Also the block's normal end and the
 //! releases of held text they share.
 
-use super::reader::{Block, BlockCtx, StepState};
+use super::reader::{BlockCtx, Outcome, Reading, StepState};
 use crate::engine::call::calls::BlockCalls;
 use crate::engine::pending::Chunk;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
@@ -31,7 +31,7 @@ pub(super) fn release_all(env: &mut BlockCtx<'_>) {
 /// The block ended normally: its bytes belong to its calls, or, if it made
 /// none (or a failed call or element came after its last one), they are
 /// text.
-pub(crate) fn end_block(b: &Block, env: &mut BlockCtx<'_>) {
+pub(crate) fn end_block(b: &Reading, env: &mut BlockCtx<'_>) {
     if b.owns_tail() {
         let at = env.pending.pos;
         env.pending.drop_upto(at);
@@ -53,7 +53,7 @@ pub(super) enum Failed {
 /// How many of the last bytes held are markup the failed step was matching
 /// (a literal, or a delimiter in a word): they may begin another marker, so
 /// they are read again rather than swallowed.
-fn partial_markup(b: &Block, prog: &[Op]) -> usize {
+fn partial_markup(b: &Reading, prog: &[Op]) -> usize {
     match (&b.st, prog.get(b.pc)) {
         (StepState::Lit(m), _) => m.at,
         // The literal that opens the next call (read again as markup).
@@ -79,7 +79,7 @@ pub(super) fn report(
     let offset = offset.get();
     let limit = stop.reason.is_limit();
     let silent = calls.silent() && !limit;
-    let abandoned = calls.abandon();
+    let abandoned = calls.abandon(env.out, env.pending.src());
     if silent {
         return;
     }
@@ -110,7 +110,7 @@ pub(super) fn report(
 /// like a call, and gives its bytes back as text. With a recovery point
 /// armed, only the failed call's bytes are text, and the block goes on,
 /// seeking the literals of its `Step::Recover`.
-pub(super) fn fail(b: &mut Block, prog: &[Op], env: &mut BlockCtx<'_>, stop: Stop) -> Failed {
+pub(super) fn fail(b: &mut Reading, prog: &[Op], env: &mut BlockCtx<'_>, stop: Stop) -> Failed {
     let limit = stop.reason.is_limit();
     // A call the options refuse is no failure of the group: its end stays
     // the calls' (see `Block::failed_at`).
@@ -230,6 +230,26 @@ fn skip_from(st: &StepState, prog: &[Op], pc: usize) -> Option<Skip> {
         // Between the element's parts (its name, the markup after it).
         StepState::Fresh | StepState::Lit(_) | StepState::Capture(_) | StepState::Then(_) => {
             Some(Skip::top())
+        }
+    }
+}
+
+/// The call fails with `stop` at the current byte, `tail` (bytes taken
+/// back after it) to be read next: what the block does then.
+pub(super) fn fail_before(
+    prog: &[Op],
+    b: &mut Reading,
+    env: &mut BlockCtx<'_>,
+    tail: Vec<u8>,
+    stop: Stop,
+) -> Outcome {
+    match fail(b, prog, env, stop) {
+        Failed::Recovered => Outcome::Reread(tail),
+        Failed::Over(None) if tail.is_empty() => Outcome::Text,
+        Failed::Over(held) => {
+            let mut bytes = held.unwrap_or_default();
+            bytes.extend_from_slice(&tail);
+            Outcome::Replay(bytes)
         }
     }
 }

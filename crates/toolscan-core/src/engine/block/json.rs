@@ -3,7 +3,8 @@
 //! so is the rest of it.
 
 use super::fail::{release, report};
-use super::reader::{room, Block, BlockCtx, Flow, Input, JsonState, Outcome, StepState};
+use super::reader::{room, BlockCtx, Flow, Input, JsonState, Outcome, Reading, StepState};
+use super::steady::Steady;
 use crate::engine::call::json::{CallMapper, JsonMapping};
 use crate::lang::format::JsonStep;
 use crate::lang::program::Op;
@@ -18,7 +19,12 @@ const JSON_WINDOW: usize = 256;
 /// argument: the bytes are held, the scanner passes them on, and the
 /// argument delta goes out, exactly as [`read`] would do. `false`: nothing
 /// was read (see `block::direct`).
-pub(super) fn string_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
+pub(super) fn direct(
+    b: &mut Reading,
+    steady: &mut Steady,
+    env: &mut BlockCtx<'_>,
+    text: &str,
+) -> bool {
     let StepState::Json(js) = &mut b.st else {
         return false;
     };
@@ -31,7 +37,7 @@ pub(super) fn string_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> b
         env.pending.take_text(text);
         // The next such chunks need no look at the block.
         if let Some(index) = b.calls.started_index() {
-            b.steady.begin_span(index, room(b, env).1);
+            steady.begin_span(index, room(b, env).1);
         }
         return true;
     }
@@ -50,12 +56,9 @@ pub(super) fn string_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> b
     if let Some(d) = js.calls.drop_upto.take() {
         env.pending.drop_upto(d);
     }
-    match before {
+    if let (Some(before), StringRun::Verbatim) = (before, run) {
         // The arguments grew by `text` as it is: it may be the delta.
-        Some(before) if run == StringRun::Verbatim => {
-            b.calls.sync_text(env.out, env.pending.src(), before, text)
-        }
-        _ => b.calls.sync(env.out, env.pending.src()),
+        b.calls.sync_text(env.out, env.pending.src(), before, text);
     }
     true
 }
@@ -64,7 +67,7 @@ pub(super) fn string_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> b
 pub(super) fn read(
     prog: &[Op],
     j: &JsonStep,
-    b: &mut Block,
+    b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
@@ -109,7 +112,6 @@ pub(super) fn read(
         Err(e) => e.at.index_from(base),
     };
     env.pending.untake(bytes.len() - n);
-    b.calls.sync(env.out, env.pending.src());
     *i += n;
     if let Some(d) = js.calls.drop_upto.take() {
         env.pending.drop_upto(d);

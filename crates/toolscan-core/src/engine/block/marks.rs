@@ -3,22 +3,22 @@
 //! of the input, so a call is dispatched in the feed that completes it.
 
 use super::fail::{end_block, release_all};
-use super::reader::{Block, BlockCtx, Flow, Outcome, StepState};
+use super::reader::{BlockCtx, Flow, Outcome, Reading, StepState};
 use crate::lang::program::Op;
 
 /// Runs `op` if it reads nothing; `None` if it reads bytes (its reader
 /// runs when there are some).
-pub(super) fn run(op: &Op, b: &mut Block, env: &mut BlockCtx<'_>) -> Option<Flow> {
+pub(super) fn run(op: &Op, b: &mut Reading, env: &mut BlockCtx<'_>) -> Option<Flow> {
     let flow = match op {
         Op::Dispatch => dispatch(b, env, 0),
         Op::DispatchBefore(n) => dispatch(b, env, *n),
         Op::Open(array) => {
             let r = b.calls.open_container(*array, env.session.limits.max_depth);
-            synced(b, env, r)
+            next_unless_failed(b, r)
         }
         Op::CloseOpen => {
             let r = b.calls.close_container();
-            synced(b, env, r)
+            next_unless_failed(b, r)
         }
         Op::Definite => {
             b.calls.tentative = false;
@@ -77,8 +77,7 @@ pub(super) fn run(op: &Op, b: &mut Block, env: &mut BlockCtx<'_>) -> Option<Flow
 /// Dispatches the call, whose bytes end `before` bytes before the current
 /// one: those (the literal that opens the next call) stay held, the next
 /// call's first bytes.
-fn dispatch(b: &mut Block, env: &mut BlockCtx<'_>, before: usize) -> Flow {
-    b.calls.sync(env.out, env.pending.src());
+fn dispatch(b: &mut Reading, env: &mut BlockCtx<'_>, before: usize) -> Flow {
     let had = b.calls.call.is_some();
     let before = before.min(env.pending.buf.len());
     let at = env.pending.pos.before(before);
@@ -97,17 +96,15 @@ fn dispatch(b: &mut Block, env: &mut BlockCtx<'_>, before: usize) -> Flow {
     next(b)
 }
 
-/// After a change of containers: the call's events go out, and the program
-/// goes on.
-fn synced(b: &mut Block, env: &mut BlockCtx<'_>, r: Result<(), crate::read::reason::Stop>) -> Flow {
-    if let Err(stop) = r {
-        return Flow::Fail(stop);
+/// After a change of containers: the program goes on, unless it failed.
+fn next_unless_failed(b: &mut Reading, r: Result<(), crate::read::reason::Stop>) -> Flow {
+    match r {
+        Ok(()) => next(b),
+        Err(stop) => Flow::Fail(stop),
     }
-    b.calls.sync(env.out, env.pending.src());
-    next(b)
 }
 
-fn next(b: &mut Block) -> Flow {
+fn next(b: &mut Reading) -> Flow {
     b.next();
     Flow::Go
 }

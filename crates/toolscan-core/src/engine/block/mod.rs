@@ -4,7 +4,7 @@
 //! fate is known, and what each outcome means — a call dispatched, a block
 //! that ends, a block that fails and becomes text.
 //!
-//! [`run`] only dispatches: it guards against programs that spin, works
+//! `run.rs` holds the loop ([`run`]): it only dispatches: it guards against programs that spin, works
 //! out the room the limits leave, and hands the step to its reader — one
 //! file per kind of step: `marks.rs` (steps that read nothing), `bytes.rs`
 //! (literals, blanks, words, forks), `capture.rs`, `then.rs`, `value.rs`,
@@ -12,11 +12,6 @@
 //! element), `json.rs`. What a reader sees of the block, and the `Flow` it
 //! returns, are in `reader.rs`; `fail.rs` says what a failure does,
 //! `end.rs` what the end of the stream does.
-
-use crate::engine::pending::{Chunk, Pending};
-use crate::lang::program::Op;
-use crate::read::reason::{Reason, Stop};
-use crate::sink::Sink;
 
 #[macro_use]
 mod reader;
@@ -28,134 +23,14 @@ mod fail;
 mod json;
 mod marks;
 mod python;
+mod run;
 mod steady;
 mod then;
 mod value;
 
-pub(crate) use end::{at_end, AtEnd};
-pub(crate) use fail::end_block;
-use fail::{fail, Failed};
-use reader::{room, Flow, Input};
-pub(crate) use reader::{Block, BlockCtx, Outcome, StepState};
-pub(crate) use value::{end_value_at_eof, Ended};
-
-/// Runs the block from chunk byte `i`; returns where it stopped.
-pub(crate) fn run(
-    prog: &[Op],
-    b: &mut Block,
-    env: &mut BlockCtx<'_>,
-    ch: &Chunk<'_>,
-    mut i: usize,
-) -> (usize, Outcome) {
-    b.settle();
-    // Steps that read nothing must not loop (a custom program may jump to
-    // itself): give up after visiting every step twice without progress.
-    let (mut spins, mut last) = (0usize, i);
-    loop {
-        let Some(op) = prog.get(b.pc) else {
-            // Falling off the end of a program ends the block.
-            end_block(b, env);
-            return (i, Outcome::Text);
-        };
-        if i == last {
-            spins += 1;
-        } else {
-            (spins, last) = (0, i);
-        }
-        let flow = if spins > 2 * prog.len() + 2 {
-            // Not a failure of one call: the block is over.
-            b.recover = None;
-            Flow::Fail(Stop::fail(Reason::NoProgress))
-        } else if let Some(flow) = marks::run(op, b, env) {
-            // Steps that read no byte run even at the end of the input, so
-            // a call is dispatched in the feed that completes it.
-            flow
-        } else if i == ch.bytes.len() {
-            return (i, Outcome::NeedMore);
-        } else {
-            read(prog, op, b, env, &Input::new(ch, i, b, env), &mut i)
-        };
-        match flow {
-            Flow::Go => {}
-            Flow::Out(outcome) => return (i, outcome),
-            // A failure ends the block (back to text at the current byte),
-            // or, with a recovery point armed, the failed call and the
-            // block goes on.
-            Flow::Fail(stop) => {
-                let refused_at_once = b.replayed_at == Some(env.pending.pos)
-                    && env.pending.buf.is_empty()
-                    && i < ch.bytes.len();
-                if refused_at_once {
-                    // A replayed marker refused at its first byte: nothing
-                    // is held to give back, and text mode would find the
-                    // same marker here and open the block again, without
-                    // end. Its first character is text (as `fail` makes it
-                    // when the refused literal had begun to match).
-                    let n = crate::scan::utf8::char_len(ch.bytes[i]).min(ch.bytes.len() - i);
-                    env.pending.take_n(ch, n);
-                    i += n;
-                }
-                match fail(b, prog, env, stop) {
-                    Failed::Recovered => {}
-                    Failed::Over(None) => return (i, Outcome::Text),
-                    Failed::Over(Some(markup)) => return (i, Outcome::Replay(markup)),
-                }
-            }
-        }
-    }
-}
-
-/// The steadiest path of a token-sized chunk `text`: the next chunk of
-/// the steady run the block is in, if one is on (see `steady.rs`: a run
-/// begins when [`direct`] reads the plain content of a string or raw
-/// value whose every earlier byte went out), held in `pending` and sent
-/// as the delta with no look at the block. `false`: nothing changed;
-/// [`direct`] or [`run`] reads the chunk, and brings the block up to date
-/// first.
-#[inline]
-pub(crate) fn steady(b: &mut Block, pending: &mut Pending, out: &mut dyn Sink, text: &str) -> bool {
-    b.steady.take(text, pending, out)
-}
-
-/// The direct path of a token-sized chunk `text` that the current step
-/// reads whole without meeting anything: a run inside a JSON string
-/// (`json::string_run`) or inside a raw value (`value::plain_run`) — the
-/// chunks of a long argument. The step's reader takes it as [`run`] would,
-/// without the loop around it, which would only find the step still
-/// reading and ask for more. `false`: nothing was read; `run` is the way.
-pub(crate) fn direct(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
-    b.settle();
-    if text.len() > room(b, env).0 {
-        return false;
-    }
-    match prog.get(b.pc) {
-        Some(Op::Json(_)) => json::string_run(b, env, text),
-        Some(Op::Value(_)) => value::plain_run(b, env, text),
-        _ => false,
-    }
-}
-
-/// Hands the step that reads bytes to its reader.
-fn read(
-    prog: &[Op],
-    op: &Op,
-    b: &mut Block,
-    env: &mut BlockCtx<'_>,
-    input: &Input<'_, '_>,
-    i: &mut usize,
-) -> Flow {
-    match op {
-        Op::Capture(c) => capture::read(c, b, env, input, i),
-        Op::Then(t) if t.seek => then::seek(t, b, env, input, i),
-        Op::Then(t) => then::read(&t.opts, true, b, env, input, i),
-        Op::OneOf(opts) => then::read(opts, false, b, env, input, i),
-        Op::Value(v) => value::read(prog, v, b, env, input, i),
-        Op::Py(py) => python::read(py, b, env, input, i),
-        Op::Skip(ends, to) => python::skip(ends, *to, b, env, input, i),
-        Op::Json(j) => json::read(prog, j, b, env, input, i),
-        _ => bytes::read(op, b, env, input, i),
-    }
-}
+pub(crate) use end::{finish_step, Finish};
+pub(crate) use reader::{Block, BlockCtx, Outcome};
+pub(crate) use run::{direct, run, steady};
 
 /// Each reader, through [`run`], against a table of states (fresh, part
 /// read) × inputs (what completes the step, what continues it, a byte that
@@ -164,11 +39,12 @@ fn read(
 mod tests {
     use super::*;
     use crate::engine::call::calls::Session;
-    use crate::engine::pending::Pending;
+    use crate::engine::pending::{Chunk, Pending};
     use crate::event::{DiagnosticKind, Event};
     use crate::ids::{IdMint, IdSource};
     use crate::lang::format::{ByteSet, Label, Lit, PyStep, Step, ValueStep};
     use crate::lang::program::compile;
+    use crate::lang::program::Op;
     use crate::offset::Offset;
     use crate::options::Limits;
 
@@ -221,7 +97,7 @@ mod tests {
                 && (steady(&mut b, env.pending, env.out, chunk)
                     || super::direct(&prog, &mut b, &mut env, chunk))
             {
-                let (at, outcome, pc) = (chunk.len(), "need more", b.pc);
+                let (at, outcome, pc) = (chunk.len(), "need more", b.pc());
                 ran = Some(Ran { at, outcome, pc });
                 continue;
             }
@@ -236,7 +112,7 @@ mod tests {
             ran = Some(Ran {
                 at,
                 outcome,
-                pc: b.pc,
+                pc: b.pc(),
             });
             if outcome != "need more" {
                 // The block is over (the parser would go back to text).
@@ -531,9 +407,9 @@ mod tests {
             (json(), "f>{\"k\": \"ab", "\""),
         ] {
             after_head(&steps, head, Some(tools.clone()), |prog, b, env| {
-                assert!(!b.steady.is_on(), "{head}: no run yet");
+                assert!(!b.is_steady(), "{head}: no run yet");
                 assert!(direct(prog, b, env, "cd"), "{head}: direct");
-                assert!(b.steady.is_on(), "{head}: a run begins");
+                assert!(b.is_steady(), "{head}: a run begins");
                 assert!(steady(b, env.pending, env.out, "ef"), "{head}: the run's");
                 assert!(!steady(b, env.pending, env.out, stop), "{head}: {stop}");
             });

@@ -3,7 +3,7 @@
 //! element (brackets and strings followed), whose bytes are text.
 
 use super::fail::{end_block, release, release_all};
-use super::reader::{consumed, Block, BlockCtx, Flow, Input, Outcome, StepState};
+use super::reader::{consumed, BlockCtx, Flow, Input, Outcome, Reading, StepState};
 use crate::engine::call::calls::Args;
 use crate::lang::format::PyStep;
 use crate::read::python::{PyReader, Skip, Skipped};
@@ -13,7 +13,7 @@ use crate::read::steps::Progress;
 /// Reads the arguments of step `py`.
 pub(super) fn read(
     py: &PyStep,
-    b: &mut Block,
+    b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
@@ -58,9 +58,6 @@ pub(super) fn read(
             return Flow::Fail(stop);
         }
     }
-    // What was written for the bytes read goes out before a failure too,
-    // as it would have with a chunk boundary there.
-    b.calls.sync(env.out, env.pending.src());
     match p {
         Progress::Partial(_) => {}
         Progress::Done(_) => {
@@ -77,7 +74,7 @@ pub(super) fn read(
 pub(super) fn skip(
     ends: &[u8],
     to: usize,
-    b: &mut Block,
+    b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,

@@ -31,9 +31,90 @@ macro_rules! state {
     }};
 }
 
-/// A block being read: which program, where in it, and the calls it made.
+/// A block being read, as the parser keeps it: its [`Reading`] and the
+/// steady run that may be on (see `steady.rs`). The reading is reached
+/// only through [`reading`](Block::reading) or [`parts`](Block::parts),
+/// which first bring the counters a steady run left behind up to date:
+/// no reader ever sees them lag.
 #[derive(Debug)]
 pub(crate) struct Block {
+    /// The steady run of a long argument's chunks, when one is on: the
+    /// reader's and the call's counters in `reading` lag behind it.
+    steady: Steady,
+    /// Everything else; its counters lag while `steady` is on.
+    reading: Reading,
+}
+
+impl Block {
+    pub(crate) fn new(opener: usize, tentative: bool) -> Block {
+        Block {
+            steady: Steady::default(),
+            reading: Reading {
+                opener,
+                pc: 0,
+                st: StepState::Fresh,
+                calls: BlockCalls::new(tentative),
+                recover: None,
+                failed_at: None,
+                replayed_at: None,
+            },
+        }
+    }
+
+    /// A block whose marker, which began at `at`, is read again as its
+    /// body (see [`Reading::replayed_at`]).
+    pub(crate) fn replayed(mut self, at: Offset) -> Block {
+        self.reading.replayed_at = Some(at);
+        self
+    }
+
+    /// Index of the opener (its program) in the grammar.
+    pub(crate) fn opener(&self) -> usize {
+        self.reading.opener
+    }
+
+    /// The block as its readers see it, brought up to date.
+    #[inline]
+    pub(crate) fn reading(&mut self) -> &mut Reading {
+        self.parts().0
+    }
+
+    /// The block brought up to date, and its steady run (off), which the
+    /// direct path may begin.
+    #[inline]
+    pub(crate) fn parts(&mut self) -> (&mut Reading, &mut Steady) {
+        if self.steady.is_on() {
+            let lag = self.steady.end();
+            self.reading.apply(lag);
+        }
+        (&mut self.reading, &mut self.steady)
+    }
+
+    /// The next chunk of the steady run, if one is on and `text` goes on
+    /// with it: held in `pending` and sent as the delta, the block left
+    /// lagging (see `Steady::take`).
+    #[inline]
+    pub(crate) fn steady(&mut self, text: &str, pending: &mut Pending, out: &mut dyn Sink) -> bool {
+        self.steady.take(text, pending, out)
+    }
+
+    /// The step being run (which a steady run leaves as it is).
+    #[cfg(test)]
+    pub(crate) fn pc(&self) -> usize {
+        self.reading.pc
+    }
+
+    /// Whether a steady run is on.
+    #[cfg(test)]
+    pub(crate) fn is_steady(&self) -> bool {
+        self.steady.is_on()
+    }
+}
+
+/// What a block's readers see of it: which program, where in it, and the
+/// calls it made.
+#[derive(Debug)]
+pub(crate) struct Reading {
     /// Index of the opener (its program) in the grammar.
     pub opener: usize,
     /// The step being run.
@@ -44,10 +125,6 @@ pub(crate) struct Block {
     /// Where a failed call goes on (the seek of a `Step::Recover`), once
     /// armed.
     pub(crate) recover: Option<usize>,
-    /// The steady run of a long argument's chunks, when one is on: the
-    /// reader's and the call's counters lag behind it until
-    /// [`settle`](Block::settle).
-    pub(crate) steady: Steady,
     /// How many calls the block had dispatched when a failed call or
     /// element last recovered (its bytes went out as text): while no call
     /// completes after it, what the block reads on is text too — the
@@ -61,20 +138,7 @@ pub(crate) struct Block {
     pub(crate) replayed_at: Option<Offset>,
 }
 
-impl Block {
-    pub(crate) fn new(opener: usize, tentative: bool) -> Block {
-        Block {
-            opener,
-            pc: 0,
-            st: StepState::Fresh,
-            calls: BlockCalls::new(tentative),
-            recover: None,
-            steady: Steady::default(),
-            failed_at: None,
-            replayed_at: None,
-        }
-    }
-
+impl Reading {
     /// Whether the bytes held now belong to the block's calls (and are
     /// dropped when it ends): it made a call, or is framing, and no failed
     /// call or element came after its last call.
@@ -82,17 +146,7 @@ impl Block {
         self.calls.owns_bytes() && self.failed_at != Some(self.calls.done)
     }
 
-    /// Brings the counters a steady run left behind up to date (before
-    /// anything but the run reads the block).
-    #[inline]
-    pub(crate) fn settle(&mut self) {
-        if self.steady.is_on() {
-            let lag = self.steady.end();
-            self.apply(lag);
-        }
-    }
-
-    /// A run's lag added to the counters it left behind.
+    /// A steady run's lag added to the counters it left behind.
     fn apply(&mut self, lag: Option<Lag>) {
         match lag {
             Some(Lag::Span { raw, escape }) => {
@@ -188,6 +242,10 @@ pub(crate) enum Flow {
     Go,
     /// The step failed: the call, or the block, is over.
     Fail(Stop),
+    /// The step failed at a byte it had read past, where its bytes end
+    /// (an unclosed value that holds markup): the bytes after it are taken
+    /// back and read next, then the call, or the block, is over.
+    FailBefore(Stop, Offset),
     /// This run of the block is over.
     Out(Outcome),
 }
@@ -219,7 +277,12 @@ impl<'c, 'a> Input<'c, 'a> {
     /// one is bounded by the hold-back limit too (the smaller of the two,
     /// so that a call confirmed halfway through the bytes given here is
     /// still held to the call limit).
-    pub(crate) fn new(ch: &'c Chunk<'a>, i: usize, b: &Block, env: &BlockCtx<'_>) -> Input<'c, 'a> {
+    pub(crate) fn new(
+        ch: &'c Chunk<'a>,
+        i: usize,
+        b: &Reading,
+        env: &BlockCtx<'_>,
+    ) -> Input<'c, 'a> {
         let (room, limit) = room(b, env);
         let end = ch.bytes.len().min(i + room.max(1));
         Input {
@@ -263,7 +326,7 @@ impl<'c, 'a> Input<'c, 'a> {
 
 /// How many more bytes the block may hold, and the limit that is counted
 /// against (see [`Input::new`]).
-pub(crate) fn room(b: &Block, env: &BlockCtx<'_>) -> (usize, usize) {
+pub(crate) fn room(b: &Reading, env: &BlockCtx<'_>) -> (usize, usize) {
     let limits = &env.session.limits;
     let limit = if b.calls.silent() {
         limits.max_holdback.min(limits.max_call_bytes)

@@ -3,7 +3,7 @@
 //! recovery, where bytes before a literal are text and the search goes on.
 
 use super::fail::{end_block, release_all};
-use super::reader::{consumed, Block, BlockCtx, Flow, Input, Outcome, StepState};
+use super::reader::{consumed, BlockCtx, Flow, Input, Outcome, Reading, StepState};
 use crate::lang::program::{ThenOp, ThenOpt};
 use crate::read::reason::{Reason, Stop};
 use crate::read::steps::{ThenEnd, ThenMatch};
@@ -13,7 +13,7 @@ use crate::read::steps::{ThenEnd, ThenMatch};
 pub(super) fn read(
     opts: &[ThenOpt],
     then: bool,
-    b: &mut Block,
+    b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
@@ -53,7 +53,7 @@ pub(super) fn read(
 /// Seeks the literals of a recovery: text up to one of them.
 pub(super) fn seek(
     t: &ThenOp,
-    b: &mut Block,
+    b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,

@@ -2,8 +2,9 @@
 //! it is read; its end by its closing tag, by markup that ends it unclosed,
 //! or, for a container, by the step it nests into.
 
-use super::fail::{fail, Failed};
-use super::reader::{room, Block, BlockCtx, Flow, Input, Outcome, StepState};
+use super::fail::fail_before;
+use super::reader::{room, BlockCtx, Flow, Input, Outcome, Reading, StepState};
+use super::steady::Steady;
 use crate::engine::call::calls::BlockCalls;
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::lang::program::{Op, ValueOp};
@@ -11,11 +12,10 @@ use crate::offset::Offset;
 use crate::read::reason::{Reason, Stop};
 use crate::read::value::{End, ValueRead};
 
-/// Reads the value of step `v` (of program `prog`).
+/// Reads the value of step `v`.
 pub(super) fn read(
-    prog: &[Op],
     v: &ValueOp,
-    b: &mut Block,
+    b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
     i: &mut usize,
@@ -43,9 +43,12 @@ pub(super) fn read(
         End::Closed => {
             // The value ended at the call's closer it met: the block reads
             // what followed that closer again.
-            return match end_value_at_candidate(prog, b, env) {
+            return match end_value_at_candidate(b, env) {
                 Ok(Some(Ended::Reread(_, tail))) => Flow::Out(Outcome::Reread(tail)),
                 Ok(Some(Ended::Out(outcome))) => Flow::Out(outcome),
+                Ok(Some(Ended::FailBefore(from))) => {
+                    Flow::FailBefore(Stop::fail(Reason::UnclosedMarkup), from)
+                }
                 Ok(None) => Flow::Fail(Stop::fail(Reason::NoProgress)),
                 Err(stop) => Flow::Fail(stop),
             };
@@ -57,14 +60,12 @@ pub(super) fn read(
             return Flow::Out(Outcome::Reread(tail));
         }
         End::Recover(_) if vr.holds_markup(vr.end_offset(env.pending.pos)) => {
-            // Markup inside the value: the markup after it cannot end it.
-            // (What was decided goes out first, as it would have at a chunk
-            // boundary.)
+            // Markup inside the value: the markup after it cannot end it
+            // (`unclosed_markup`). What was decided goes out first, as it
+            // would have at a chunk boundary.
             let pos = env.pending.pos;
             vr.hand(env.pending.src(), pos, false, &mut b.calls);
-            b.calls.sync(env.out, env.pending.src());
-            let from = vr.end_offset(pos);
-            return fail_unclosed(prog, b, env, from);
+            return unclosed_markup(vr.end_offset(pos));
         }
         _ => {}
     }
@@ -85,13 +86,11 @@ pub(super) fn read(
                 b.calls.begin();
             }
             b.goto(o.to);
-            b.calls.sync(env.out, env.pending.src());
             return Flow::Go;
         }
         End::Nest(to) => {
             // A container, not text: no value to end.
             b.goto(to);
-            b.calls.sync(env.out, env.pending.src());
             return Flow::Go;
         }
         End::Close => Some(b.pc + 1),
@@ -106,7 +105,6 @@ pub(super) fn read(
         }
         b.goto(next);
     }
-    b.calls.sync(env.out, env.pending.src());
     Flow::Go
 }
 
@@ -115,7 +113,12 @@ pub(super) fn read(
 /// bytes are held and handed to the call, and the argument delta goes out,
 /// exactly as [`read`] would do. `false`: nothing was read (see
 /// `block::direct`).
-pub(super) fn plain_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
+pub(super) fn direct(
+    b: &mut Reading,
+    steady: &mut Steady,
+    env: &mut BlockCtx<'_>,
+    text: &str,
+) -> bool {
     let StepState::Value(vr) = &mut b.st else {
         return false;
     };
@@ -132,14 +135,13 @@ pub(super) fn plain_run(b: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bo
         if let Some(index) = b.calls.started_index() {
             let watch = vr.run_bytes();
             let limit = room(b, env).1;
-            b.steady.begin_value(index, limit, watch);
+            steady.begin_value(index, limit, watch);
         }
         return true;
     }
     env.pending.take_text(text);
     let pos = env.pending.pos;
     vr.hand(env.pending.src(), pos, false, &mut b.calls);
-    b.calls.sync(env.out, env.pending.src());
     true
 }
 
@@ -162,45 +164,20 @@ fn unclosed(calls: &mut BlockCalls, offset: Offset) {
 /// markup (`unclosed`): its bytes up to `from` are text, and what follows
 /// is read again — as text, or by the block's recovery, which seeks the
 /// next call — so the calls around it are still read.
-fn fail_unclosed(prog: &[Op], b: &mut Block, env: &mut BlockCtx<'_>, from: Offset) -> Flow {
-    let tail = env.pending.untake_from(from);
-    Flow::Out(fail_before(
-        prog,
-        b,
-        env,
-        tail,
-        Stop::fail(Reason::UnclosedMarkup),
-    ))
-}
-
-/// The call fails with `stop` at the current byte, `tail` (bytes taken
-/// back after it) to be read next: what the block does then.
-fn fail_before(
-    prog: &[Op],
-    b: &mut Block,
-    env: &mut BlockCtx<'_>,
-    tail: Vec<u8>,
-    stop: Stop,
-) -> Outcome {
-    match fail(b, prog, env, stop) {
-        Failed::Recovered => Outcome::Reread(tail),
-        Failed::Over(None) if tail.is_empty() => Outcome::Text,
-        Failed::Over(held) => {
-            let mut bytes = held.unwrap_or_default();
-            bytes.extend_from_slice(&tail);
-            Outcome::Replay(bytes)
-        }
-    }
+fn unclosed_markup(from: Offset) -> Flow {
+    Flow::FailBefore(Stop::fail(Reason::UnclosedMarkup), from)
 }
 
 /// How a value the block was in ended at markup it had met.
-pub(crate) enum Ended {
+pub(super) enum Ended {
     /// At that markup, which ends at this offset: the block reads the bytes
     /// after it again, from the markup's label.
     Reread(Offset, Vec<u8>),
-    /// The call failed there (the value held markup): what the block does
-    /// next.
+    /// The call failed there: what the block does next.
     Out(Outcome),
+    /// The call fails there, at this offset, because the value held markup
+    /// (see [`unclosed_markup`]).
+    FailBefore(Offset),
 }
 
 /// At the end of the stream, a value that met markup which may end it
@@ -208,9 +185,9 @@ pub(crate) enum Ended {
 /// reading left), or a call's closer inside an unclosed value — unless the
 /// value holds markup, which fails the call. `None` if the block is not in
 /// such a value.
-pub(crate) fn end_value_at_eof(
+pub(super) fn end_value_at_eof(
     prog: &[Op],
-    b: &mut Block,
+    b: &mut Reading,
     env: &mut BlockCtx<'_>,
 ) -> Option<Ended> {
     let StepState::Value(vr) = &mut b.st else {
@@ -222,21 +199,16 @@ pub(crate) fn end_value_at_eof(
         if let Err(stop) = b.calls.value_end(close_end, env.pending.src()) {
             return Some(Ended::Out(fail_before(prog, b, env, tail, stop)));
         }
-        b.calls.sync(env.out, env.pending.src());
         b.next();
         return Some(Ended::Reread(close_end, tail));
     }
-    end_value_at_candidate(prog, b, env).ok().flatten()
+    end_value_at_candidate(b, env).ok().flatten()
 }
 
 /// Ends the value the block is in at the markup met in it that may end it
 /// (see [`end_value_at_eof`]); the next call's markup after that markup
 /// does so at once. `Ok(None)`: no such markup was met.
-fn end_value_at_candidate(
-    prog: &[Op],
-    b: &mut Block,
-    env: &mut BlockCtx<'_>,
-) -> Result<Option<Ended>, Stop> {
+fn end_value_at_candidate(b: &mut Reading, env: &mut BlockCtx<'_>) -> Result<Option<Ended>, Stop> {
     let StepState::Value(vr) = &mut b.st else {
         return Ok(None);
     };
@@ -248,18 +220,13 @@ fn end_value_at_candidate(
         // (What was decided goes out first, as at a chunk boundary.)
         let pos = env.pending.pos;
         vr.hand(env.pending.src(), pos, false, &mut b.calls);
-        b.calls.sync(env.out, env.pending.src());
-        return match fail_unclosed(prog, b, env, at.after(len)) {
-            Flow::Out(outcome) => Ok(Some(Ended::Out(outcome))),
-            _ => Ok(None),
-        };
+        return Ok(Some(Ended::FailBefore(at.after(len))));
     }
     let Some((at, len, to)) = vr.end_at_candidate(env.pending.src(), &mut b.calls) else {
         return Ok(None);
     };
     b.calls.value_end(at, env.pending.src())?;
     unclosed(&mut b.calls, at);
-    b.calls.sync(env.out, env.pending.src());
     let tail = env.pending.untake_from(at.after(len));
     b.goto(to);
     Ok(Some(Ended::Reread(env.pending.pos, tail)))

@@ -701,7 +701,8 @@ impl BlockCalls {
         }
     }
 
-    /// The call is complete: emits `tool_call_end`.
+    /// The call is complete: emits `tool_call_end` (after the argument
+    /// bytes not sent yet: a call's events are in order whoever ends it).
     pub(crate) fn dispatch(
         &mut self,
         session: &mut Session,
@@ -709,6 +710,7 @@ impl BlockCalls {
         at: Offset,
         src: HeldBytes<'_>,
     ) -> Result<(), Stop> {
+        self.sync(out, src);
         let Some(c) = self.call.as_mut() else {
             return Ok(());
         };
@@ -804,8 +806,11 @@ impl BlockCalls {
     }
 
     /// Drops the current call; returns its index if it had started, for the
-    /// message that says what was lost.
-    pub(crate) fn abandon(&mut self) -> Option<usize> {
+    /// message that says what was lost. What was decided of its arguments
+    /// goes out first, as it would have at a chunk boundary before the
+    /// byte that broke it: how the input was cut never changes the events.
+    pub(crate) fn abandon(&mut self, out: &mut dyn Sink, src: HeldBytes<'_>) -> Option<usize> {
+        self.sync(out, src);
         let i = self.started_index();
         self.call = None;
         self.notes.clear();
