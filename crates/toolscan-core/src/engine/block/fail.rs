@@ -113,7 +113,7 @@ pub(super) fn report(
 pub(super) fn fail(b: &mut Reading, prog: &[Op], env: &mut BlockCtx<'_>, stop: Stop) -> Failed {
     let limit = stop.reason.is_limit();
     // A call the options refuse is no failure of the group: its end stays
-    // the calls' (see `Block::failed_at`).
+    // the calls' (see `Reading::failed_at`).
     let refused = stop.reason.is_refusal();
     // (At a limit the step may count bytes it was not given room for.)
     let partial = if limit { 0 } else { partial_markup(b, prog) };
@@ -177,18 +177,7 @@ pub(super) fn fail(b: &mut Reading, prog: &[Op], env: &mut BlockCtx<'_>, stop: S
         return Failed::Recovered;
     }
     let Some((pc, t)) = seek else {
-        let p = &mut *env.pending;
-        let mut k = p.buf.len() - partial.min(p.buf.len());
-        if k == 0 && !p.buf.is_empty() {
-            // The literal that failed began at the block's own first byte
-            // (a replayed marker its program refused): read again from
-            // there, the marker would open the same block again, without
-            // end. Its first character is text; the rest is read again.
-            k = crate::scan::utf8::char_len(p.buf[0]).min(p.buf.len());
-        }
-        let markup = p.untake_from(p.buf_start.after(k));
-        release(env);
-        return Failed::Over((!markup.is_empty()).then_some(markup));
+        return over(env, partial);
     };
     // The failed call's bytes are text, but for a tail that may begin one
     // of the literals sought (a partly matched marker is read again).
@@ -232,6 +221,23 @@ fn skip_from(st: &StepState, prog: &[Op], pc: usize) -> Option<Skip> {
             Some(Skip::top())
         }
     }
+}
+
+/// The block is over: its bytes are text, but for the last `partial`,
+/// markup begun (a literal partly matched), which is read again.
+fn over(env: &mut BlockCtx<'_>, partial: usize) -> Failed {
+    let p = &mut *env.pending;
+    let mut k = p.buf.len() - partial.min(p.buf.len());
+    if k == 0 && !p.buf.is_empty() {
+        // The literal that failed began at the block's own first byte (a
+        // replayed marker its program refused): read again from there, the
+        // marker would open the same block again, without end. Its first
+        // character is text; the rest is read again.
+        k = crate::scan::utf8::char_len(p.buf[0]).min(p.buf.len());
+    }
+    let markup = p.untake_from(p.buf_start.after(k));
+    release(env);
+    Failed::Over((!markup.is_empty()).then_some(markup))
 }
 
 /// The call fails with `stop` at the current byte, `tail` (bytes taken

@@ -8,6 +8,7 @@ use super::steady::Steady;
 use crate::engine::call::json::{CallMapper, JsonMapping};
 use crate::lang::format::JsonStep;
 use crate::lang::program::Op;
+use crate::offset::Offset;
 use crate::read::json::{JsonScanner, StringRun};
 use crate::read::reason::{Reason, Stop};
 
@@ -116,54 +117,68 @@ pub(super) fn read(
     if let Some(d) = js.calls.drop_upto.take() {
         env.pending.drop_upto(d);
     }
-    if let Some((stop, at)) = js.calls.take_given_back() {
-        // A list element failed and has ended (the scanner paused after
-        // it): it is text, from the end of the call before it (or the
-        // block's start), and the list reads on.
-        let fate = "; the element is kept as text and the list reads on";
-        // (A refused call is no failure: the list's end stays the calls'.)
-        if !stop.reason.is_refusal() {
-            b.failed_at = Some(b.calls.done);
-        }
-        report(&mut b.calls, env, stop, None, at, fate);
-        release(env);
-        // The failed element was the whole value (a call object of a list
-        // read call by call): the list reads on where its recovery says.
-        if js.scanner.is_done() {
-            if let Some(pc) = b.recover {
-                b.goto(pc);
-                return Flow::Go;
-            }
+    let given_back = js.calls.take_given_back();
+    let done = js.scanner.is_done();
+    let skip = js.calls.skip;
+    let failure = match &r {
+        Err(e) if !skip => Some(js.calls.take_failure().unwrap_or_else(|| {
+            // The scanner refused the byte (bad JSON, not a bad call).
+            js.refused = true;
+            Stop::fail(e.reason)
+        })),
+        _ => None,
+    };
+    if let Some((stop, at)) = given_back {
+        if let Some(flow) = element_failed(b, env, stop, at, done) {
+            return flow;
         }
     }
-    if js.calls.skip {
-        // Not a call after all: what was held is text, and so is the rest
-        // of the value.
-        release(env);
-        let StepState::Json(js) = std::mem::replace(&mut b.st, StepState::Fresh) else {
-            return Flow::Out(Outcome::Text);
-        };
-        if r.is_ok() && !js.scanner.is_done() {
-            return Flow::Out(Outcome::Skip(Box::new(js.scanner)));
-        }
-        return Flow::Out(Outcome::Text);
+    if skip {
+        return not_a_call(b, env, r.is_ok());
     }
-    match r {
-        Ok(_) => {
-            if js.scanner.is_done() {
+    match failure {
+        Some(stop) => Flow::Fail(stop),
+        None => {
+            if done {
                 b.next();
             }
             Flow::Go
         }
-        Err(e) => {
-            let stop = match js.calls.take_failure() {
-                Some(stop) => stop,
-                None => {
-                    js.refused = true;
-                    Stop::fail(e.reason)
-                }
-            };
-            Flow::Fail(stop)
-        }
     }
+}
+
+/// A list element failed and has ended (the scanner paused after it): it
+/// is text, from the end of the call before it (or the block's start), and
+/// the list reads on — where its recovery says, if the failed element was
+/// the whole value (`done`: a call object of a list read call by call).
+fn element_failed(
+    b: &mut Reading,
+    env: &mut BlockCtx<'_>,
+    stop: Stop,
+    at: Offset,
+    done: bool,
+) -> Option<Flow> {
+    let fate = "; the element is kept as text and the list reads on";
+    // (A refused call is no failure: the list's end stays the calls'.)
+    if !stop.reason.is_refusal() {
+        b.failed_at = Some(b.calls.done);
+    }
+    report(&mut b.calls, env, stop, None, at, fate);
+    release(env);
+    let pc = b.recover.filter(|_| done)?;
+    b.goto(pc);
+    Some(Flow::Go)
+}
+
+/// Not a call after all: what was held is text, and so is the rest of the
+/// value (skipped, unless it ended or failed: `scanning`).
+fn not_a_call(b: &mut Reading, env: &mut BlockCtx<'_>, scanning: bool) -> Flow {
+    release(env);
+    let StepState::Json(js) = std::mem::replace(&mut b.st, StepState::Fresh) else {
+        return Flow::Out(Outcome::Text);
+    };
+    if scanning && !js.scanner.is_done() {
+        return Flow::Out(Outcome::Skip(Box::new(js.scanner)));
+    }
+    Flow::Out(Outcome::Text)
 }

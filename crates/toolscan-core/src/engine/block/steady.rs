@@ -14,7 +14,7 @@
 //! limit, holds the chunk and sends the delta, and counts what the
 //! block's counters lag behind. [`Steady::end`] ends the run and says by
 //! how much ([`Lag`]); the block adds that to its counters before anything
-//! else reads it (`Block::settle`).
+//! else reads it (`Block::parts`).
 //!
 //! Invariant: while a run is on, the block's state is the one the direct
 //! path would have left after the same chunks, except that the step's
@@ -258,7 +258,7 @@ impl Steady {
     }
 
     /// Ends the run: what the block's counters lag behind, which the block
-    /// adds to them (`Block::settle`). `None` if no run was on.
+    /// adds to them (`Block::parts`). `None` if no run was on.
     pub(crate) fn end(&mut self) -> Option<Lag> {
         let kind = self.kind.take()?;
         let start = match std::mem::replace(&mut self.held, Held::Nothing) {

@@ -724,38 +724,7 @@ impl BlockCalls {
             self.framed = true;
             return Ok(());
         }
-        match c.args_state {
-            Args::Done => {}
-            Args::Params if !c.param.frames_open() => {
-                c.args.push(b'}');
-                c.args_state = Args::Done;
-            }
-            Args::Missing | Args::Null => {
-                c.span = None;
-                c.segs.clear();
-                c.args.clear();
-                c.args.extend_from_slice(b"{}");
-                c.emitted = 0;
-            }
-            Args::Object(_) | Args::Encoded(_) | Args::Literal | Args::Params | Args::Written => {
-                return Err(Stop::fail(Reason::ArgsUnfinished));
-            }
-        }
-        if !c.segs.is_empty() {
-            // The whole text, once: the deltas sent so far are its prefix
-            // (`emitted` counts them), the rest is sent from it.
-            c.args = joined(&c.args, &c.segs, src, c.text_len(src));
-            c.segs = Vec::new();
-            c.pending_text = Vec::new();
-        }
-        // Whatever wrote the arguments (a span of the input, raw parameter
-        // values copied as they came), they must be text before the call
-        // starts: the deltas sent are (checked when sent), so the rest is
-        // checked here; the whole once more below, to hand it on as `&str`.
-        let text = args_text(c.span, &c.args, src);
-        if std::str::from_utf8(text.get(c.emitted..).unwrap_or(text)).is_err() {
-            return Err(Stop::fail(Reason::ArgsNotUtf8));
-        }
+        c.finish_args(src)?;
         self.try_start(session, out, at, src)?;
         self.sync(out, src);
         // `try_start` starts a named call unless it waits for an id, which
@@ -815,6 +784,49 @@ impl BlockCalls {
         self.call = None;
         self.notes.clear();
         i
+    }
+}
+
+impl Call {
+    /// The arguments of a call being dispatched, made whole: closed if
+    /// parameters left them open, `{}` if none were written, joined into
+    /// one text if they were copied in segments; refused if they are not
+    /// finished or not UTF-8.
+    fn finish_args(&mut self, src: HeldBytes<'_>) -> Result<(), Stop> {
+        let c = self;
+        match c.args_state {
+            Args::Done => {}
+            Args::Params if !c.param.frames_open() => {
+                c.args.push(b'}');
+                c.args_state = Args::Done;
+            }
+            Args::Missing | Args::Null => {
+                c.span = None;
+                c.segs.clear();
+                c.args.clear();
+                c.args.extend_from_slice(b"{}");
+                c.emitted = 0;
+            }
+            Args::Object(_) | Args::Encoded(_) | Args::Literal | Args::Params | Args::Written => {
+                return Err(Stop::fail(Reason::ArgsUnfinished));
+            }
+        }
+        if !c.segs.is_empty() {
+            // The whole text, once: the deltas sent so far are its prefix
+            // (`emitted` counts them), the rest is sent from it.
+            c.args = joined(&c.args, &c.segs, src, c.text_len(src));
+            c.segs = Vec::new();
+            c.pending_text = Vec::new();
+        }
+        // Whatever wrote the arguments (a span of the input, raw parameter
+        // values copied as they came), they must be text before the call
+        // starts: the deltas sent are (checked when sent), so the rest is
+        // checked here; the whole once more below, to hand it on as `&str`.
+        let text = args_text(c.span, &c.args, src);
+        if std::str::from_utf8(text.get(c.emitted..).unwrap_or(text)).is_err() {
+            return Err(Stop::fail(Reason::ArgsNotUtf8));
+        }
+        Ok(())
     }
 }
 

@@ -415,7 +415,21 @@ impl CallMapper<'_> {
             self.json.drop_upto = Some(at.after(1));
             return Flow::Go;
         }
-        // Arguments.
+        if let Some(flow) = self.args_ended(at, depth, kind) {
+            return flow;
+        }
+        if let Some(flow) = self.word_ended(at, depth) {
+            return flow;
+        }
+        if matches!(kind, Kind::Object | Kind::Array) {
+            return self.container_ended(at, depth);
+        }
+        Flow::Go
+    }
+
+    /// A value ended that may be the call's arguments: `None` if it was
+    /// not.
+    fn args_ended(&mut self, at: Offset, depth: usize, kind: Kind) -> Option<Flow> {
         if let Some(c) = self.calls.call.as_mut() {
             match &mut c.args_state {
                 Args::Object(d) if *d == depth => {
@@ -427,34 +441,39 @@ impl CallMapper<'_> {
                         self.calls.cur().complete = true;
                     }
                     self.calls.sync(self.out, self.src);
-                    return Flow::Go;
+                    return Some(Flow::Go);
                 }
                 Args::Encoded(u) if u.done => {
                     if !is_one_object(&c.args, self.session.limits.max_depth) {
-                        return self.stop(Stop::not_a_call(Reason::EncodedArgsNotObject), at);
+                        return Some(self.stop(Stop::not_a_call(Reason::EncodedArgsNotObject), at));
                     }
                     c.args_state = Args::Done;
                     c.complete |= depth == 0;
                     self.calls.sync(self.out, self.src);
-                    return Flow::Go;
+                    return Some(Flow::Go);
                 }
                 Args::Literal if kind == Kind::Literal => {
                     if c.args.as_slice() != b"null" {
-                        return self.stop(Stop::not_a_call(Reason::ArgsNotObject), at);
+                        return Some(self.stop(Stop::not_a_call(Reason::ArgsNotObject), at));
                     }
                     c.args.clear();
                     c.args_state = Args::Null;
-                    return Flow::Go;
+                    return Some(Flow::Go);
                 }
                 _ => {}
             }
         }
-        // A name or id.
+        None
+    }
+
+    /// A string ended that may be the call's name or id: `None` if it was
+    /// not.
+    fn word_ended(&mut self, at: Offset, depth: usize) -> Option<Flow> {
         if self.json.word.as_ref().is_some_and(|(_, d, _)| *d == depth) {
             if let Some((role, _, raw)) = self.json.word.take() {
                 let word = match serde_json::from_slice::<String>(&raw) {
                     Ok(w) => w,
-                    Err(_) => return self.stop(Stop::fail(Reason::BadNameString), at),
+                    Err(_) => return Some(self.stop(Stop::fail(Reason::BadNameString), at)),
                 };
                 let checked = check_word(word.as_bytes(), &self.session.limits);
                 let r = match (role, checked) {
@@ -474,49 +493,51 @@ impl CallMapper<'_> {
                         .calls
                         .set_id(self.session, self.out, at, w, true, self.src),
                 };
-                return self.check(r, at);
+                return Some(self.check(r, at));
             }
         }
-        // A container.
-        if matches!(kind, Kind::Object | Kind::Array) {
-            let Some(role) = self.json.roles.pop() else {
-                return Flow::Go;
-            };
-            self.json.member = match self.json.roles.last() {
-                Some(Role::List) => Role::ListCall,
-                _ => Role::Ignore,
-            };
-            match role {
-                Role::ListCall => {
-                    let r = self.calls.dispatch(self.session, self.out, at, self.src);
-                    if r.is_ok() {
-                        self.json.drop_upto = Some(at.after(1));
-                    }
-                    return self.check(r, at);
+        None
+    }
+
+    /// An object or array ended: the end of a call, a list of calls, or
+    /// nothing the calls are made of.
+    fn container_ended(&mut self, at: Offset, depth: usize) -> Flow {
+        let Some(role) = self.json.roles.pop() else {
+            return Flow::Go;
+        };
+        self.json.member = match self.json.roles.last() {
+            Some(Role::List) => Role::ListCall,
+            _ => Role::Ignore,
+        };
+        match role {
+            Role::ListCall => {
+                let r = self.calls.dispatch(self.session, self.out, at, self.src);
+                if r.is_ok() {
+                    self.json.drop_upto = Some(at.after(1));
                 }
-                Role::Call | Role::Root => {
-                    if let Some(c) = self.calls.call.as_mut() {
-                        c.complete = true;
-                        if c.name.is_none() {
-                            return self.stop(Stop::not_a_call(Reason::NoName), at);
-                        }
-                        let r = self.calls.try_start(self.session, self.out, at, self.src);
-                        return self.check(r, at);
-                    } else if role == Role::Root && !self.calls.owns_bytes() && !self.json.recovered
-                    {
-                        return self.stop(Stop::not_a_call(Reason::NoCall), at);
-                    }
-                }
-                Role::List
-                    if self.calls.done == 0
-                        && !self.calls.framed
-                        && !self.json.recovered
-                        && depth == 0 =>
-                {
-                    return self.stop(Stop::not_a_call(Reason::EmptyList), at);
-                }
-                _ => {}
+                return self.check(r, at);
             }
+            Role::Call | Role::Root => {
+                if let Some(c) = self.calls.call.as_mut() {
+                    c.complete = true;
+                    if c.name.is_none() {
+                        return self.stop(Stop::not_a_call(Reason::NoName), at);
+                    }
+                    let r = self.calls.try_start(self.session, self.out, at, self.src);
+                    return self.check(r, at);
+                } else if role == Role::Root && !self.calls.owns_bytes() && !self.json.recovered {
+                    return self.stop(Stop::not_a_call(Reason::NoCall), at);
+                }
+            }
+            Role::List
+                if self.calls.done == 0
+                    && !self.calls.framed
+                    && !self.json.recovered
+                    && depth == 0 =>
+            {
+                return self.stop(Stop::not_a_call(Reason::EmptyList), at);
+            }
+            _ => {}
         }
         Flow::Go
     }

@@ -114,6 +114,25 @@ fn opener(d: &OpenerDesc) -> Opener {
         }
     }
     p.push(Step::Dispatch);
+    p.extend(after_dispatch(d, repeats, bare, next_call));
+    let mut o = match d.trust {
+        crate::lang::format::Trust::Bare => Opener::bare(&d.open, p),
+        trust => Opener::definite(&d.open, p).with_trust(trust),
+    };
+    if d.case_insensitive {
+        o = o.case_insensitive();
+    }
+    if d.line_start {
+        o = o.at_line_start();
+    }
+    o
+}
+
+/// The steps after a call's dispatch: the separators to the next call or
+/// the terminators (`repeats`), else the block's end; and the next call
+/// that the prefix of a call with parameters begins (`next_call`).
+fn after_dispatch(d: &OpenerDesc, repeats: bool, bare: bool, next_call: Option<&str>) -> Vec<Step> {
+    let mut p = Vec::new();
     if repeats {
         let again = if bare { "next" } else { "call" };
         let opts = d
@@ -143,17 +162,7 @@ fn opener(d: &OpenerDesc) -> Opener {
             Step::goto("call-name"),
         ]);
     }
-    let mut o = match d.trust {
-        crate::lang::format::Trust::Bare => Opener::bare(&d.open, p),
-        trust => Opener::definite(&d.open, p).with_trust(trust),
-    };
-    if d.case_insensitive {
-        o = o.case_insensitive();
-    }
-    if d.line_start {
-        o = o.at_line_start();
-    }
-    o
+    p
 }
 
 /// A JSON step.
