@@ -26,9 +26,9 @@ pub(crate) enum Kind {
 use crate::offset::Offset;
 use crate::read::reason::Reason;
 
-/// What the sink wants after a callback.
+/// What a [`Visitor`] answers after a callback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Flow {
+pub(crate) enum Reply {
     /// Carry on.
     Go,
     /// Stop here: the current byte is rejected (not consumed).
@@ -43,11 +43,11 @@ pub(crate) enum Flow {
 /// Receives the scanner's findings. `depth` is the nesting level of the
 /// value (0 for the top-level value, 1 for its members…).
 pub(crate) trait Visitor {
-    fn value_start(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow;
-    fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow;
+    fn value_start(&mut self, at: Offset, depth: usize, kind: Kind) -> Reply;
+    fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Reply;
     /// A member key of the object at nesting level `depth`. Keys longer than
     /// [`KEY_CAP`] bytes arrive truncated with `overflow` set.
-    fn key(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Flow;
+    fn key(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Reply;
     /// The (normalised) JSON text of everything consumed, in order.
     fn output(&mut self, bytes: &[u8]);
 }
@@ -238,7 +238,7 @@ impl JsonScanner {
     /// Feeds bytes (the first at absolute offset `base`). Returns how many
     /// were consumed: all of them, or fewer when the top-level value ended
     /// (then [`is_done`](Self::is_done) is true) or the sink paused after a
-    /// value ([`Flow::Pause`]; the next call goes on after it).
+    /// value ([`Reply::Pause`]; the next call goes on after it).
     pub(crate) fn feed<S: Visitor>(
         &mut self,
         input: &[u8],
@@ -399,10 +399,10 @@ impl JsonScanner {
         }
     }
 
-    fn go(flow: Flow, at: Offset) -> Result<(), JsonError> {
+    fn go(flow: Reply, at: Offset) -> Result<(), JsonError> {
         match flow {
-            Flow::Go | Flow::Pause => Ok(()),
-            Flow::Fail(r) => Err(err(at, r)),
+            Reply::Go | Reply::Pause => Ok(()),
+            Reply::Fail(r) => Err(err(at, r)),
         }
     }
 
@@ -590,7 +590,7 @@ impl JsonScanner {
         Self::go(flow, at)?;
         self.st = if self.stack.is_empty() {
             St::Done
-        } else if flow == Flow::Pause {
+        } else if flow == Reply::Pause {
             // (`feed` returns at `Done`; the next one resumes at `After`.)
             self.paused = true;
             St::Done
@@ -734,14 +734,14 @@ impl JsonScanner {
 pub(crate) struct Ignore;
 
 impl Visitor for Ignore {
-    fn value_start(&mut self, _: Offset, _: usize, _: Kind) -> Flow {
-        Flow::Go
+    fn value_start(&mut self, _: Offset, _: usize, _: Kind) -> Reply {
+        Reply::Go
     }
-    fn value_end(&mut self, _: Offset, _: usize, _: Kind) -> Flow {
-        Flow::Go
+    fn value_end(&mut self, _: Offset, _: usize, _: Kind) -> Reply {
+        Reply::Go
     }
-    fn key(&mut self, _: Offset, _: usize, _: &[u8], _: bool) -> Flow {
-        Flow::Go
+    fn key(&mut self, _: Offset, _: usize, _: &[u8], _: bool) -> Reply {
+        Reply::Go
     }
     fn output(&mut self, _: &[u8]) {}
 }
@@ -806,16 +806,16 @@ mod tests {
     }
 
     impl Visitor for Rec {
-        fn value_start(&mut self, _: Offset, _: usize, _: Kind) -> Flow {
-            Flow::Go
+        fn value_start(&mut self, _: Offset, _: usize, _: Kind) -> Reply {
+            Reply::Go
         }
-        fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow {
+        fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Reply {
             self.ends.push((at.get(), depth, kind));
-            Flow::Go
+            Reply::Go
         }
-        fn key(&mut self, _: Offset, _: usize, key: &[u8], _: bool) -> Flow {
+        fn key(&mut self, _: Offset, _: usize, key: &[u8], _: bool) -> Reply {
             self.keys.push(String::from_utf8_lossy(key).into_owned());
-            Flow::Go
+            Reply::Go
         }
         fn output(&mut self, bytes: &[u8]) {
             self.out.extend_from_slice(bytes);

@@ -2,7 +2,7 @@
 //! key or type), checked and handed to the call being built. A keyword is
 //! markup instead: it sets nothing and jumps.
 
-use super::reader::{consumed, BlockCtx, Flow, Input, Reading, StepState};
+use super::reader::{consumed, BlockCtx, Flow, Reading, StepState};
 use crate::engine::call::calls::BlockCalls;
 use crate::lang::format::Field;
 use crate::lang::program::CaptureOp;
@@ -10,45 +10,72 @@ use crate::read::reason::{Reason, Stop};
 use crate::read::steps::{CaptureWord, Captured, Progress};
 use crate::read::word::{check_field, fault_of};
 
-/// Reads the word of step `c`.
-pub(super) fn read(
+/// What [`feed`] found: the word so far, and how the reading went.
+pub(super) struct Fed {
+    word: CaptureWord,
+    progress: Progress,
+    how: Captured,
+}
+
+/// Reads the word of step `c` from `bytes`: how many bytes it read (the
+/// runner holds them, then calls [`then`]).
+pub(super) fn feed(
     c: &CaptureOp,
     b: &mut Reading,
-    env: &mut BlockCtx<'_>,
-    input: &Input<'_, '_>,
-    i: &mut usize,
-) -> Flow {
-    let w = state!(b, Capture, CaptureWord::default());
-    let (p, how) = w.feed(c, env.session.limits.max_name_bytes, input.bytes);
-    let n = consumed(p);
-    if let Err(stop) = input.take(&b.calls, env, i, n) {
-        return Flow::Fail(stop);
-    }
+    env: &BlockCtx<'_>,
+    bytes: &[u8],
+) -> (usize, Fed) {
+    let mut word = match std::mem::take(&mut b.st) {
+        StepState::Capture(w) => w,
+        _ => CaptureWord::default(),
+    };
+    let (progress, how) = word.feed(c, env.session.limits.max_name_bytes, bytes);
+    (
+        consumed(progress),
+        Fed {
+            word,
+            progress,
+            how,
+        },
+    )
+}
+
+/// What the step does once the bytes it read are held.
+pub(super) fn then(c: &CaptureOp, b: &mut Reading, env: &mut BlockCtx<'_>, fed: Fed) -> Flow {
+    let Fed {
+        word,
+        progress,
+        how,
+    } = fed;
     let next = match how {
         Captured::No => None,
         Captured::AtStop => Some(b.pc + 1),
         Captured::ByDelim(k) => Some(c.delims[k].1),
     };
-    if let Some(next) = next {
-        let word = std::mem::take(w);
-        let word = word.trimmed();
-        // A keyword is markup: it sets nothing and jumps.
-        if let Some((_, to)) = c.keywords.iter().find(|(k, _)| k.as_bytes() == word) {
-            b.goto(*to);
+    let Some(next) = next else {
+        // Still reading, or failed: the word is kept (a failure reads what
+        // of it may begin a delimiter again).
+        b.st = StepState::Capture(word);
+        let Progress::Fail(_, r) = progress else {
             return Flow::Go;
-        }
-        if let Err(stop) = captured(b, c.field, word, env) {
-            return Flow::Fail(stop);
-        }
-        b.goto(next);
-    } else if let Progress::Fail(_, r) = p {
+        };
         let r = fault_of(c.field, prose_word(r, &b.calls));
         return Flow::Fail(if r.is_limit() {
             Stop::fail(r)
         } else {
             Stop::not_a_call(r)
         });
+    };
+    let word = word.trimmed();
+    // A keyword is markup: it sets nothing and jumps.
+    if let Some((_, to)) = c.keywords.iter().find(|(k, _)| k.as_bytes() == word) {
+        b.goto(*to);
+        return Flow::Go;
     }
+    if let Err(stop) = captured(b, c.field, word, env) {
+        return Flow::Fail(stop);
+    }
+    b.goto(next);
     Flow::Go
 }
 

@@ -10,7 +10,7 @@ use crate::lang::format::JsonStep;
 use crate::lang::program::Op;
 use crate::offset::Offset;
 use crate::read::json::{JsonScanner, StringRun};
-use crate::read::reason::{Reason, Stop};
+use crate::read::reason::Stop;
 
 /// The fewest bytes a JSON step takes from the chunk at once (see [`read`]).
 const JSON_WINDOW: usize = 256;
@@ -64,33 +64,32 @@ pub(super) fn direct(
     true
 }
 
-/// Reads the value of step `j` (of program `prog`).
+/// Reads the value of step `j` (of program `prog`): how many bytes it
+/// read. The JSON step holds its bytes itself, before it reads them, so
+/// that arguments can be spans of the held bytes, and gives back those it
+/// did not read.
 pub(super) fn read(
     prog: &[Op],
     j: &JsonStep,
     b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
-    i: &mut usize,
-) -> Flow {
+) -> (usize, Flow) {
     if input.room == 0 {
-        return Flow::Fail(input.too_long(&b.calls));
+        return (0, Flow::Fail(input.too_long(&b.calls)));
     }
-    let js = state!(
-        b,
-        Json,
-        Box::new(JsonState {
+    let mut js = match std::mem::take(&mut b.st) {
+        StepState::Json(js) => js,
+        _ => Box::new(JsonState {
             scanner: JsonScanner::new(j.lenient, env.session.limits.max_depth),
             calls: JsonMapping::new(),
             refused: false,
-        })
-    );
-    // The bytes are taken first, so that arguments can be spans of the
-    // pending buffer; those the value did not use are given back after.
-    // They are taken in windows no larger than the block so far (at least
-    // `JSON_WINDOW`): a value that ends early in a long chunk copies a few
-    // bytes more than it reads, not the rest of the chunk (which made one
-    // chunk of many calls quadratic), and a long value is still copied
+        }),
+    };
+    // The bytes are taken in windows no larger than the block so far (at
+    // least `JSON_WINDOW`): a value that ends early in a long chunk copies
+    // a few bytes more than it reads, not the rest of the chunk (which made
+    // one chunk of many calls quadratic), and a long value is still copied
     // once, in windows that double.
     let want = env.pending.held().max(JSON_WINDOW);
     let bytes = &input.bytes[..input.bytes.len().min(want)];
@@ -113,38 +112,39 @@ pub(super) fn read(
         Err(e) => e.at.index_from(base),
     };
     env.pending.untake(bytes.len() - n);
-    *i += n;
     if let Some(d) = js.calls.drop_upto.take() {
         env.pending.drop_upto(d);
     }
-    let given_back = js.calls.take_given_back();
     let done = js.scanner.is_done();
-    let skip = js.calls.skip;
-    let failure = match &r {
-        Err(e) if !skip => Some(js.calls.take_failure().unwrap_or_else(|| {
-            // The scanner refused the byte (bad JSON, not a bad call).
+    if let Some((stop, at)) = js.calls.take_given_back() {
+        if let Some(flow) = element_failed(b, env, stop, at, done) {
+            return (n, flow);
+        }
+    }
+    if js.calls.skip {
+        // Not a call after all: what was held is text, and so is the rest
+        // of the value (skipped, unless it ended or failed).
+        release(env);
+        if r.is_ok() && !done {
+            return (n, Flow::Out(Outcome::Skip(Box::new(js.scanner))));
+        }
+        return (n, Flow::Out(Outcome::Text));
+    }
+    let flow = match r {
+        Ok(_) if done => {
+            b.next();
+            return (n, Flow::Go);
+        }
+        Ok(_) => Flow::Go,
+        Err(e) => Flow::Fail(js.calls.take_failure().unwrap_or_else(|| {
+            // The scanner refused the byte (bad JSON, not a bad call): its
+            // state is the one before it.
             js.refused = true;
             Stop::fail(e.reason)
         })),
-        _ => None,
     };
-    if let Some((stop, at)) = given_back {
-        if let Some(flow) = element_failed(b, env, stop, at, done) {
-            return flow;
-        }
-    }
-    if skip {
-        return not_a_call(b, env, r.is_ok());
-    }
-    match failure {
-        Some(stop) => Flow::Fail(stop),
-        None => {
-            if done {
-                b.next();
-            }
-            Flow::Go
-        }
-    }
+    b.st = StepState::Json(js);
+    (n, flow)
 }
 
 /// A list element failed and has ended (the scanner paused after it): it
@@ -168,17 +168,4 @@ fn element_failed(
     let pc = b.recover.filter(|_| done)?;
     b.goto(pc);
     Some(Flow::Go)
-}
-
-/// Not a call after all: what was held is text, and so is the rest of the
-/// value (skipped, unless it ended or failed: `scanning`).
-fn not_a_call(b: &mut Reading, env: &mut BlockCtx<'_>, scanning: bool) -> Flow {
-    release(env);
-    let StepState::Json(js) = std::mem::replace(&mut b.st, StepState::Fresh) else {
-        return Flow::Out(Outcome::Text);
-    };
-    if scanning && !js.scanner.is_done() {
-        return Flow::Out(Outcome::Skip(Box::new(js.scanner)));
-    }
-    Flow::Out(Outcome::Text)
 }

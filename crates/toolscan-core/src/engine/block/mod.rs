@@ -13,7 +13,6 @@
 //! returns, are in `reader.rs`; `fail.rs` says what a failure does,
 //! `end.rs` what the end of the stream does.
 
-#[macro_use]
 mod reader;
 
 mod bytes;

@@ -5,47 +5,65 @@
 use super::fail::{end_block, release, release_all};
 use super::reader::{consumed, BlockCtx, Flow, Input, Outcome, Reading, StepState};
 use crate::engine::call::calls::Args;
+use crate::event::{Diagnostic, DiagnosticKind};
 use crate::lang::format::PyStep;
 use crate::read::python::{PyReader, Skip, Skipped};
 use crate::read::reason::{Reason, Stop};
 use crate::read::steps::Progress;
 
-/// Reads the arguments of step `py`.
-pub(super) fn read(
+/// What [`feed`] found.
+pub(super) struct Fed {
+    progress: Progress,
+    /// A keyword was named again (its value dropped).
+    repeated: bool,
+    /// What was read shows a call (a key, or the end of the arguments).
+    shown: bool,
+}
+
+/// Reads the arguments of step `py` from `bytes`, written into the call
+/// as they are read: how many bytes it read (the runner holds them, then
+/// calls [`then`]). A call that has arguments already fails at once.
+pub(super) fn feed(
     py: &PyStep,
     b: &mut Reading,
-    env: &mut BlockCtx<'_>,
-    input: &Input<'_, '_>,
-    i: &mut usize,
-) -> Flow {
-    if !matches!(b.st, StepState::Py(_)) {
-        let c = b.calls.cur();
-        if c.span.is_some() || !matches!(c.args_state, Args::Missing) {
-            return Flow::Fail(Stop::fail(Reason::TwoArgs));
+    env: &BlockCtx<'_>,
+    bytes: &[u8],
+) -> Result<(usize, Fed), Stop> {
+    let mut r = match std::mem::take(&mut b.st) {
+        StepState::Py(r) => r,
+        _ => {
+            let c = b.calls.cur();
+            if c.span.is_some() || !matches!(c.args_state, Args::Missing) {
+                return Err(Stop::fail(Reason::TwoArgs));
+            }
+            c.args.clear();
+            Box::new(PyReader::new(&mut c.args))
         }
-        c.args.clear();
-        b.st = StepState::Py(Box::new(PyReader::new(&mut c.args)));
-    }
-    let StepState::Py(r) = &mut b.st else {
-        return Flow::Fail(Stop::fail(Reason::NoProgress));
     };
     let c = b.calls.cur();
-    let p = r.feed(py, env.session.limits.max_depth, input.bytes, &mut c.args);
-    if let Err(stop) = input.take(&b.calls, env, i, consumed(p)) {
-        return Flow::Fail(stop);
-    }
-    if r.take_repeated() {
-        let at = env.pending.pos;
-        b.calls.notes.push(crate::event::Diagnostic {
-            kind: crate::event::DiagnosticKind::DuplicateParameter,
-            offset: at.get(),
+    let progress = r.feed(py, env.session.limits.max_depth, bytes, &mut c.args);
+    let fed = Fed {
+        progress,
+        repeated: r.take_repeated(),
+        shown: r.shown(),
+    };
+    b.st = StepState::Py(r);
+    Ok((consumed(progress), fed))
+}
+
+/// What the step does once the bytes it read are held.
+pub(super) fn then(b: &mut Reading, env: &mut BlockCtx<'_>, fed: Fed) -> Flow {
+    if fed.repeated {
+        b.calls.notes.push(Diagnostic {
+            kind: DiagnosticKind::DuplicateParameter,
+            offset: env.pending.pos.get(),
             message: "a keyword is named again in the call; its first value is kept and this \
                 one dropped"
                 .into(),
         });
     }
     let c = b.calls.cur();
-    if r.shown() && matches!(c.args_state, Args::Missing) {
+    if fed.shown && matches!(c.args_state, Args::Missing) {
         // A key (or the end of the arguments) shows a call: the reader
         // stopped at the byte that showed it, so the call starts (or the
         // block fails) there, however the input was cut.
@@ -58,41 +76,49 @@ pub(super) fn read(
             return Flow::Fail(stop);
         }
     }
-    match p {
-        Progress::Partial(_) => {}
+    match fed.progress {
+        Progress::Partial(_) => Flow::Go,
         Progress::Done(_) => {
             b.calls.args_complete();
             b.next();
+            Flow::Go
         }
-        Progress::Fail(_, r) => return Flow::Fail(Stop::fail(r)),
+        Progress::Fail(_, r) => Flow::Fail(Stop::fail(r)),
     }
-    Flow::Go
 }
 
 /// Reads over a failed element: its bytes are text as they come, up to its
-/// end (one of `ends`), which the step at `to` reads.
+/// end (one of `ends`), which the step at `to` reads. How many bytes it
+/// read (released as text, whatever the limits).
 pub(super) fn skip(
     ends: &[u8],
     to: usize,
     b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
-    i: &mut usize,
-) -> Flow {
-    let sk = state!(b, Skip, Skip::top());
+) -> (usize, Flow) {
+    let mut sk = match std::mem::take(&mut b.st) {
+        StepState::Skip(sk) => sk,
+        _ => Skip::top(),
+    };
     let end = sk.feed(ends, env.session.limits.max_depth, input.bytes);
     let n = match end {
         Skipped::More => input.bytes.len(),
         Skipped::End(n) | Skipped::Broken(n) => n,
     };
-    input.take_unbounded(env, i, n);
-    match end {
-        Skipped::More => release(env),
+    env.pending.take_n(input.ch, n);
+    let flow = match end {
+        Skipped::More => {
+            b.st = StepState::Skip(sk);
+            release(env);
+            Flow::Go
+        }
         Skipped::End(_) => {
             // (An ASCII byte follows: nothing held can be part of a
             // character it would finish.)
             release_all(env);
             b.goto(to);
+            Flow::Go
         }
         Skipped::Broken(_) => {
             // A bracket that does not fit: where the element ends cannot be
@@ -100,8 +126,8 @@ pub(super) fn skip(
             // this byte is text again.
             release_all(env);
             end_block(b, env);
-            return Flow::Out(Outcome::Text);
+            Flow::Out(Outcome::Text)
         }
-    }
-    Flow::Go
+    };
+    (n, flow)
 }

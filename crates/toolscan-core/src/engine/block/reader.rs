@@ -16,21 +16,6 @@ use crate::read::steps::{CaptureWord, LitMatch, Progress, ThenMatch};
 use crate::read::value::ValueRead;
 use crate::sink::Sink;
 
-/// The current step's state, made fresh by `$init` if it is another
-/// step's. (The state is set before it is asked for, so the other arm is
-/// never taken; it would end the block, not the process.)
-macro_rules! state {
-    ($b:expr, $v:ident, $init:expr) => {{
-        if !matches!($b.st, StepState::$v(_)) {
-            $b.st = StepState::$v($init);
-        }
-        match &mut $b.st {
-            StepState::$v(s) => s,
-            _ => return Flow::Fail(Stop::fail(Reason::NoProgress)),
-        }
-    }};
-}
-
 /// A block being read, as the parser keeps it: its [`Reading`] and the
 /// steady run that may be on (see `steady.rs`). The reading is reached
 /// only through [`reading`](Block::reading) or [`parts`](Block::parts),
@@ -179,9 +164,13 @@ impl Reading {
     }
 }
 
-/// What the current step has read so far.
-#[derive(Debug)]
+/// What the current step has read so far. A reader takes its state out
+/// for a read (`std::mem::take`: its own kind, or a fresh one if the state
+/// is another step's, or `Fresh`) and puts it back while the step lasts;
+/// a failure finds it there.
+#[derive(Debug, Default)]
 pub(crate) enum StepState {
+    #[default]
     Fresh,
     Lit(LitMatch),
     Capture(CaptureWord),
@@ -299,28 +288,6 @@ impl<'c, 'a> Input<'c, 'a> {
             limit: self.limit,
             confirmed: !calls.silent(),
         })
-    }
-
-    /// Holds the `n` bytes the step read (the limit allowing) and moves
-    /// `i` past them.
-    pub(crate) fn take(
-        &self,
-        calls: &BlockCalls,
-        env: &mut BlockCtx<'_>,
-        i: &mut usize,
-        n: usize,
-    ) -> Result<(), Stop> {
-        if self.room == 0 && n > 0 {
-            return Err(self.too_long(calls));
-        }
-        self.take_unbounded(env, i, n);
-        Ok(())
-    }
-
-    /// Holds the `n` bytes the step read, whatever the limit.
-    pub(crate) fn take_unbounded(&self, env: &mut BlockCtx<'_>, i: &mut usize, n: usize) {
-        env.pending.take_n(self.ch, n);
-        *i += n;
     }
 }
 

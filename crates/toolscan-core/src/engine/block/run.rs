@@ -3,7 +3,7 @@
 //! block ([`steady`], [`direct`]).
 
 use super::fail::{end_block, fail, fail_before, Failed};
-use super::reader::{room, Block, BlockCtx, Flow, Input, Outcome, Reading};
+use super::reader::{consumed, room, Block, BlockCtx, Flow, Input, Outcome, Reading};
 use super::{bytes, capture, json, marks, python, then, value};
 use crate::engine::pending::{Chunk, Pending};
 use crate::lang::program::Op;
@@ -44,7 +44,9 @@ pub(crate) fn run(
         } else if i == ch.bytes.len() {
             return (i, Outcome::NeedMore);
         } else {
-            read(prog, op, b, env, &Input::new(ch, i, b, env), &mut i)
+            let (n, flow) = read(prog, op, b, env, &Input::new(ch, i, b, env));
+            i += n;
+            flow
         };
         // What the step added to the call goes out before anything the
         // flow does next (see [`synced`]).
@@ -130,24 +132,80 @@ pub(super) fn synced<T>(
     r
 }
 
-/// Hands the step that reads bytes to its reader.
+/// Hands the step that reads bytes to its reader: how many of the bytes
+/// of `input` it read, and what the run does next. Most readers only
+/// read: the runner holds what they read (within the room the limits
+/// leave: the byte past it fails the block), then lets them act on it
+/// ([`held`]). Three place their bytes themselves: a recovery's seek and
+/// the reading over a failed element release them as text, and the JSON
+/// step holds its window before it reads (arguments are spans of the held
+/// bytes).
 fn read(
     prog: &[Op],
     op: &Op,
     b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
-    i: &mut usize,
-) -> Flow {
+) -> (usize, Flow) {
+    let bytes = input.bytes;
     match op {
-        Op::Capture(c) => capture::read(c, b, env, input, i),
-        Op::Then(t) if t.seek => then::seek(t, b, env, input, i),
-        Op::Then(t) => then::read(&t.opts, true, b, env, input, i),
-        Op::OneOf(opts) => then::read(opts, false, b, env, input, i),
-        Op::Value(v) => value::read(v, b, env, input, i),
-        Op::Py(py) => python::read(py, b, env, input, i),
-        Op::Skip(ends, to) => python::skip(ends, *to, b, env, input, i),
-        Op::Json(j) => json::read(prog, j, b, env, input, i),
-        _ => bytes::read(op, b, env, input, i),
+        Op::Capture(c) => {
+            let fed = Ok(capture::feed(c, b, env, bytes));
+            held(b, env, input, fed, |b, env, fed| {
+                capture::then(c, b, env, fed)
+            })
+        }
+        Op::Then(t) if t.seek => then::seek(t, b, env, input),
+        Op::Then(t) => {
+            let fed = Ok(then::feed(&t.opts, true, b, env, bytes));
+            held(b, env, input, fed, |b, env, fed| {
+                then::then(&t.opts, true, b, env, fed)
+            })
+        }
+        Op::OneOf(opts) => {
+            let fed = Ok(then::feed(opts, false, b, env, bytes));
+            held(b, env, input, fed, |b, env, fed| {
+                then::then(opts, false, b, env, fed)
+            })
+        }
+        Op::Value(v) => {
+            let fed = value::feed(v, b, env, bytes);
+            held(b, env, input, fed, |b, env, fed| {
+                value::then(v, b, env, fed)
+            })
+        }
+        Op::Py(py) => {
+            let fed = python::feed(py, b, env, bytes);
+            held(b, env, input, fed, python::then)
+        }
+        Op::Skip(ends, to) => python::skip(ends, *to, b, env, input),
+        Op::Json(j) => json::read(prog, j, b, env, input),
+        _ => {
+            let progress = bytes::feed(op, b, bytes);
+            let fed = Ok((consumed(progress), progress));
+            held(b, env, input, fed, |b, _, p| bytes::then(b, p))
+        }
     }
+}
+
+/// What a reader read, `fed` (how many bytes, and what it found — or a
+/// failure before it read any), held in the pending buffer within the
+/// room the limits leave; then `then`, the reader's act on it.
+fn held<F>(
+    b: &mut Reading,
+    env: &mut BlockCtx<'_>,
+    input: &Input<'_, '_>,
+    fed: Result<(usize, F), Stop>,
+    then: impl FnOnce(&mut Reading, &mut BlockCtx<'_>, F) -> Flow,
+) -> (usize, Flow) {
+    let (n, found) = match fed {
+        Ok(fed) => fed,
+        Err(stop) => return (0, Flow::Fail(stop)),
+    };
+    if n > 0 && input.room == 0 {
+        // (A failure at a limit reads nothing of the step's state.)
+        return (0, Flow::Fail(input.too_long(&b.calls)));
+    }
+    env.pending.take_n(input.ch, n);
+    (n, then(b, env, found))
 }

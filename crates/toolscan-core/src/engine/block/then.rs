@@ -5,74 +5,97 @@
 use super::fail::{end_block, release_all};
 use super::reader::{consumed, BlockCtx, Flow, Input, Outcome, Reading, StepState};
 use crate::lang::program::{ThenOp, ThenOpt};
+use crate::offset::Offset;
 use crate::read::reason::{Reason, Stop};
 use crate::read::steps::{ThenEnd, ThenMatch};
 
-/// Reads one of `opts`. `then`: a continuation, whose absence ends the
-/// block (what the step held is then read again as text), not a failure.
-pub(super) fn read(
+/// What [`feed`] found.
+pub(super) struct Fed {
+    how: ThenEnd,
+    /// Where the step began.
+    from: Offset,
+    /// The byte after those read, if any (the one no literal takes).
+    next: Option<u8>,
+}
+
+/// Reads one of `opts` from `bytes`. `then`: a continuation, whose
+/// absence ends the block (what the step held is then read again as
+/// text), not a failure. How many bytes it read (the runner holds them,
+/// then calls [`then`]).
+pub(super) fn feed(
+    opts: &[ThenOpt],
+    then: bool,
+    b: &mut Reading,
+    env: &BlockCtx<'_>,
+    bytes: &[u8],
+) -> (usize, Fed) {
+    let mut t = match std::mem::take(&mut b.st) {
+        StepState::Then(t) => t,
+        _ => ThenMatch::new(env.pending.pos, opts.len()),
+    };
+    let (progress, how) = t.feed(opts, then, bytes);
+    let (n, from) = (consumed(progress), t.from);
+    b.st = StepState::Then(t);
+    let next = bytes.get(n).copied();
+    (n, Fed { how, from, next })
+}
+
+/// What the step does once the bytes it read are held.
+pub(super) fn then(
     opts: &[ThenOpt],
     then: bool,
     b: &mut Reading,
     env: &mut BlockCtx<'_>,
-    input: &Input<'_, '_>,
-    i: &mut usize,
+    fed: Fed,
 ) -> Flow {
-    let t = state!(b, Then, ThenMatch::new(env.pending.pos, opts.len()));
-    let (p, how) = t.feed(opts, then, input.bytes);
-    let from = t.from;
-    if let Err(stop) = input.take(&b.calls, env, i, consumed(p)) {
-        return Flow::Fail(stop);
-    }
-    match how {
-        ThenEnd::No => {}
+    match fed.how {
+        ThenEnd::No => Flow::Go,
         ThenEnd::Matched(k) => {
             if opts[k].begins_call {
                 b.calls.begin();
             }
             b.goto(opts[k].to);
+            Flow::Go
         }
         ThenEnd::Over if !then => {
-            let found = input.bytes[consumed(p)];
-            return Flow::Fail(Stop::not_a_call(Reason::Unexpected { found }));
+            let found = fed.next.unwrap_or_default();
+            Flow::Fail(Stop::not_a_call(Reason::Unexpected { found }))
         }
         ThenEnd::Over => {
             // Not a continuation: the block is over and what this step
             // held is scanned as text again.
             if b.owns_tail() {
-                env.pending.drop_upto(from);
+                env.pending.drop_upto(fed.from);
             }
-            let held = env.pending.untake_from(from);
+            let held = env.pending.untake_from(fed.from);
             end_block(b, env);
-            return Flow::Out(Outcome::Replay(held));
+            Flow::Out(Outcome::Replay(held))
         }
     }
-    Flow::Go
 }
 
-/// Seeks the literals of a recovery: text up to one of them.
+/// Seeks the literals of a recovery: text up to one of them. The bytes it
+/// read go out as text (but for what may begin a literal, held): how many.
 pub(super) fn seek(
     t: &ThenOp,
     b: &mut Reading,
     env: &mut BlockCtx<'_>,
     input: &Input<'_, '_>,
-    i: &mut usize,
-) -> Flow {
-    let m = state!(
-        b,
-        Then,
-        ThenMatch::seeking(env.pending.buf_start, Vec::new())
-    );
+) -> (usize, Flow) {
+    let mut m = match std::mem::take(&mut b.st) {
+        StepState::Then(m) => m,
+        _ => ThenMatch::seeking(env.pending.buf_start, Vec::new()),
+    };
     let (n, found) = m.seek(&t.opts, input.bytes);
     let to = env.pending.pos.after(n);
     let held = m.held.len();
-    *i += n;
     let Some(k) = found else {
         // Text, but for what may begin a literal.
         env.pending
             .flush(input.ch, to, to.before(held), false, env.out);
         m.from = env.pending.buf_start;
-        return Flow::Go;
+        b.st = StepState::Then(m);
+        return (n, Flow::Go);
     };
     // Everything before the literal is text.
     env.pending
@@ -85,5 +108,5 @@ pub(super) fn seek(
         release_all(env);
     }
     b.goto(o.to);
-    Flow::Go
+    (n, Flow::Go)
 }

@@ -3,7 +3,7 @@
 //! or, for a container, by the step it nests into.
 
 use super::fail::fail_before;
-use super::reader::{room, BlockCtx, Flow, Input, Outcome, Reading, StepState};
+use super::reader::{room, BlockCtx, Flow, Outcome, Reading, StepState};
 use super::steady::Steady;
 use crate::engine::call::calls::BlockCalls;
 use crate::event::{Diagnostic, DiagnosticKind};
@@ -12,43 +12,58 @@ use crate::offset::Offset;
 use crate::read::reason::{Reason, Stop};
 use crate::read::value::{End, ValueRead};
 
-/// Reads the value of step `v`.
-pub(super) fn read(
+/// What [`feed`] found: the value's reader, and how the value ended, if it
+/// did.
+pub(super) struct Fed {
+    vr: Box<ValueRead>,
+    end: End,
+}
+
+/// Reads the value of step `v` from `bytes`: how many bytes it read (the
+/// runner holds them, then calls [`then`]). The value begins (its call
+/// told) at its first byte; a byte no value may hold fails it at once.
+pub(super) fn feed(
     v: &ValueOp,
     b: &mut Reading,
     env: &mut BlockCtx<'_>,
-    input: &Input<'_, '_>,
-    i: &mut usize,
-) -> Flow {
-    if !matches!(b.st, StepState::Value(_)) {
-        let at = env.pending.pos;
-        let vr = ValueRead::new(v, at, b.calls.param_name());
-        b.st = StepState::Value(Box::new(vr));
-        let src = env.pending.src();
-        if let Err(stop) = b.calls.value_begin(env.session, env.out, at, v.null, src) {
-            return Flow::Fail(stop);
+    bytes: &[u8],
+) -> Result<(usize, Fed), Stop> {
+    let mut vr = match std::mem::take(&mut b.st) {
+        StepState::Value(vr) => vr,
+        _ => {
+            let at = env.pending.pos;
+            let vr = Box::new(ValueRead::new(v, at, b.calls.param_name()));
+            let src = env.pending.src();
+            if let Err(stop) = b.calls.value_begin(env.session, env.out, at, v.null, src) {
+                b.st = StepState::Value(vr);
+                return Err(stop);
+            }
+            vr
         }
-    }
-    let StepState::Value(vr) = &mut b.st else {
-        return Flow::Fail(Stop::fail(Reason::NoProgress));
     };
-    let (n, end) = vr.feed(input.bytes, env.pending.pos, env.pending.src(), &v.after);
+    let (n, end) = vr.feed(bytes, env.pending.pos, env.pending.src(), &v.after);
     if let End::Bad(found) = end {
-        return Flow::Fail(Stop::fail(Reason::Unexpected { found }));
+        b.st = StepState::Value(vr);
+        return Err(Stop::fail(Reason::Unexpected { found }));
     }
-    if let Err(stop) = input.take(&b.calls, env, i, n) {
-        return Flow::Fail(stop);
-    }
+    Ok((n, Fed { vr, end }))
+}
+
+/// What the step does once the bytes it read are held. (The value's reader
+/// goes back into the block's state unless the program moves on: a failure
+/// reads it.)
+pub(super) fn then(v: &ValueOp, b: &mut Reading, env: &mut BlockCtx<'_>, fed: Fed) -> Flow {
+    let Fed { mut vr, end } = fed;
+    let pos = env.pending.pos;
     match end {
         End::Closed => {
             // The value ended at the call's closer it met: the block reads
             // what followed that closer again.
+            b.st = StepState::Value(vr);
             return match end_value_at_candidate(b, env) {
                 Ok(Some(Ended::Reread(_, tail))) => Flow::Out(Outcome::Reread(tail)),
                 Ok(Some(Ended::Out(outcome))) => Flow::Out(outcome),
-                Ok(Some(Ended::FailBefore(from))) => {
-                    Flow::FailBefore(Stop::fail(Reason::UnclosedMarkup), from)
-                }
+                Ok(Some(Ended::FailBefore(from))) => unclosed_markup(from),
                 Ok(None) => Flow::Fail(Stop::fail(Reason::NoProgress)),
                 Err(stop) => Flow::Fail(stop),
             };
@@ -56,27 +71,30 @@ pub(super) fn read(
         End::Rescan(from) => {
             // A closer that was part of the value: what followed it is
             // value too, read again.
+            b.st = StepState::Value(vr);
             let tail = env.pending.untake_from(from);
             return Flow::Out(Outcome::Reread(tail));
         }
-        End::Recover(_) if vr.holds_markup(vr.end_offset(env.pending.pos)) => {
+        End::Recover(_) if vr.holds_markup(vr.end_offset(pos)) => {
             // Markup inside the value: the markup after it cannot end it
             // (`unclosed_markup`). What was decided goes out first, as it
             // would have at a chunk boundary.
-            let pos = env.pending.pos;
             vr.hand(env.pending.src(), pos, false, &mut b.calls);
-            return unclosed_markup(vr.end_offset(pos));
+            let from = vr.end_offset(pos);
+            b.st = StepState::Value(vr);
+            return unclosed_markup(from);
         }
         _ => {}
     }
-    let pos = env.pending.pos;
     vr.hand(env.pending.src(), pos, end != End::No, &mut b.calls);
     let next = match end {
         End::No | End::Bad(_) | End::Closed | End::Rescan(_) => None,
         End::After(k) => {
             // The closer counted: the program goes on after the literal
             // that followed it (as the `one_of` there would).
-            if let Err(stop) = b.calls.value_end(pos, env.pending.src()) {
+            let ended = b.calls.value_end(pos, env.pending.src());
+            b.st = StepState::Value(vr);
+            if let Err(stop) = ended {
                 return Flow::Fail(stop);
             }
             let Some(o) = v.after.get(k) else {
@@ -99,13 +117,19 @@ pub(super) fn read(
             Some(to)
         }
     };
-    if let Some(next) = next {
-        if let Err(stop) = b.calls.value_end(pos, env.pending.src()) {
-            return Flow::Fail(stop);
+    let ended = match next {
+        Some(_) => b.calls.value_end(pos, env.pending.src()),
+        None => Ok(()),
+    };
+    b.st = StepState::Value(vr);
+    match (next, ended) {
+        (_, Err(stop)) => Flow::Fail(stop),
+        (Some(next), Ok(())) => {
+            b.goto(next);
+            Flow::Go
         }
-        b.goto(next);
+        (None, Ok(())) => Flow::Go,
     }
-    Flow::Go
 }
 
 /// A token-sized chunk (`text`, within the limits) in which the raw value

@@ -7,7 +7,7 @@ use crate::engine::call::unescape::Unescaper;
 use crate::event::{Diagnostic, DiagnosticKind, EventRef};
 use crate::lang::format::{JsonStep, Shape};
 use crate::offset::Offset;
-use crate::read::json::{is_one_object, Flow, Kind, Visitor, KEY_CAP};
+use crate::read::json::{is_one_object, Kind, Reply, Visitor, KEY_CAP};
 use crate::read::reason::{Reason, Stop, StopKind};
 use crate::read::word::check_word;
 use crate::scan::utf8::complete_prefix_len;
@@ -187,10 +187,10 @@ pub(crate) struct CallMapper<'a> {
 }
 
 impl CallMapper<'_> {
-    fn stop(&mut self, s: Stop, at: Offset) -> Flow {
+    fn stop(&mut self, s: Stop, at: Offset) -> Reply {
         if s.kind == StopKind::NotACall && self.calls.silent() {
             self.json.skip = true;
-            return Flow::Go;
+            return Reply::Go;
         }
         // An element of a list of calls, once the block is known to hold
         // calls: the element alone fails; the scanner reads on to its end
@@ -199,16 +199,16 @@ impl CallMapper<'_> {
             if !s.reason.is_limit() && !self.calls.silent() {
                 self.json.skipping = Some((d, s, at));
                 self.json.word = None;
-                return Flow::Go;
+                return Reply::Go;
             }
         }
         self.json.failed = Some(s);
-        Flow::Fail(s.reason)
+        Reply::Fail(s.reason)
     }
 
-    fn check(&mut self, r: Result<(), Stop>, at: Offset) -> Flow {
+    fn check(&mut self, r: Result<(), Stop>, at: Offset) -> Reply {
         match r {
-            Ok(()) => Flow::Go,
+            Ok(()) => Reply::Go,
             Err(s) => self.stop(s, at),
         }
     }
@@ -260,9 +260,9 @@ impl CallMapper<'_> {
 }
 
 impl Visitor for CallMapper<'_> {
-    fn value_start(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow {
+    fn value_start(&mut self, at: Offset, depth: usize, kind: Kind) -> Reply {
         if self.json.skip || self.json.skipping.is_some() {
-            return Flow::Go;
+            return Reply::Go;
         }
         let role = if depth == 0 {
             match (self.step.shape, kind) {
@@ -356,10 +356,10 @@ impl Visitor for CallMapper<'_> {
             let r = self.calls.try_start(self.session, self.out, at, self.src);
             return self.check(r, at);
         }
-        Flow::Go
+        Reply::Go
     }
 
-    fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow {
+    fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Reply {
         if self.json.skipping.is_none() {
             let flow = self.value_ended(at, depth, kind);
             if self.json.skipping.is_none() {
@@ -383,15 +383,15 @@ impl Visitor for CallMapper<'_> {
                 };
                 self.json.given_back = Some((stop, from));
                 self.json.recovered = true;
-                Flow::Pause
+                Reply::Pause
             }
-            _ => Flow::Go,
+            _ => Reply::Go,
         }
     }
 
-    fn key(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Flow {
+    fn key(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Reply {
         if self.json.skip || self.json.skipping.is_some() || self.recording() {
-            return Flow::Go;
+            return Reply::Go;
         }
         self.key_met(at, depth, key, overflow)
     }
@@ -404,16 +404,16 @@ impl Visitor for CallMapper<'_> {
 
 impl CallMapper<'_> {
     /// A value ended (outside a failed element).
-    fn value_ended(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow {
+    fn value_ended(&mut self, at: Offset, depth: usize, kind: Kind) -> Reply {
         if self.json.skip {
-            return Flow::Go;
+            return Reply::Go;
         }
         // The text envelope's string: the rest of its text goes out.
         if let Some(mut t) = self.json.text.take() {
             let buf = std::mem::take(&mut t.buf);
             emit_text(self.out, self.reasoning, &buf, t.start);
             self.json.drop_upto = Some(at.after(1));
-            return Flow::Go;
+            return Reply::Go;
         }
         if let Some(flow) = self.args_ended(at, depth, kind) {
             return flow;
@@ -424,12 +424,12 @@ impl CallMapper<'_> {
         if matches!(kind, Kind::Object | Kind::Array) {
             return self.container_ended(at, depth);
         }
-        Flow::Go
+        Reply::Go
     }
 
     /// A value ended that may be the call's arguments: `None` if it was
     /// not.
-    fn args_ended(&mut self, at: Offset, depth: usize, kind: Kind) -> Option<Flow> {
+    fn args_ended(&mut self, at: Offset, depth: usize, kind: Kind) -> Option<Reply> {
         if let Some(c) = self.calls.call.as_mut() {
             match &mut c.args_state {
                 Args::Object(d) if *d == depth => {
@@ -441,7 +441,7 @@ impl CallMapper<'_> {
                         self.calls.cur().complete = true;
                     }
                     self.calls.sync(self.out, self.src);
-                    return Some(Flow::Go);
+                    return Some(Reply::Go);
                 }
                 Args::Encoded(u) if u.done => {
                     if !is_one_object(&c.args, self.session.limits.max_depth) {
@@ -450,7 +450,7 @@ impl CallMapper<'_> {
                     c.args_state = Args::Done;
                     c.complete |= depth == 0;
                     self.calls.sync(self.out, self.src);
-                    return Some(Flow::Go);
+                    return Some(Reply::Go);
                 }
                 Args::Literal if kind == Kind::Literal => {
                     if c.args.as_slice() != b"null" {
@@ -458,7 +458,7 @@ impl CallMapper<'_> {
                     }
                     c.args.clear();
                     c.args_state = Args::Null;
-                    return Some(Flow::Go);
+                    return Some(Reply::Go);
                 }
                 _ => {}
             }
@@ -468,7 +468,7 @@ impl CallMapper<'_> {
 
     /// A string ended that may be the call's name or id: `None` if it was
     /// not.
-    fn word_ended(&mut self, at: Offset, depth: usize) -> Option<Flow> {
+    fn word_ended(&mut self, at: Offset, depth: usize) -> Option<Reply> {
         if self.json.word.as_ref().is_some_and(|(_, d, _)| *d == depth) {
             if let Some((role, _, raw)) = self.json.word.take() {
                 let word = match serde_json::from_slice::<String>(&raw) {
@@ -501,9 +501,9 @@ impl CallMapper<'_> {
 
     /// An object or array ended: the end of a call, a list of calls, or
     /// nothing the calls are made of.
-    fn container_ended(&mut self, at: Offset, depth: usize) -> Flow {
+    fn container_ended(&mut self, at: Offset, depth: usize) -> Reply {
         let Some(role) = self.json.roles.pop() else {
-            return Flow::Go;
+            return Reply::Go;
         };
         self.json.member = match self.json.roles.last() {
             Some(Role::List) => Role::ListCall,
@@ -539,11 +539,11 @@ impl CallMapper<'_> {
             }
             _ => {}
         }
-        Flow::Go
+        Reply::Go
     }
 
     /// A member key (outside a failed element).
-    fn key_met(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Flow {
+    fn key_met(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Reply {
         let parent = self.json.roles.get(depth).copied().unwrap_or(Role::Ignore);
         if self.step.keys.keyed && matches!(parent, Role::Call | Role::ListCall) {
             return self.keyed_name(at, key, overflow);
@@ -556,14 +556,14 @@ impl CallMapper<'_> {
                     self.calls.cur();
                 }
                 self.json.member = role;
-                Flow::Go
+                Reply::Go
             }
             None => {
                 self.json.member = Role::Ignore;
                 if self.calls.silent() {
                     self.stop(Stop::not_a_call(Reason::UnexpectedKey), at)
                 } else {
-                    Flow::Go
+                    Reply::Go
                 }
             }
         }
@@ -573,7 +573,7 @@ impl CallMapper<'_> {
 impl CallMapper<'_> {
     /// The key of a `{NAME: ARGUMENTS}` call object: the tool name; its
     /// value is the arguments.
-    fn keyed_name(&mut self, at: Offset, key: &[u8], overflow: bool) -> Flow {
+    fn keyed_name(&mut self, at: Offset, key: &[u8], overflow: bool) -> Reply {
         if self.calls.call.as_ref().is_some_and(|c| c.name.is_some()) {
             return self.stop(Stop::not_a_call(Reason::TwoNames), at);
         }
