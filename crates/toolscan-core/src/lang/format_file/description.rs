@@ -537,13 +537,13 @@ impl ParamsDesc {
     }
 }
 
-/// Reads a `program` array: each step by the table of steps.
 /// The most steps one program of a format file may have: the built-in
 /// formats' longest has a few dozen; a program is compiled and checked in
 /// memory proportional to its steps, so a bound keeps a hostile file from
 /// costing gigabytes.
 pub const MAX_STEPS: usize = 10_000;
 
+/// Reads a `program` array: each step by the table of steps.
 fn read_program(v: &Value, at: &str) -> Result<Vec<Step>, FormatFileError> {
     let items = match v {
         Value::Array(items) if !items.is_empty() => items,
