@@ -785,6 +785,21 @@ mod tests {
                 },
             ),
             ok(
+                "the format's own keys beside `openers`",
+                r#"{"name": "x", "models": "m", "description": "d",
+                    "tool_results": {"role": "tool", "each": "{content}"},
+                    "openers": [{"open": "<c>", "arguments": {"json": "call"}}]}"#,
+                |d| {
+                    d.models == "m"
+                        && d.description == "d"
+                        && d.results
+                            .as_ref()
+                            .is_some_and(|r| r.role == "tool" && r.shared.is_none())
+                        && matches!(d.openers.as_slice(), [(at, OpenerSpec::Parts(o))]
+                            if at == "/openers/0" && o.open == "<c>")
+                },
+            ),
+            ok(
                 "several openers, each with its pointer",
                 r#"{"name": "semicolon-calls", "openers": [
                     {"open": "<|python_tag|>",
