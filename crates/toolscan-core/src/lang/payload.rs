@@ -1446,3 +1446,1042 @@ impl Payload for Hint {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Each unit of the file against a table of inputs and outcomes: the
+    //! literal helpers, byte sets, and every payload's JSON form as a
+    //! program step reads it (through `Step::read`, the path a format file
+    //! takes, so each step's allowed keys are checked too) and writes it.
+
+    use super::*;
+    use crate::lang::step::Step;
+
+    /// The message of a value that is not a literal.
+    const NOT_A_LIT: &str =
+        "must be a literal: a non-empty string or {\"text\": …, \"case_insensitive\": true}";
+
+    /// A row of a table: what it tries, the input, and the outcome (an
+    /// error as its pointer and reason).
+    type Row<I, T> = (&'static str, I, Result<T, (String, String)>);
+
+    /// A list of jumps.
+    type Jumps = Vec<(Lit, Label)>;
+
+    /// An error as (pointer, reason).
+    fn err(pointer: &str, reason: &str) -> Result<Step, (String, String)> {
+        Err((pointer.to_owned(), reason.to_owned()))
+    }
+
+    fn parts(e: FormatFileError) -> (String, String) {
+        (e.pointer().to_owned(), e.reason().to_owned())
+    }
+
+    #[test]
+    fn literals_match_as_suffixes() {
+        let table: Vec<(&str, Lit, &[u8], bool)> = vec![
+            ("exact", Lit::new("</a>"), b"</a>", true),
+            ("end of longer text", Lit::new("</a>"), b"text</a>", true),
+            (
+                "text shorter than the literal",
+                Lit::new("</a>"),
+                b"a>",
+                false,
+            ),
+            ("empty text", Lit::new("x"), b"", false),
+            (
+                "in the middle, not at the end",
+                Lit::new("ab"),
+                b"abc",
+                false,
+            ),
+            ("other case, case-sensitive", Lit::new("END"), b"end", false),
+            (
+                "other case, case-insensitive",
+                Lit::ci("END"),
+                b"xEnD",
+                true,
+            ),
+            // Only ASCII letters fold: `[` and `{` differ by the same bit.
+            (
+                "ci does not fold punctuation",
+                Lit::ci("[a]"),
+                b"{A}",
+                false,
+            ),
+            (
+                "ci does not fold non-ASCII",
+                Lit::ci("É"),
+                "é".as_bytes(),
+                false,
+            ),
+            ("multi-byte literal", Lit::new("→"), "a→".as_bytes(), true),
+            (
+                "half a multi-byte literal",
+                Lit::new("→"),
+                &"→".as_bytes()[..2],
+                false,
+            ),
+        ];
+        for (what, lit, hay, want) in table {
+            assert_eq!(lit.is_suffix_of(hay), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn literals_match_byte_by_byte() {
+        let table: Vec<(&str, Lit, usize, u8, bool)> = vec![
+            ("same byte", Lit::new("ab"), 1, b'b', true),
+            ("other byte", Lit::new("ab"), 1, b'a', false),
+            ("other case, sensitive", Lit::new("ab"), 0, b'A', false),
+            ("other case, insensitive", Lit::ci("ab"), 0, b'A', true),
+            ("digit is no letter", Lit::ci("1"), 0, b'1' ^ 0x20, false),
+        ];
+        for (what, lit, i, b, want) in table {
+            assert_eq!(lit.matches_at(i, b), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn messages_show_bytes_on_one_line_and_cut() {
+        let x64 = "x".repeat(64);
+        let table: Vec<(&str, Vec<u8>, String)> = vec![
+            ("empty", b"".to_vec(), String::new()),
+            ("short", b"<tool_call>".to_vec(), "<tool_call>".into()),
+            ("newline escaped", b"a\nb".to_vec(), "a\\nb".into()),
+            (
+                "64 characters: whole",
+                x64.clone().into_bytes(),
+                x64.clone(),
+            ),
+            (
+                "65 characters: cut, with the length in bytes",
+                "x".repeat(65).into_bytes(),
+                format!("{x64}… (65 bytes)"),
+            ),
+            (
+                "counted in characters, measured in bytes",
+                "é".repeat(65).into_bytes(),
+                format!("{}… (130 bytes)", "é".repeat(64)),
+            ),
+            (
+                "newlines in the part shown",
+                "\n".repeat(70).into_bytes(),
+                format!("{}… (70 bytes)", "\\n".repeat(64)),
+            ),
+            (
+                "not UTF-8: replaced",
+                b"a\xffb".to_vec(),
+                "a\u{FFFD}b".into(),
+            ),
+        ];
+        for (what, bytes, want) in table {
+            assert_eq!(shown(&bytes), want, "shown: {what}");
+            let lit = Lit {
+                bytes,
+                case_insensitive: false,
+            };
+            assert_eq!(lit.shown(), want, "Lit::shown: {what}");
+        }
+        // `display` escapes newlines too, but never cuts.
+        let long = Lit::new(&format!("{}\n", "y".repeat(100)));
+        assert_eq!(long.display(), format!("{}\\n", "y".repeat(100)));
+    }
+
+    #[test]
+    fn byte_sets_contain() {
+        let table: Vec<(&str, ByteSet, u8, bool)> = vec![
+            ("listed", ByteSet::Bytes(b"{[".to_vec()), b'[', true),
+            ("not listed", ByteSet::Bytes(b"{[".to_vec()), b'(', false),
+            ("empty list", ByteSet::Bytes(Vec::new()), b'{', false),
+            ("any", ByteSet::Any, 0xff, true),
+            (
+                "any but, other",
+                ByteSet::AnyBut(b"\n".to_vec()),
+                b'a',
+                true,
+            ),
+            (
+                "any but, excluded",
+                ByteSet::AnyBut(b"\n".to_vec()),
+                b'\n',
+                false,
+            ),
+            ("end holds no byte", ByteSet::End, 0, false),
+        ];
+        for (what, set, b, want) in table {
+            assert_eq!(set.contains(b), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn literals_read_from_json() {
+        let table: Vec<Row<Value, Lit>> = vec![
+            ("string", json!("</a>"), Ok(Lit::new("</a>"))),
+            ("unicode", json!("→"), Ok(Lit::new("→"))),
+            ("object", json!({"text": "END"}), Ok(Lit::new("END"))),
+            (
+                "object, case-insensitive",
+                json!({"text": "END", "case_insensitive": true}),
+                Ok(Lit::ci("END")),
+            ),
+            (
+                "object, case-sensitive said",
+                json!({"text": "END", "case_insensitive": false}),
+                Ok(Lit::new("END")),
+            ),
+            (
+                "empty string",
+                json!(""),
+                Err(("/p".into(), NOT_A_LIT.into())),
+            ),
+            ("number", json!(5), Err(("/p".into(), NOT_A_LIT.into()))),
+            ("null", Value::Null, Err(("/p".into(), NOT_A_LIT.into()))),
+            ("array", json!(["a"]), Err(("/p".into(), NOT_A_LIT.into()))),
+            (
+                "object without text",
+                json!({}),
+                Err((
+                    "/p/text".into(),
+                    "missing; must be a non-empty string".into(),
+                )),
+            ),
+            (
+                "object with empty text",
+                json!({"text": ""}),
+                Err(("/p/text".into(), "must be a non-empty string".into())),
+            ),
+            (
+                "object with an unknown key",
+                json!({"text": "a", "ci": true}),
+                Err((
+                    "/p/ci".into(),
+                    "unknown key; expected one of text, case_insensitive".into(),
+                )),
+            ),
+            (
+                "flag not a boolean",
+                json!({"text": "a", "case_insensitive": "yes"}),
+                Err((
+                    "/p/case_insensitive".into(),
+                    "must be true or false, not a string".into(),
+                )),
+            ),
+        ];
+        for (what, v, want) in table {
+            assert_eq!(read_lit(&v, "/p").map_err(parts), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn literals_written_to_json() {
+        let not_utf8 = Lit {
+            bytes: vec![b'a', 0xff],
+            case_insensitive: false,
+        };
+        let table: Vec<Row<Lit, Value>> = vec![
+            ("plain", Lit::new("</a>"), Ok(json!("</a>"))),
+            (
+                "case-insensitive",
+                Lit::ci("END"),
+                Ok(json!({"text": "END", "case_insensitive": true})),
+            ),
+            (
+                "not UTF-8",
+                not_utf8,
+                Err(("/at".into(), "not UTF-8 text: JSON cannot hold it".into())),
+            ),
+        ];
+        for (what, lit, want) in table {
+            assert_eq!(write_lit(&lit, "/at").map_err(parts), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn jumps_read_from_json() {
+        let not_array = "must be a non-empty array of {\"lit\": …, \"goto\": …}";
+        let jump = |l: Lit, to: &'static str| (l, Label::from(to));
+        let table: Vec<Row<Option<Value>, Jumps>> = vec![
+            (
+                "one",
+                Some(json!([{"lit": "<a>", "goto": "a"}])),
+                Ok(vec![jump(Lit::new("<a>"), "a")]),
+            ),
+            (
+                "two, one case-insensitive",
+                Some(json!([
+                    {"lit": {"text": "X", "case_insensitive": true}, "goto": "x"},
+                    {"lit": "y", "goto": "y"}
+                ])),
+                Ok(vec![jump(Lit::ci("X"), "x"), jump(Lit::new("y"), "y")]),
+            ),
+            ("absent", None, Err(("/p".into(), not_array.into()))),
+            (
+                "empty",
+                Some(json!([])),
+                Err(("/p".into(), not_array.into())),
+            ),
+            (
+                "an object, not an array",
+                Some(json!({"lit": "a", "goto": "b"})),
+                Err(("/p".into(), not_array.into())),
+            ),
+            (
+                "an item not an object",
+                Some(json!(["a"])),
+                Err(("/p/0".into(), "must be an object, not a string".into())),
+            ),
+            (
+                "no goto",
+                Some(json!([{"lit": "a", "goto": "a"}, {"lit": "b"}])),
+                Err((
+                    "/p/1/goto".into(),
+                    "missing; must be a non-empty string".into(),
+                )),
+            ),
+            (
+                "no lit",
+                Some(json!([{"goto": "a"}])),
+                Err(("/p/0/lit".into(), NOT_A_LIT.into())),
+            ),
+            (
+                "an unknown key",
+                Some(json!([{"lit": "a", "goto": "b", "to": "c"}])),
+                Err((
+                    "/p/0/to".into(),
+                    "unknown key; expected one of lit, goto".into(),
+                )),
+            ),
+        ];
+        for (what, v, want) in table {
+            assert_eq!(read_jumps(v.as_ref(), "/p").map_err(parts), want, "{what}");
+        }
+    }
+
+    /// Each payload's JSON form, read as a program step at `/program/0`.
+    #[test]
+    fn payloads_read_from_their_step() {
+        let at = "/program/0";
+        let jumps = |list: &[(&str, &'static str)]| -> Vec<(Lit, Label)> {
+            list.iter()
+                .map(|(l, to)| (Lit::new(l), Label::from(*to)))
+                .collect()
+        };
+        let no_capture_end = "a capture needs `until` (literals that end the word) or \
+                              `before` (characters that do)";
+        let table: Vec<Row<Value, Step>> = vec![
+            // Labels, literals, lists of jumps, flags, strings, containers.
+            ("label", json!({"label": "x"}), Ok(Step::label("x"))),
+            (
+                "empty label",
+                json!({"label": ""}),
+                err("/program/0/label", "must be a non-empty string"),
+            ),
+            (
+                "literal, case-insensitive",
+                json!({"lit": {"text": "<A>", "case_insensitive": true}}),
+                Ok(Step::Lit(Lit::ci("<A>"))),
+            ),
+            ("empty literal", json!({"lit": ""}), err("/program/0/lit", NOT_A_LIT)),
+            (
+                "then",
+                json!({"then": [{"lit": ",", "goto": "next"}]}),
+                Ok(Step::Then(jumps(&[(",", "next")]))),
+            ),
+            (
+                "then without jumps",
+                json!({"then": []}),
+                err(
+                    "/program/0/then",
+                    "must be a non-empty array of {\"lit\": …, \"goto\": …}",
+                ),
+            ),
+            ("reasoning", json!({"reasoning": true}), Ok(Step::Reasoning(true))),
+            (
+                "reasoning not a boolean",
+                json!({"reasoning": "on"}),
+                err("/program/0/reasoning", "must be true or false, not a string"),
+            ),
+            (
+                "string parameter",
+                json!({"string_param": "code"}),
+                Ok(Step::StringParam("code".into())),
+            ),
+            ("list", json!({"container": "list"}), Ok(Step::Open(Container::List))),
+            (
+                "object",
+                json!({"container": "object"}),
+                Ok(Step::Open(Container::Object)),
+            ),
+            (
+                "unknown container",
+                json!({"container": "map"}),
+                err(
+                    "/program/0/container",
+                    "unknown value \"map\"; expected one of object, list",
+                ),
+            ),
+            // Element ends.
+            (
+                "element end",
+                json!({"recover_element": ",]", "goto": "next"}),
+                Ok(Step::RecoverElement(ElementEnd::new(b",]", "next"))),
+            ),
+            (
+                "element end without goto",
+                json!({"recover_element": ",]"}),
+                err("/program/0/goto", "missing; must be a non-empty string"),
+            ),
+            (
+                "element end without bytes",
+                json!({"recover_element": "", "goto": "next"}),
+                err("/program/0/recover_element", "must be a non-empty string"),
+            ),
+            // Forks.
+            (
+                "fork on each kind of set",
+                json!({"fork": [
+                    {"on": "any", "goto": "a"},
+                    {"on": "end", "goto": "b"},
+                    {"on": {"bytes": "{["}, "goto": "c"},
+                    {"on": {"any_but": "\n"}, "goto": "d"}
+                ]}),
+                Ok(Step::Fork(vec![
+                    (ByteSet::Any, Label::from("a")),
+                    (ByteSet::End, Label::from("b")),
+                    (ByteSet::Bytes(b"{[".to_vec()), Label::from("c")),
+                    (ByteSet::AnyBut(b"\n".to_vec()), Label::from("d")),
+                ])),
+            ),
+            (
+                "fork without branches",
+                json!({"fork": []}),
+                err(
+                    "/program/0/fork",
+                    "must be a non-empty array of {\"on\": …, \"goto\": …}",
+                ),
+            ),
+            (
+                "fork on an unknown word",
+                json!({"fork": [{"on": "some", "goto": "a"}]}),
+                err(
+                    "/program/0/fork/0/on",
+                    "must be \"any\", \"end\", {\"bytes\": …} or {\"any_but\": …}",
+                ),
+            ),
+            (
+                "fork on both bytes and any_but",
+                json!({"fork": [{"on": {"bytes": "a", "any_but": "b"}, "goto": "a"}]}),
+                err("/program/0/fork/0/on", "must have one of `bytes`, `any_but`"),
+            ),
+            (
+                "fork on an empty set",
+                json!({"fork": [{"on": {}, "goto": "a"}]}),
+                err("/program/0/fork/0/on", "must have one of `bytes`, `any_but`"),
+            ),
+            (
+                "fork on a misspelt set",
+                json!({"fork": [{"on": {"bites": "a"}, "goto": "a"}]}),
+                err(
+                    "/program/0/fork/0/on/bites",
+                    "unknown key; expected one of bytes, any_but",
+                ),
+            ),
+            (
+                "fork branch without goto",
+                json!({"fork": [{"on": "any"}]}),
+                err("/program/0/fork/0/goto", "missing; must be a non-empty string"),
+            ),
+            // Captures.
+            (
+                "name until a literal",
+                json!({"capture": "name", "until": [">"]}),
+                Ok(Step::name_until(">")),
+            ),
+            (
+                "key before characters",
+                json!({"capture": "key", "before": " ="}),
+                Ok(Step::Capture(Capture::before(Field::Key, b" ="))),
+            ),
+            (
+                "id until a jump, or the end",
+                json!({"capture": "id", "until": [{"lit": "]", "goto": "args"}], "at_end": true}),
+                Ok(Step::Capture(
+                    Capture::until(Field::Id, vec![(Lit::new("]"), Some(Label::from("args")))])
+                        .or_end(),
+                )),
+            ),
+            (
+                "named id, until and before",
+                json!({"capture": "named_id", "until": [":"], "before": "\n"}),
+                Ok(Step::Capture(Capture {
+                    field: Field::NamedId,
+                    stop: b"\n".to_vec(),
+                    delims: vec![(Lit::new(":"), None)],
+                    at_end: false,
+                    keywords: Vec::new(),
+                })),
+            ),
+            (
+                "discard and type",
+                json!({"capture": "discard", "until": [{"lit": "x", "goto": "t"}, "y"]}),
+                Ok(Step::Capture(Capture::until(
+                    Field::Discard,
+                    vec![(Lit::new("x"), Some(Label::from("t"))), (Lit::new("y"), None)],
+                ))),
+            ),
+            (
+                "type",
+                json!({"capture": "type", "before": "\""}),
+                Ok(Step::Capture(Capture::before(Field::Type, b"\""))),
+            ),
+            (
+                "keyword",
+                json!({"capture": "name", "before": "\n", "keywords": [{"lit": "all", "goto": "text"}]}),
+                Ok(Step::Capture(
+                    Capture::before(Field::Name, b"\n").keyword("all", "text"),
+                )),
+            ),
+            (
+                "capture without an end",
+                json!({"capture": "name"}),
+                err("/program/0", no_capture_end),
+            ),
+            (
+                "capture before no character",
+                json!({"capture": "name", "before": ""}),
+                err("/program/0", no_capture_end),
+            ),
+            (
+                "capture until nothing",
+                json!({"capture": "name", "until": []}),
+                err(
+                    "/program/0/until",
+                    "must be a non-empty array of literals or {\"lit\", \"goto\"}",
+                ),
+            ),
+            (
+                "capture until a number",
+                json!({"capture": "name", "until": [5]}),
+                err("/program/0/until/0", NOT_A_LIT),
+            ),
+            (
+                "capture jump to an empty label",
+                json!({"capture": "name", "until": [{"lit": ">", "goto": ""}]}),
+                err("/program/0/until/0/goto", "must be a non-empty string"),
+            ),
+            (
+                "unknown field",
+                json!({"capture": "title", "until": [">"]}),
+                err(
+                    "/program/0/capture",
+                    "unknown value \"title\"; expected one of name, id, discard, key, type, named_id",
+                ),
+            ),
+            (
+                "field not a string",
+                json!({"capture": 3, "until": [">"]}),
+                err("/program/0/capture", "must be a string, not a number"),
+            ),
+            (
+                "capture with an unknown key",
+                json!({"capture": "name", "until": [">"], "stop": ">"}),
+                err(
+                    "/program/0/stop",
+                    "unknown key; expected one of capture, until, before, at_end, keywords",
+                ),
+            ),
+            // JSON steps and their call keys.
+            ("arguments", json!({"json": "args"}), Ok(Step::args())),
+            (
+                "lenient call",
+                json!({"json": "call", "lenient": true}),
+                Ok(Step::Json(
+                    JsonStep::new(Shape::Call, CallKeys::default()).lenient(),
+                )),
+            ),
+            (
+                "call list with own keys, a string as a list of one",
+                json!({"json": "call_list", "name_keys": "tool", "argument_keys": ["args", "input"]}),
+                Ok(Step::Json(JsonStep::new(
+                    Shape::CallList,
+                    CallKeys::new(&["tool"], &["args", "input"]),
+                ))),
+            ),
+            (
+                "root with id, function and text keys",
+                json!({"json": "root", "id_key": "id", "function_key": "function", "text_key": "response"}),
+                Ok(Step::Json(JsonStep::new(
+                    Shape::Root,
+                    CallKeys::default()
+                        .with_id("id")
+                        .with_function("function")
+                        .with_text("response"),
+                ))),
+            ),
+            (
+                "keyed: no other keys",
+                json!({"json": "call", "keyed": true}),
+                Ok(Step::Json(JsonStep::new(Shape::Call, CallKeys::keyed()))),
+            ),
+            (
+                "keyed with other keys",
+                json!({"json": "call", "keyed": true, "other_keys": ["type"]}),
+                Ok(Step::Json(JsonStep::new(
+                    Shape::Call,
+                    CallKeys {
+                        other: vec!["type".into()],
+                        ..CallKeys::keyed()
+                    },
+                ))),
+            ),
+            (
+                "no-call name",
+                json!({"json": "call", "no_call_names": ["directly-answer"]}),
+                Ok(Step::Json(JsonStep::new(
+                    Shape::Call,
+                    CallKeys::default().with_no_call("directly-answer"),
+                ))),
+            ),
+            (
+                "other keys: none at all",
+                json!({"json": "call", "other_keys": []}),
+                Ok(Step::Json(JsonStep::new(
+                    Shape::Call,
+                    CallKeys {
+                        other: Vec::new(),
+                        ..CallKeys::default()
+                    },
+                ))),
+            ),
+            (
+                "other keys: two",
+                json!({"json": "call", "other_keys": ["type", "index"]}),
+                Ok(Step::Json(JsonStep::new(
+                    Shape::Call,
+                    CallKeys {
+                        other: vec!["type".into(), "index".into()],
+                        ..CallKeys::default()
+                    },
+                ))),
+            ),
+            (
+                "other keys: empty string",
+                json!({"json": "call", "other_keys": ""}),
+                err(
+                    "/program/0/other_keys",
+                    "must be a non-empty string or a non-empty array of them",
+                ),
+            ),
+            (
+                "name keys: none",
+                json!({"json": "call", "name_keys": []}),
+                err(
+                    "/program/0/name_keys",
+                    "must be a non-empty string or a non-empty array of them",
+                ),
+            ),
+            (
+                "name keys: an empty one",
+                json!({"json": "call", "name_keys": ["name", ""]}),
+                err("/program/0/name_keys/1", "must be a non-empty string"),
+            ),
+            (
+                "unknown shape",
+                json!({"json": "object"}),
+                err(
+                    "/program/0/json",
+                    "unknown value \"object\"; expected one of args, call, call_list, root",
+                ),
+            ),
+            (
+                "shape not a string",
+                json!({"json": true}),
+                err("/program/0/json", "must be a string, not a boolean"),
+            ),
+            (
+                "lenient not a boolean",
+                json!({"json": "call", "lenient": "yes"}),
+                err("/program/0/lenient", "must be true or false, not a string"),
+            ),
+            // Raw values.
+            (
+                "value until a literal",
+                json!({"value": "</parameter>"}),
+                Ok(Step::Value(ValueStep::until("</parameter>"))),
+            ),
+            (
+                "value until a case-insensitive literal",
+                json!({"value": {"text": "</V>", "case_insensitive": true}}),
+                Ok(Step::Value(ValueStep::closed_by(Close::Lit(Lit::ci("</V>"))))),
+            ),
+            (
+                "value until the key's tag",
+                json!({"value": {"special": "key_tag"}}),
+                Ok(Step::Value(ValueStep::closed_by(Close::KeyTag))),
+            ),
+            (
+                "value until a space",
+                json!({"value": {"special": "space"}}),
+                Ok(Step::Value(ValueStep::closed_by(Close::Space))),
+            ),
+            (
+                "value until its bracket",
+                json!({"value": {"special": "balanced"}}),
+                Ok(Step::Value(ValueStep::closed_by(Close::Balanced))),
+            ),
+            (
+                "every modifier",
+                json!({
+                    "value": "</p>",
+                    "recover": [{"lit": "<p=", "goto": "key"}],
+                    "recover_at_end": [{"lit": "</f>", "goto": "end"}],
+                    "nest": [{"lit": "<item>", "goto": "list"}],
+                    "guard": ["<<", ">>"],
+                    "trim": "newline",
+                    "entities": true,
+                    "or_end": true,
+                    "null": true
+                }),
+                Ok(Step::Value(
+                    ValueStep::until("</p>")
+                        .recover("<p=", "key")
+                        .recover_at_end("</f>", "end")
+                        .nest("<item>", "list")
+                        .guard("<<", ">>")
+                        .trim(Trim::Newline)
+                        .entities()
+                        .or_end()
+                        .null(),
+                )),
+            ),
+            (
+                "trim all",
+                json!({"value": "</p>", "trim": "all"}),
+                Ok(Step::Value(ValueStep::until("</p>").trim(Trim::All))),
+            ),
+            (
+                "trim none said",
+                json!({"value": "</p>", "trim": "none"}),
+                Ok(Step::Value(ValueStep::until("</p>"))),
+            ),
+            (
+                "unknown trim",
+                json!({"value": "</p>", "trim": "some"}),
+                err(
+                    "/program/0/trim",
+                    "unknown value \"some\"; expected one of none, newline, all",
+                ),
+            ),
+            (
+                "unknown special closer",
+                json!({"value": {"special": "nope"}}),
+                err(
+                    "/program/0/value/special",
+                    "unknown value \"nope\"; expected one of key_tag, space, balanced",
+                ),
+            ),
+            (
+                "special closer with another key",
+                json!({"value": {"special": "space", "x": 1}}),
+                err("/program/0/value/x", "unknown key; expected one of special"),
+            ),
+            ("empty closer", json!({"value": ""}), err("/program/0/value", NOT_A_LIT)),
+            (
+                "guard of one literal",
+                json!({"value": "</p>", "guard": ["<<"]}),
+                err("/program/0/guard", "must be [opening literal, closing literal]"),
+            ),
+            (
+                "guard not an array",
+                json!({"value": "</p>", "guard": "<<"}),
+                err("/program/0/guard", "must be [opening literal, closing literal]"),
+            ),
+            (
+                "guard with an empty closer",
+                json!({"value": "</p>", "guard": ["<<", ""]}),
+                err("/program/0/guard/1", NOT_A_LIT),
+            ),
+            (
+                "recover nothing",
+                json!({"value": "</p>", "recover": []}),
+                err(
+                    "/program/0/recover",
+                    "must be a non-empty array of {\"lit\": …, \"goto\": …}",
+                ),
+            ),
+            (
+                "entities not a boolean",
+                json!({"value": "</p>", "entities": 1}),
+                err("/program/0/entities", "must be true or false, not a number"),
+            ),
+            // Python-like arguments.
+            ("keywords", json!({"py": "keywords"}), Ok(Step::Py(PyStep::keywords()))),
+            (
+                "bare keys: `\"` strings by default",
+                json!({"py": "bare_keys"}),
+                Ok(Step::Py(PyStep::bare_keys("\""))),
+            ),
+            (
+                "bare keys with a delimiter",
+                json!({"py": "bare_keys", "strings": "<escape>"}),
+                Ok(Step::Py(PyStep::bare_keys("<escape>"))),
+            ),
+            (
+                "keywords with JSON literals",
+                json!({"py": "keywords", "strings": "quoted", "json_literals": true}),
+                Ok(Step::Py(PyStep::keywords().json_literals())),
+            ),
+            (
+                "keywords without Python literals",
+                json!({"py": "keywords", "python_literals": false}),
+                Ok(Step::Py(PyStep {
+                    python_literals: false,
+                    ..PyStep::keywords()
+                })),
+            ),
+            (
+                "bare keys, quoted, Python literals only",
+                json!({"py": "bare_keys", "strings": "quoted", "python_literals": true, "json_literals": false}),
+                Ok(Step::Py(PyStep {
+                    args: PyArgs::BareKeys,
+                    strings: PyStrings::Quoted,
+                    python_literals: true,
+                    json_literals: false,
+                })),
+            ),
+            (
+                "unknown Python form",
+                json!({"py": "positional"}),
+                err(
+                    "/program/0/py",
+                    "unknown value \"positional\"; expected one of keywords, bare_keys",
+                ),
+            ),
+            (
+                "empty string delimiter",
+                json!({"py": "keywords", "strings": ""}),
+                err("/program/0/strings", NOT_A_LIT),
+            ),
+            (
+                "string delimiter a number",
+                json!({"py": "keywords", "strings": 7}),
+                err("/program/0/strings", NOT_A_LIT),
+            ),
+            // Rendering hints.
+            ("no hint", json!({"render": {}}), Ok(Step::Render(Hint::default()))),
+            (
+                "write",
+                json!({"render": {"write": "\n"}}),
+                Ok(Step::Render(Hint::write("\n"))),
+            ),
+            (
+                "write nothing",
+                json!({"render": {"write": ""}}),
+                Ok(Step::Render(Hint::write(""))),
+            ),
+            (
+                "prefer",
+                json!({"render": {"prefer": "b"}}),
+                Ok(Step::Render(Hint::prefer("b"))),
+            ),
+            (
+                "prefer no label",
+                json!({"render": {"prefer": ""}}),
+                err("/program/0/render/prefer", "must be a non-empty string"),
+            ),
+            (
+                "every style key",
+                json!({"render": {
+                    "item_sep": ",", "key_sep": ":", "indent": 255, "ascii": true,
+                    "sort_keys": true, "quote": "\"", "types": "bool"
+                }}),
+                Ok(Step::Render(Hint::style(Style {
+                    item_sep: ",".into(),
+                    key_sep: ":".into(),
+                    indent: Some(255),
+                    ascii: true,
+                    sort_keys: true,
+                    quote: '"',
+                    types: TypeWords::Bool,
+                }))),
+            ),
+            (
+                "indent too deep",
+                json!({"render": {"indent": 256}}),
+                err(
+                    "/program/0/render/indent",
+                    "must be a number of spaces up to 255",
+                ),
+            ),
+            (
+                "indent negative",
+                json!({"render": {"indent": -1}}),
+                err(
+                    "/program/0/render/indent",
+                    "must be a number of spaces up to 255",
+                ),
+            ),
+            (
+                "indent a string",
+                json!({"render": {"indent": "2"}}),
+                err(
+                    "/program/0/render/indent",
+                    "must be a number of spaces up to 255",
+                ),
+            ),
+            (
+                "unknown quote",
+                json!({"render": {"quote": "`"}}),
+                err(
+                    "/program/0/render/quote",
+                    "unknown value \"`\"; expected one of ', \"",
+                ),
+            ),
+            (
+                "unknown hint",
+                json!({"render": {"colour": "red"}}),
+                err(
+                    "/program/0/render/colour",
+                    "unknown key; expected one of write, prefer, item_sep, key_sep, indent, \
+                     ascii, sort_keys, quote, types",
+                ),
+            ),
+            (
+                "hints not an object",
+                json!({"render": "x"}),
+                err("/program/0/render", "must be an object, not a string"),
+            ),
+        ];
+        for (what, v, want) in table {
+            assert_eq!(Step::read(&v, at).map_err(parts), want, "{what}: {v}");
+        }
+    }
+
+    /// What a step's payload writes: its kind, then only the modifiers that
+    /// differ from their defaults; or why it cannot be written.
+    #[test]
+    fn payloads_written_to_their_step() {
+        let not_utf8 = || Lit {
+            bytes: vec![0xfe],
+            case_insensitive: false,
+        };
+        let table: Vec<Row<Step, Value>> = vec![
+            ("label", Step::label("x"), Ok(json!({"label": "x"}))),
+            ("arguments", Step::args(), Ok(json!({"json": "args"}))),
+            (
+                "keyed call: only `keyed`",
+                Step::Json(JsonStep::new(Shape::Call, CallKeys::keyed())),
+                Ok(json!({"json": "call", "keyed": true})),
+            ),
+            (
+                "call keys that differ",
+                Step::Json(
+                    JsonStep::new(
+                        Shape::Root,
+                        CallKeys {
+                            other: Vec::new(),
+                            ..CallKeys::new(&["tool"], &["arguments", "parameters"])
+                                .with_id("id")
+                                .with_no_call("none")
+                        },
+                    )
+                    .lenient(),
+                ),
+                Ok(json!({
+                    "json": "root", "lenient": true, "name_keys": ["tool"], "id_key": "id",
+                    "other_keys": [], "no_call_names": ["none"]
+                })),
+            ),
+            (
+                "value with defaults",
+                Step::Value(ValueStep::until("</p>")),
+                Ok(json!({"value": "</p>"})),
+            ),
+            (
+                "value closed by a space, trimmed",
+                Step::Value(ValueStep::closed_by(Close::Space).trim(Trim::All).null()),
+                Ok(json!({"value": {"special": "space"}, "trim": "all", "null": true})),
+            ),
+            (
+                "python: every key written",
+                Step::Py(PyStep::keywords()),
+                Ok(json!({
+                    "py": "keywords", "strings": "quoted",
+                    "python_literals": true, "json_literals": false
+                })),
+            ),
+            (
+                "default hint",
+                Step::Render(Hint::default()),
+                Ok(json!({"render": {}})),
+            ),
+            (
+                "a double quote",
+                Step::Render(Hint::style(Style {
+                    quote: '"',
+                    ..Style::default()
+                })),
+                Ok(json!({"render": {"quote": "\""}})),
+            ),
+            (
+                "capture with every part",
+                Step::Capture(
+                    Capture {
+                        stop: b" ".to_vec(),
+                        ..Capture::until(
+                            Field::Key,
+                            vec![
+                                (Lit::new("="), None),
+                                (Lit::new(">"), Some(Label::from("a"))),
+                            ],
+                        )
+                    }
+                    .or_end()
+                    .keyword("all", "t"),
+                ),
+                Ok(json!({
+                    "capture": "key", "until": ["=", {"lit": ">", "goto": "a"}],
+                    "before": " ", "at_end": true, "keywords": [{"lit": "all", "goto": "t"}]
+                })),
+            ),
+            (
+                "then without jumps",
+                Step::Then(Vec::new()),
+                Err((
+                    "/p".into(),
+                    "an empty list of literals cannot be described".into(),
+                )),
+            ),
+            (
+                "fork without branches",
+                Step::Fork(Vec::new()),
+                Err((
+                    "/p".into(),
+                    "a fork without branches cannot be described".into(),
+                )),
+            ),
+            (
+                "literal not UTF-8",
+                Step::Lit(not_utf8()),
+                Err(("/p".into(), "not UTF-8 text: JSON cannot hold it".into())),
+            ),
+            (
+                "jump literal not UTF-8: its item named",
+                Step::Then(vec![
+                    (Lit::new(","), Label::from("a")),
+                    (not_utf8(), Label::from("b")),
+                ]),
+                Err(("/p/1".into(), "not UTF-8 text: JSON cannot hold it".into())),
+            ),
+            (
+                "fork bytes not UTF-8",
+                Step::Fork(vec![(ByteSet::Bytes(vec![0xff]), Label::from("a"))]),
+                Err(("/p".into(), "not UTF-8 text: JSON cannot hold it".into())),
+            ),
+        ];
+        for (what, step, want) in table {
+            assert_eq!(step.write("/p").map_err(parts), want, "{what}");
+        }
+    }
+}

@@ -637,3 +637,727 @@ fn emit_text(out: &mut dyn Sink, reasoning: bool, bytes: &[u8], at: Offset) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The JSON mapping against a table, through the parser: a format whose
+    //! program is one `json` step between markers, fed every row at every
+    //! chunk size. The outcome (text, calls, diagnostics) is the same
+    //! whatever the chunking, and is the one each row gives by hand.
+
+    use std::sync::Arc;
+
+    use crate::event::{DiagnosticKind, Event};
+    use crate::ids::IdMint;
+    use crate::lang::format::{CallKeys, Format, JsonStep, Opener, Shape, Step};
+    use crate::lang::grammar::Grammar;
+    use crate::options::Options;
+    use crate::Parser;
+
+    use DiagnosticKind::Malformed;
+
+    /// What a row's input gave: the text, each call as (name, arguments
+    /// JSON, id), and the kinds of the diagnostics.
+    #[derive(Debug, PartialEq)]
+    struct Got {
+        text: String,
+        calls: Vec<(String, String, String)>,
+        diagnostics: Vec<DiagnosticKind>,
+    }
+
+    /// A format of one opener.
+    fn grammar(opener: Opener) -> Arc<Grammar> {
+        let f = Format::new("t", "", "").opener(opener);
+        match Grammar::new("t", &[&f]) {
+            Ok(g) => g.shared(),
+            Err(e) => panic!("the test format is refused: {e}"),
+        }
+    }
+
+    /// `OPEN` ws JSON ws `CLOSE`, then the call is complete.
+    fn between(open: &str, close: &str, shape: Shape, keys: CallKeys, tentative: bool) -> Opener {
+        let program = vec![
+            Step::Ws,
+            Step::Json(JsonStep::new(shape, keys)),
+            Step::Ws,
+            Step::lit(close),
+            Step::Dispatch,
+            Step::End,
+        ];
+        if tentative {
+            Opener::tentative(open, program)
+        } else {
+            Opener::definite(open, program)
+        }
+    }
+
+    /// `<c>` call object `</c>`, definite.
+    fn call(keys: CallKeys) -> Opener {
+        between("<c>", "</c>", Shape::Call, keys, false)
+    }
+
+    /// `<f=NAME>` arguments `</f>`.
+    fn args() -> Opener {
+        Opener::definite(
+            "<f=",
+            vec![
+                Step::name_until(">"),
+                Step::args(),
+                Step::Ws,
+                Step::lit("</f>"),
+                Step::Dispatch,
+                Step::End,
+            ],
+        )
+    }
+
+    /// Feeds `input` in pieces of `size` bytes and finishes.
+    fn parse(g: &Arc<Grammar>, input: &str, size: usize) -> Got {
+        let mut p = Parser::new(g.clone(), Options::new().with_ids(IdMint::Seeded(0)));
+        let mut events = Vec::new();
+        for piece in input.as_bytes().chunks(size) {
+            p.feed_into(piece, &mut events);
+        }
+        p.finish_into(&mut events);
+        let mut got = Got {
+            text: String::new(),
+            calls: Vec::new(),
+            diagnostics: Vec::new(),
+        };
+        let mut deltas: Vec<String> = Vec::new();
+        for e in events {
+            match e {
+                Event::Text { delta } => got.text.push_str(&delta),
+                Event::ToolCallArgs { index, delta } => {
+                    if deltas.len() <= index {
+                        deltas.resize(index + 1, String::new());
+                    }
+                    deltas[index].push_str(&delta);
+                }
+                Event::ToolCallEnd {
+                    index,
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    let streamed = deltas.get(index).map_or("", String::as_str);
+                    assert_eq!(
+                        streamed,
+                        arguments.as_str(),
+                        "{input:?} in pieces of {size}: the deltas are the arguments"
+                    );
+                    got.calls.push((name, arguments.as_str().to_owned(), id));
+                }
+                Event::Diagnostic(d) => got.diagnostics.push(d.kind),
+                _ => {}
+            }
+        }
+        got
+    }
+
+    /// A call of the row's expectations: (name, arguments, id), the id
+    /// checked only where the input carries one.
+    type Want = (&'static str, &'static str, Option<&'static str>);
+
+    /// A row: what it tries, the format's opener, the input, and the text,
+    /// calls and diagnostics it gives.
+    type Row = (
+        &'static str,
+        Opener,
+        &'static str,
+        &'static str,
+        Vec<Want>,
+        Vec<DiagnosticKind>,
+    );
+
+    /// Runs each row at every chunk size: the same outcome, and the one
+    /// the row says.
+    fn run(table: Vec<Row>) {
+        for (what, opener, input, text, calls, diagnostics) in table {
+            let g = grammar(opener);
+            let whole = parse(&g, input, input.len().max(1));
+            for size in 1..input.len() {
+                assert_eq!(parse(&g, input, size), whole, "{what}: in pieces of {size}");
+            }
+            assert_eq!(whole.text, text, "{what}: text");
+            assert_eq!(whole.diagnostics, diagnostics, "{what}: diagnostics");
+            let got: Vec<(&str, &str)> = whole
+                .calls
+                .iter()
+                .map(|(n, a, _)| (n.as_str(), a.as_str()))
+                .collect();
+            let want: Vec<(&str, &str)> = calls.iter().map(|(n, a, _)| (*n, *a)).collect();
+            assert_eq!(got, want, "{what}: calls");
+            for ((_, _, id), (_, _, want)) in whole.calls.iter().zip(&calls) {
+                if let Some(want) = want {
+                    assert_eq!(id, want, "{what}: id");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn call_objects() {
+        let d = CallKeys::default;
+        run(vec![
+            (
+                "name, then arguments as written",
+                call(d()),
+                r#"<c>{"name": "f", "arguments": {"a": 1}}</c>"#,
+                "",
+                vec![("f", r#"{"a": 1}"#, None)],
+                vec![],
+            ),
+            (
+                "`parameters` is an arguments key too",
+                call(d()),
+                r#"<c>{"name": "f", "parameters": {"a": 1}}</c>"#,
+                "",
+                vec![("f", r#"{"a": 1}"#, None)],
+                vec![],
+            ),
+            (
+                "arguments before the name",
+                call(d()),
+                r#"<c>{"arguments": {"a": 1}, "name": "f"}</c>"#,
+                "",
+                vec![("f", r#"{"a": 1}"#, None)],
+                vec![],
+            ),
+            (
+                "nested arguments, brackets inside strings",
+                call(d()),
+                r#"<c>{"name": "f", "arguments": {"a": {"b": [1, {"c": null}]}, "s": "}]\"{"}}</c>"#,
+                "",
+                vec![("f", r#"{"a": {"b": [1, {"c": null}]}, "s": "}]\"{"}"#, None)],
+                vec![],
+            ),
+            (
+                "arguments as a JSON string holding an object",
+                call(d()),
+                r#"<c>{"name": "f", "arguments": "{\"a\": 1}"}</c>"#,
+                "",
+                vec![("f", r#"{"a": 1}"#, None)],
+                vec![],
+            ),
+            (
+                "arguments null",
+                call(d()),
+                r#"<c>{"name": "f", "arguments": null}</c>"#,
+                "",
+                vec![("f", "{}", None)],
+                vec![],
+            ),
+            (
+                "no arguments",
+                call(d()),
+                r#"<c>{"name": "f"}</c>"#,
+                "",
+                vec![("f", "{}", None)],
+                vec![],
+            ),
+            (
+                "`type` is a known other key",
+                call(d()),
+                r#"<c>{"type": "function", "name": "f", "arguments": {}}</c>"#,
+                "",
+                vec![("f", "{}", None)],
+                vec![],
+            ),
+            (
+                "an unknown key in a definite block is read over",
+                call(d()),
+                r#"<c>{"name": "f", "index": 0, "arguments": {}}</c>"#,
+                "",
+                vec![("f", "{}", None)],
+                vec![],
+            ),
+            (
+                "a name with an escape",
+                call(d()),
+                r#"<c>{"name": "get\u005fweather", "arguments": {}}</c>"#,
+                "",
+                vec![("get_weather", "{}", None)],
+                vec![],
+            ),
+            (
+                "unicode and escapes in the arguments, as written",
+                call(d()),
+                r#"<c>{"name": "f", "arguments": {"city": "Zürich", "e": "\u00e9\n"}}</c>"#,
+                "",
+                vec![("f", r#"{"city": "Zürich", "e": "\u00e9\n"}"#, None)],
+                vec![],
+            ),
+            (
+                "whitespace everywhere",
+                call(d()),
+                "<c>\n{\n  \"name\" : \"f\" ,\n  \"arguments\" : { }\n}\n</c>",
+                "",
+                vec![("f", "{ }", None)],
+                vec![],
+            ),
+            (
+                "text around the call",
+                call(d()),
+                r#"Sure. <c>{"name": "f", "arguments": {}}</c> Done."#,
+                "Sure.  Done.",
+                vec![("f", "{}", None)],
+                vec![],
+            ),
+            (
+                "two blocks, two calls",
+                call(d()),
+                r#"<c>{"name": "f", "arguments": {}}</c><c>{"name": "g", "arguments": {"x": []}}</c>"#,
+                "",
+                vec![("f", "{}", None), ("g", r#"{"x": []}"#, None)],
+                vec![],
+            ),
+            (
+                "own name and arguments keys",
+                call(CallKeys::new(&["tool"], &["args"])),
+                r#"<c>{"tool": "f", "args": {"a": 1}}</c>"#,
+                "",
+                vec![("f", r#"{"a": 1}"#, None)],
+                vec![],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn call_objects_that_fail() {
+        let d = CallKeys::default;
+        // A definite block that fails is text, as written, with a diagnostic.
+        let table: Vec<(&str, &str)> = vec![
+            ("no name", r#"<c>{"arguments": {}}</c>"#),
+            (
+                "a name that is a number",
+                r#"<c>{"name": 5, "arguments": {}}</c>"#,
+            ),
+            ("an empty name", r#"<c>{"name": "", "arguments": {}}</c>"#),
+            (
+                "a name with a space",
+                r#"<c>{"name": "get weather", "arguments": {}}</c>"#,
+            ),
+            (
+                "arguments an array",
+                r#"<c>{"name": "f", "arguments": [1]}</c>"#,
+            ),
+            (
+                "arguments a number",
+                r#"<c>{"name": "f", "arguments": 5}</c>"#,
+            ),
+            (
+                "arguments true",
+                r#"<c>{"name": "f", "arguments": true}</c>"#,
+            ),
+            (
+                "arguments a string of no object",
+                r#"<c>{"name": "f", "arguments": "[1]"}</c>"#,
+            ),
+            (
+                "arguments a string of no JSON",
+                r#"<c>{"name": "f", "arguments": "a=1"}</c>"#,
+            ),
+            (
+                "the arguments key twice",
+                r#"<c>{"name": "f", "arguments": {}, "arguments": {"a": 1}}</c>"#,
+            ),
+            (
+                "arguments twice, under both keys",
+                r#"<c>{"name": "f", "arguments": {}, "parameters": {}}</c>"#,
+            ),
+            (
+                "a name twice",
+                r#"<c>{"name": "f", "name": "g", "arguments": {}}</c>"#,
+            ),
+            ("an array, not a call object", r#"<c>[{"name": "f"}]</c>"#),
+            ("a string, not a call object", r#"<c>"f"</c>"#),
+        ];
+        run(table
+            .into_iter()
+            .map(|(what, input)| (what, call(d()), input, input, Vec::new(), vec![Malformed]))
+            .collect());
+    }
+
+    /// `<c>` call object `</c>`, read leniently.
+    fn lenient() -> Opener {
+        let mut o = call(CallKeys::default());
+        for step in &mut o.program {
+            if let Step::Json(j) = step {
+                j.lenient = true;
+            }
+        }
+        o
+    }
+
+    #[test]
+    fn lenient_call_objects() {
+        run(vec![
+            (
+                "single quotes, Python literals, a raw newline, trailing commas: normalised",
+                lenient(),
+                "<c>{'name': 'f', 'arguments': {'a': True,'b': None,'c': 'x\n',},}</c>",
+                "",
+                vec![("f", r#"{"a": true,"b": null,"c": "x\n"}"#, None)],
+                vec![],
+            ),
+            (
+                "strict JSON without blanks is read as written",
+                lenient(),
+                r#"<c>{"name": "f", "arguments": {"a": [1,2],"b": {}}}</c>"#,
+                "",
+                vec![("f", r#"{"a": [1,2],"b": {}}"#, None)],
+                vec![],
+            ),
+        ]);
+    }
+
+    /// A lenient value holds each comma until it knows the comma is no
+    /// trailing one, but lets the blanks after it out at once: `, ` comes
+    /// out as ` ,`. Still JSON of the same value, yet not the text the
+    /// model wrote (the pending comma lives in `read/json.rs`).
+    #[test]
+    #[ignore = "lenient JSON writes `[1, 2]` as `[1 ,2]`: read/json.rs lets the blanks after a held comma out before it"]
+    fn lenient_call_objects_keep_their_blanks() {
+        run(vec![(
+            "blanks after commas",
+            lenient(),
+            r#"<c>{"name": "f", "arguments": {"a": [1, 2], "b": 'x'}}</c>"#,
+            "",
+            vec![("f", r#"{"a": [1, 2], "b": "x"}"#, None)],
+            vec![],
+        )]);
+    }
+
+    #[test]
+    fn tentative_blocks() {
+        let t = || between("<c>", "</c>", Shape::Call, CallKeys::default(), true);
+        run(vec![
+            (
+                "a call",
+                t(),
+                r#"<c>{"name": "f", "arguments": {"a": 1}}</c>"#,
+                "",
+                vec![("f", r#"{"a": 1}"#, None)],
+                vec![],
+            ),
+            // Not a call: text, silently.
+            (
+                "an unknown key first",
+                t(),
+                r#"<c>{"foo": 1}</c>"#,
+                r#"<c>{"foo": 1}</c>"#,
+                vec![],
+                vec![],
+            ),
+            (
+                "an unknown key after the name, before the arguments",
+                t(),
+                r#"<c>{"name": "f", "foo": 1, "arguments": {}}</c>"#,
+                r#"<c>{"name": "f", "foo": 1, "arguments": {}}</c>"#,
+                vec![],
+                vec![],
+            ),
+            (
+                "no name",
+                t(),
+                r#"<c>{"arguments": {}}</c>"#,
+                r#"<c>{"arguments": {}}</c>"#,
+                vec![],
+                vec![],
+            ),
+            (
+                "not an object",
+                t(),
+                "<c>[1, 2]</c>",
+                "<c>[1, 2]</c>",
+                vec![],
+                vec![],
+            ),
+            // Once name and arguments show, it is a call: a key after them
+            // is read over.
+            (
+                "an unknown key after the arguments",
+                t(),
+                r#"<c>{"name": "f", "arguments": {}, "foo": 1}</c>"#,
+                "",
+                vec![("f", "{}", None)],
+                vec![],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn ids_nested_functions_keyed_objects_and_no_calls() {
+        let ids = || call(CallKeys::default().with_id("id").with_function("function"));
+        let keyed = || call(CallKeys::keyed());
+        let no_call = || call(CallKeys::default().with_no_call("directly-answer"));
+        run(vec![
+            (
+                "an id key",
+                ids(),
+                r#"<c>{"id": "abc", "name": "f", "arguments": {}}</c>"#,
+                "",
+                vec![("f", "{}", Some("abc"))],
+                vec![],
+            ),
+            (
+                "an id after the arguments",
+                ids(),
+                r#"<c>{"name": "f", "arguments": {}, "id": "abc"}</c>"#,
+                "",
+                vec![("f", "{}", Some("abc"))],
+                vec![],
+            ),
+            (
+                "OpenAI's nested function, arguments a string",
+                ids(),
+                r#"<c>{"id": "x1", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}</c>"#,
+                "",
+                vec![("f", r#"{"a": 1}"#, Some("x1"))],
+                vec![],
+            ),
+            (
+                "an id that is a number",
+                ids(),
+                r#"<c>{"id": 7, "name": "f", "arguments": {}}</c>"#,
+                r#"<c>{"id": 7, "name": "f", "arguments": {}}</c>"#,
+                vec![],
+                vec![Malformed],
+            ),
+            (
+                "keyed: the key is the name",
+                keyed(),
+                r#"<c>{"get_weather": {"city": "Paris"}}</c>"#,
+                "",
+                vec![("get_weather", r#"{"city": "Paris"}"#, None)],
+                vec![],
+            ),
+            (
+                "keyed, arguments a string",
+                keyed(),
+                r#"<c>{"f": "{\"a\": 1}"}</c>"#,
+                "",
+                vec![("f", r#"{"a": 1}"#, None)],
+                vec![],
+            ),
+            (
+                "keyed, two keys",
+                keyed(),
+                r#"<c>{"a": {}, "b": {}}</c>"#,
+                r#"<c>{"a": {}, "b": {}}</c>"#,
+                vec![],
+                vec![Malformed],
+            ),
+            (
+                "a name that means no tool: framing, neither call nor text",
+                no_call(),
+                r#"<c>{"name": "directly-answer", "arguments": {}}</c>"#,
+                "",
+                vec![],
+                vec![],
+            ),
+            (
+                "another name is a call",
+                no_call(),
+                r#"<c>{"name": "f", "arguments": {}}</c>"#,
+                "",
+                vec![("f", "{}", None)],
+                vec![],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn lists_and_envelopes() {
+        let list = || between("<l>", "</l>", Shape::CallList, CallKeys::default(), false);
+        let keys = || {
+            CallKeys::default()
+                .with_id("id")
+                .with_function("function")
+                .with_text("response")
+        };
+        let root = || between("<r>", "</r>", Shape::Root, keys(), false);
+        run(vec![
+            (
+                "a list of two calls",
+                list(),
+                r#"<l>[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 1}}]</l>"#,
+                "",
+                vec![("a", "{}", None), ("b", r#"{"x": 1}"#, None)],
+                vec![],
+            ),
+            (
+                "one call object where a list may be",
+                list(),
+                r#"<l>{"name": "a", "arguments": {}}</l>"#,
+                "",
+                vec![("a", "{}", None)],
+                vec![],
+            ),
+            (
+                "an empty list",
+                list(),
+                "<l>[]</l>",
+                "<l>[]</l>",
+                vec![],
+                vec![Malformed],
+            ),
+            // A bad element alone is text; the calls around it are read.
+            (
+                "an element without a name",
+                list(),
+                r#"<l>[{"name": "a", "arguments": {}}, {"arguments": {}}, {"name": "c", "arguments": {}}]</l>"#,
+                r#", {"arguments": {}}"#,
+                vec![("a", "{}", None), ("c", "{}", None)],
+                vec![Malformed],
+            ),
+            (
+                "a middle element that is no object",
+                list(),
+                r#"<l>[{"name": "a", "arguments": {}}, 42, {"name": "b", "arguments": {}}]</l>"#,
+                ", 42",
+                vec![("a", "{}", None), ("b", "{}", None)],
+                vec![Malformed],
+            ),
+            // A failed first element is text from the block's start.
+            (
+                "a first element that is no object",
+                list(),
+                r#"<l>[42, {"name": "a", "arguments": {}}]</l>"#,
+                "<l>[42",
+                vec![("a", "{}", None)],
+                vec![Malformed],
+            ),
+            // After a failed last element the list's closer is text too
+            // (so the failed element's text does not run into the text
+            // after the list): tests/guarantees_misc.rs, item 14.
+            (
+                "a last element that is no object",
+                list(),
+                r#"<l>[{"name": "a", "arguments": {}}, 42]</l>"#,
+                ", 42]</l>",
+                vec![("a", "{}", None)],
+                vec![Malformed],
+            ),
+            (
+                "root: a call object",
+                root(),
+                r#"<r>{"name": "a", "arguments": {"x": 1}}</r>"#,
+                "",
+                vec![("a", r#"{"x": 1}"#, None)],
+                vec![],
+            ),
+            (
+                "root: a list",
+                root(),
+                r#"<r>[{"name": "a", "arguments": {}}]</r>"#,
+                "",
+                vec![("a", "{}", None)],
+                vec![],
+            ),
+            (
+                "root: the tool_calls envelope",
+                root(),
+                r#"<r>{"tool_calls": [{"name": "a", "arguments": {}}, {"id": "i2", "name": "b", "arguments": {}}]}</r>"#,
+                "",
+                vec![("a", "{}", None), ("b", "{}", Some("i2"))],
+                vec![],
+            ),
+            (
+                "root: the tool_call envelope",
+                root(),
+                r#"<r>{"tool_call": {"name": "a", "arguments": {}}}</r>"#,
+                "",
+                vec![("a", "{}", None)],
+                vec![],
+            ),
+            (
+                "root: the text envelope, decoded",
+                root(),
+                r#"<r>{"response": "Hi \"you\"\n\u00e9"}</r>"#,
+                "Hi \"you\"\né",
+                vec![],
+                vec![],
+            ),
+            (
+                "root: tool_calls not a list",
+                root(),
+                r#"<r>{"tool_calls": 5}</r>"#,
+                r#"<r>{"tool_calls": 5}</r>"#,
+                vec![],
+                vec![Malformed],
+            ),
+            (
+                "root: the text envelope not a string",
+                root(),
+                r#"<r>{"response": 5}</r>"#,
+                r#"<r>{"response": 5}</r>"#,
+                vec![],
+                vec![Malformed],
+            ),
+            (
+                "root: an object of no call",
+                root(),
+                "<r>{}</r>",
+                "<r>{}</r>",
+                vec![],
+                vec![Malformed],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn arguments_after_a_name() {
+        run(vec![
+            (
+                "an object",
+                args(),
+                r#"<f=get>{"a": 1}</f>"#,
+                "",
+                vec![("get", r#"{"a": 1}"#, None)],
+                vec![],
+            ),
+            (
+                "an empty object",
+                args(),
+                "<f=get>{}</f>",
+                "",
+                vec![("get", "{}", None)],
+                vec![],
+            ),
+            (
+                "a JSON string holding an object",
+                args(),
+                r#"<f=get>"{\"a\": [1]}"</f>"#,
+                "",
+                vec![("get", r#"{"a": [1]}"#, None)],
+                vec![],
+            ),
+            (
+                "an array",
+                args(),
+                "<f=get>[1]</f>",
+                "<f=get>[1]</f>",
+                vec![],
+                vec![Malformed],
+            ),
+            (
+                "a string of no object",
+                args(),
+                r#"<f=get>"x"</f>"#,
+                r#"<f=get>"x"</f>"#,
+                vec![],
+                vec![Malformed],
+            ),
+            (
+                "a number",
+                args(),
+                "<f=get>5</f>",
+                "<f=get>5</f>",
+                vec![],
+                vec![Malformed],
+            ),
+        ]);
+    }
+}

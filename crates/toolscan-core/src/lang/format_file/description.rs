@@ -537,13 +537,13 @@ impl ParamsDesc {
     }
 }
 
-/// Reads a `program` array: each step by the table of steps.
 /// The most steps one program of a format file may have: the built-in
 /// formats' longest has a few dozen; a program is compiled and checked in
 /// memory proportional to its steps, so a bound keeps a hostile file from
 /// costing gigabytes.
 pub const MAX_STEPS: usize = 10_000;
 
+/// Reads a `program` array: each step by the table of steps.
 fn read_program(v: &Value, at: &str) -> Result<Vec<Step>, FormatFileError> {
     let items = match v {
         Value::Array(items) if !items.is_empty() => items,
@@ -568,4 +568,790 @@ fn read_program(v: &Value, at: &str) -> Result<Vec<Step>, FormatFileError> {
         .enumerate()
         .map(|(i, s)| Step::read(s, &child(at, &i.to_string())))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Descriptions against a table: valid ones and what they read as,
+    //! invalid ones and the exact error each gets (the field's JSON pointer
+    //! and the reason), as `docs/format-files.md` describes them.
+
+    use super::*;
+    use crate::lang::format::{JsonStep, PyStep, Shape};
+
+    /// What a valid description reads as.
+    type Check = fn(&Description) -> bool;
+
+    /// A row: what it tries, the description's text, and a check of what
+    /// it reads as or the error it gets as (pointer, reason).
+    type Row = (&'static str, String, Result<Check, (String, String)>);
+
+    fn ok(what: &'static str, text: &str, check: Check) -> Row {
+        (what, text.to_owned(), Ok(check))
+    }
+
+    fn bad(what: &'static str, text: &str, pointer: &str, reason: &str) -> Row {
+        (
+            what,
+            text.to_owned(),
+            Err((pointer.to_owned(), reason.to_owned())),
+        )
+    }
+
+    /// The one opener by its parts.
+    fn parts(d: &Description) -> Option<&OpenerDesc> {
+        match d.openers.as_slice() {
+            [(at, OpenerSpec::Parts(o))] if at.is_empty() => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The one opener as a program.
+    fn program(d: &Description) -> Option<&Opener> {
+        match d.openers.as_slice() {
+            [(at, OpenerSpec::Program(o))] if at.is_empty() => Some(o),
+            _ => None,
+        }
+    }
+
+    fn run(table: Vec<Row>) {
+        for (what, text, want) in table {
+            match (Description::from_json(&text), want) {
+                (Ok(d), Ok(check)) => assert!(check(&d), "{what}: read as {d:?}"),
+                (Err(e), Err(want)) => assert_eq!(
+                    (e.pointer().to_owned(), e.reason().to_owned()),
+                    want,
+                    "{what}"
+                ),
+                (got, want) => panic!("{what}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    /// The message of a value that is not a literal.
+    const NOT_A_LIT: &str =
+        "must be a literal: a non-empty string or {\"text\": …, \"case_insensitive\": true}";
+
+    #[test]
+    fn descriptions_by_their_parts() {
+        run(vec![
+            ok(
+                "the first example of the docs",
+                r#"{"name": "double-angle", "models": "my fine-tune",
+                    "description": "<<call NAME>>{json}<</call>>", "open": "<<call ",
+                    "name_at": {"until": ">>"}, "arguments": {"json": "object"},
+                    "close": "<</call>>"}"#,
+                |d| {
+                    d.name == "double-angle"
+                        && d.models == "my fine-tune"
+                        && d.description == "<<call NAME>>{json}<</call>>"
+                        && d.results.is_none()
+                        && parts(d).is_some_and(|o| {
+                            o.open == "<<call "
+                                && !o.case_insensitive
+                                && !o.line_start
+                                && o.trust == Trust::Definite
+                                && o.prefix.is_none()
+                                && matches!(&o.name_at, Some(NameAt::Until(u)) if u == ">>")
+                                && o.between.is_none()
+                                && matches!(o.arguments, ArgumentsDesc::Object { lenient: false })
+                                && o.close.as_deref() == Some("<</call>>")
+                                && o.separators.is_empty()
+                                && o.terminators.is_empty()
+                        })
+                },
+            ),
+            ok(
+                "a byte-order mark before it",
+                "\u{FEFF}{\"name\": \"x\", \"open\": \"<c>\", \"arguments\": {\"json\": \"call\"}}",
+                |d| d.name == "x" && d.models.is_empty() && d.description.is_empty(),
+            ),
+            ok(
+                "a call object with its own keys, case-insensitive",
+                r#"{"name": "run-block", "open": "[RUN]", "case_insensitive": true,
+                    "arguments": {"json": "call", "name_keys": ["tool", "module"],
+                                  "argument_keys": ["args"]},
+                    "close": "[/RUN]"}"#,
+                |d| {
+                    parts(d).is_some_and(|o| {
+                        o.case_insensitive
+                            && o.name_at.is_none()
+                            && matches!(&o.arguments, ArgumentsDesc::Call { keys, lenient: false, list: false }
+                                if *keys == CallKeys::new(&["tool", "module"], &["args"]))
+                    })
+                },
+            ),
+            ok(
+                "a lenient list of calls with an id and a function key",
+                r#"{"name": "x", "open": "<calls>", "line_start": true, "trust": "tentative",
+                    "arguments": {"json": "calls", "id_key": "id", "function_key": "function",
+                                  "other_keys": [], "lenient": true}}"#,
+                |d| {
+                    parts(d).is_some_and(|o| {
+                        o.line_start
+                            && o.trust == Trust::Tentative
+                            && matches!(&o.arguments, ArgumentsDesc::Call { keys, lenient: true, list: true }
+                                if *keys == CallKeys {
+                                    other: Vec::new(),
+                                    ..CallKeys::default().with_id("id").with_function("function")
+                                })
+                    })
+                },
+            ),
+            ok(
+                "a name before characters, a literal between, separators and terminators",
+                r#"{"name": "x", "open": "<|python_tag|>", "prefix": "call:",
+                    "name_at": {"before": " \t\r\n{"}, "between": "ARGS:",
+                    "arguments": {"json": "object", "lenient": true},
+                    "separators": ";", "terminators": ["<|eom_id|>", "<|eot_id|>"]}"#,
+                |d| {
+                    parts(d).is_some_and(|o| {
+                        o.prefix.as_deref() == Some("call:")
+                            && matches!(&o.name_at, Some(NameAt::Before(b)) if b == b" \t\r\n{")
+                            && o.between.as_deref() == Some("ARGS:")
+                            && matches!(o.arguments, ArgumentsDesc::Object { lenient: true })
+                            && o.close.is_none()
+                            && o.separators == [";"]
+                            && o.terminators == ["<|eom_id|>", "<|eot_id|>"]
+                    })
+                },
+            ),
+            ok(
+                "parameters with defaults",
+                r#"{"name": "key-value-tags", "open": "<call>", "name_at": {"until": "\n"},
+                    "arguments": {"params": {"open": "<arg_key>", "key_end": "</arg_key>",
+                        "value_start": "<arg_value>", "close": "</arg_value>", "end": "</call>"}}}"#,
+                |d| {
+                    parts(d).is_some_and(|o| {
+                        matches!(&o.arguments, ArgumentsDesc::Params(p)
+                            if p.open == "<arg_key>"
+                                && p.key_end == "</arg_key>"
+                                && p.value_start.as_deref() == Some("<arg_value>")
+                                && p.close == "</arg_value>"
+                                && p.end == "</call>"
+                                && p.trim == Trim::None
+                                && !p.entities
+                                && !p.null)
+                    })
+                },
+            ),
+            ok(
+                "parameters trimmed, with entities and null",
+                r#"{"name": "x", "open": "<tool_call>", "prefix": "<function=",
+                    "name_at": {"until": ">"}, "close": "</tool_call>",
+                    "arguments": {"params": {"open": "<parameter=", "key_end": ">",
+                        "close": "</parameter>", "end": "</function>", "trim": "newline",
+                        "entities": true, "null": true}}}"#,
+                |d| {
+                    parts(d).is_some_and(|o| {
+                        matches!(&o.arguments, ArgumentsDesc::Params(p)
+                            if p.value_start.is_none()
+                                && p.trim == Trim::Newline
+                                && p.entities
+                                && p.null)
+                    })
+                },
+            ),
+            ok(
+                "trim all",
+                r#"{"name": "x", "open": "<c>", "name_at": {"until": ">"},
+                    "arguments": {"params": {"open": "<p=", "key_end": ">", "close": "</p>",
+                                             "end": "</c>", "trim": "all"}}}"#,
+                |d| {
+                    parts(d).is_some_and(
+                        |o| matches!(&o.arguments, ArgumentsDesc::Params(p) if p.trim == Trim::All),
+                    )
+                },
+            ),
+            ok(
+                "a bare `{` marker",
+                r#"{"name": "x", "open": "{", "trust": "bare", "arguments": {"json": "call"}}"#,
+                |d| parts(d).is_some_and(|o| o.trust == Trust::Bare),
+            ),
+            ok(
+                "a bare `[` marker for a list of calls",
+                r#"{"name": "x", "open": "[", "trust": "bare", "arguments": {"json": "calls"}}"#,
+                |d| parts(d).is_some_and(|o| o.trust == Trust::Bare),
+            ),
+            ok(
+                "tool results",
+                r#"{"name": "x", "open": "<c>", "arguments": {"json": "call"},
+                    "tool_results": {"role": "user", "each": "<r>{content}</r>",
+                                     "shared": {"between": "\n"}}}"#,
+                |d| {
+                    d.results
+                        .as_ref()
+                        .is_some_and(|r| r.role == "user" && r.shared.is_some())
+                },
+            ),
+            ok(
+                "the format's own keys beside `openers`",
+                r#"{"name": "x", "models": "m", "description": "d",
+                    "tool_results": {"role": "tool", "each": "{content}"},
+                    "openers": [{"open": "<c>", "arguments": {"json": "call"}}]}"#,
+                |d| {
+                    d.models == "m"
+                        && d.description == "d"
+                        && d.results
+                            .as_ref()
+                            .is_some_and(|r| r.role == "tool" && r.shared.is_none())
+                        && matches!(d.openers.as_slice(), [(at, OpenerSpec::Parts(o))]
+                            if at == "/openers/0" && o.open == "<c>")
+                },
+            ),
+            ok(
+                "several openers, each with its pointer",
+                r#"{"name": "semicolon-calls", "openers": [
+                    {"open": "<|python_tag|>",
+                     "arguments": {"json": "call", "argument_keys": ["parameters", "arguments"]},
+                     "separators": ";", "terminators": ["<|eom_id|>", "<|eot_id|>"]},
+                    {"open": "{", "trust": "bare",
+                     "arguments": {"json": "call", "argument_keys": ["parameters", "arguments"]},
+                     "separators": ";"}]}"#,
+                |d| match d.openers.as_slice() {
+                    [(a, OpenerSpec::Parts(x)), (b, OpenerSpec::Parts(y))] => {
+                        a == "/openers/0"
+                            && b == "/openers/1"
+                            && x.open == "<|python_tag|>"
+                            && x.trust == Trust::Definite
+                            && y.open == "{"
+                            && y.trust == Trust::Bare
+                            && y.terminators.is_empty()
+                            && matches!(&y.arguments, ArgumentsDesc::Call { keys, .. }
+                                if keys.args == ["parameters", "arguments"])
+                    }
+                    _ => false,
+                },
+            ),
+        ]);
+    }
+
+    #[test]
+    fn descriptions_as_programs() {
+        let ws = |n: usize| vec!["\"ws\""; n].join(", ");
+        run(vec![
+            ok(
+                "the py-angle example",
+                r#"{"name": "py-angle", "open": "<<", "program": [
+                    {"capture": "name", "until": ["("]}, {"py": "keywords"}, {"lit": ">>"},
+                    "dispatch", "end"]}"#,
+                |d| {
+                    program(d).is_some_and(|o| {
+                        *o == Opener::definite(
+                            "<<",
+                            vec![
+                                Step::name_until("("),
+                                Step::Py(PyStep::keywords()),
+                                Step::lit(">>"),
+                                Step::Dispatch,
+                                Step::End,
+                            ],
+                        )
+                    })
+                },
+            ),
+            ok(
+                "a bare marker is read again by default",
+                r#"{"name": "x", "open": "{", "trust": "bare",
+                    "program": [{"json": "call"}, "dispatch", "end"]}"#,
+                |d| {
+                    program(d).is_some_and(|o| {
+                        o.trust == Trust::Bare
+                            && o.replay
+                            && o.program
+                                == [
+                                    Step::Json(JsonStep::new(Shape::Call, CallKeys::default())),
+                                    Step::Dispatch,
+                                    Step::End,
+                                ]
+                    })
+                },
+            ),
+            ok(
+                "a bare marker not read again, said",
+                r#"{"name": "x", "open": "{", "trust": "bare", "replay": false,
+                    "program": ["end"]}"#,
+                |d| program(d).is_some_and(|o| o.trust == Trust::Bare && !o.replay),
+            ),
+            ok(
+                "a definite marker read again, said",
+                r#"{"name": "x", "open": "<c>", "replay": true, "program": ["end"]}"#,
+                |d| program(d).is_some_and(|o| o.trust == Trust::Definite && o.replay),
+            ),
+            ok(
+                "a case-insensitive marker by the flag, at line start",
+                r#"{"name": "x", "open": "<call>", "case_insensitive": true,
+                    "line_start": true, "program": ["end"]}"#,
+                |d| {
+                    program(d).is_some_and(|o| {
+                        o.marker == Lit::ci("<call>") && o.line_start && !o.stream_start
+                    })
+                },
+            ),
+            ok(
+                "a case-insensitive marker by its literal",
+                r#"{"name": "x", "open": {"text": "<CALL>", "case_insensitive": true},
+                    "program": ["end"]}"#,
+                |d| program(d).is_some_and(|o| o.marker == Lit::ci("<CALL>")),
+            ),
+            ok(
+                "a program at the start of the stream",
+                r#"{"name": "x", "stream_start": true, "trust": "tentative",
+                    "program": [{"capture": "name", "until": ["\n"]}, "end"]}"#,
+                |d| {
+                    program(d).is_some_and(|o| {
+                        o.stream_start
+                            && o.marker.bytes.is_empty()
+                            && o.trust == Trust::Tentative
+                            && o.program == [Step::name_until("\n"), Step::End]
+                    })
+                },
+            ),
+            ok(
+                "as many steps as a program may have",
+                &format!(
+                    r#"{{"name": "x", "open": "<c>", "program": [{}]}}"#,
+                    ws(MAX_STEPS)
+                ),
+                |d| program(d).is_some_and(|o| o.program.len() == MAX_STEPS),
+            ),
+            bad(
+                "one step more",
+                &format!(
+                    r#"{{"name": "x", "open": "<c>", "program": [{}]}}"#,
+                    ws(MAX_STEPS + 1)
+                ),
+                "/program",
+                "has 10001 steps, more than the 10000 a program may have",
+            ),
+            bad(
+                "no steps",
+                r#"{"name": "x", "open": "<c>", "program": []}"#,
+                "/program",
+                "must be a non-empty array of steps",
+            ),
+            bad(
+                "a program that is a string",
+                r#"{"name": "x", "open": "<c>", "program": "end"}"#,
+                "/program",
+                "must be a non-empty array of steps",
+            ),
+            bad(
+                "a bad step: its own pointer",
+                r#"{"name": "x", "open": "<c>", "program": ["ws", {"lit": ""}]}"#,
+                "/program/1/lit",
+                NOT_A_LIT,
+            ),
+            bad(
+                "a bad step in the second opener",
+                r#"{"name": "x", "openers": [{"open": "<a>", "program": ["end"]},
+                    {"open": "<b>", "program": [{"goto": ""}]}]}"#,
+                "/openers/1/program/0/goto",
+                "must be a non-empty string",
+            ),
+            bad(
+                "parts beside a program",
+                r#"{"name": "x", "open": "<c>", "arguments": {"json": "call"},
+                    "program": ["end"]}"#,
+                "/arguments",
+                "not allowed beside `program`: the program says everything after the marker",
+            ),
+            bad(
+                "an unknown key beside a program",
+                r#"{"name": "x", "open": "<c>", "colour": "red", "program": ["end"]}"#,
+                "/colour",
+                "unknown key; expected one of name, models, description, openers, \
+                 tool_results, open, case_insensitive, line_start, trust, replay, \
+                 stream_start, program",
+            ),
+            bad(
+                "a program without its marker",
+                r#"{"name": "x", "program": ["end"]}"#,
+                "/open",
+                NOT_A_LIT,
+            ),
+            bad(
+                "a marker at the start of the stream",
+                r#"{"name": "x", "open": "<c>", "stream_start": true, "program": ["end"]}"#,
+                "/open",
+                "a program at the start of the stream has no marker",
+            ),
+            bad(
+                "stream_start not a boolean",
+                r#"{"name": "x", "stream_start": "yes", "program": ["end"]}"#,
+                "/stream_start",
+                "must be true or false, not a string",
+            ),
+            bad(
+                "replay not a boolean",
+                r#"{"name": "x", "open": "<c>", "replay": 1, "program": ["end"]}"#,
+                "/replay",
+                "must be true or false, not a number",
+            ),
+            bad(
+                "stream_start without a program",
+                r#"{"name": "x", "open": "<c>", "stream_start": true,
+                    "arguments": {"json": "call"}}"#,
+                "/stream_start",
+                "unknown key; expected one of name, models, description, openers, \
+                 tool_results, open, case_insensitive, line_start, trust, prefix, name_at, \
+                 between, arguments, close, separators, terminators",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn invalid_descriptions_name_the_field() {
+        let call = r#""arguments": {"json": "call"}"#;
+        let with = |rest: &str| format!(r#"{{"name": "x", "open": "<c>", {rest}}}"#);
+        run(vec![
+            // The description as a whole.
+            bad("an array", "[]", "", "must be a JSON object"),
+            bad("a string", "\"x\"", "", "must be a JSON object"),
+            bad("no name", "{}", "/name", "missing; must be a non-empty string"),
+            bad(
+                "an empty name",
+                r#"{"name": ""}"#,
+                "/name",
+                "must be a non-empty string",
+            ),
+            bad(
+                "the name `auto`",
+                &format!(r#"{{"name": "auto", "open": "<c>", {call}}}"#),
+                "/name",
+                "`auto` is reserved for format detection",
+            ),
+            bad(
+                "models not a string",
+                &with(&format!(r#""models": 5, {call}"#)),
+                "/models",
+                "must be a string, not a number",
+            ),
+            bad(
+                "tool results not an object",
+                &with(&format!(r#""tool_results": "x", {call}"#)),
+                "/tool_results",
+                "must be an object, not a string",
+            ),
+            // Keys given twice, at any depth.
+            bad(
+                "a name given twice",
+                r#"{"name": "a", "name": "b"}"#,
+                "/name",
+                "the key `name` is given twice in this object",
+            ),
+            bad(
+                "a key given twice in an opener's arguments",
+                r#"{"name": "x", "openers": [{"open": "<c>",
+                    "arguments": {"json": "call", "json": "call"}}]}"#,
+                "/openers/0/arguments/json",
+                "the key `json` is given twice in this object",
+            ),
+            bad(
+                "a key with a slash given twice: escaped in the pointer",
+                r#"{"name": "x", "a/b~": 1, "a/b~": 2}"#,
+                "/a~1b~0",
+                "the key `a/b~` is given twice in this object",
+            ),
+            // Openers.
+            bad(
+                "an opener key beside `openers`",
+                r#"{"name": "x", "open": "<c>", "openers": [{"open": "<c>",
+                    "arguments": {"json": "call"}}]}"#,
+                "/open",
+                "not allowed beside `openers`: it belongs in each opener",
+            ),
+            bad(
+                "a program beside `openers`",
+                r#"{"name": "x", "program": ["end"], "openers": [{"open": "<c>",
+                    "program": ["end"]}]}"#,
+                "/program",
+                "not allowed beside `openers`: it belongs in each opener",
+            ),
+            bad(
+                "an unknown key beside `openers`",
+                r#"{"name": "x", "colour": "red", "openers": [{"open": "<c>",
+                    "arguments": {"json": "call"}}]}"#,
+                "/colour",
+                "unknown key; expected one of name, models, description, openers, tool_results",
+            ),
+            bad(
+                "no openers",
+                r#"{"name": "x", "openers": []}"#,
+                "/openers",
+                "must be a non-empty array of openers",
+            ),
+            bad(
+                "openers not an array",
+                r#"{"name": "x", "openers": {"open": "<c>"}}"#,
+                "/openers",
+                "must be a non-empty array of openers",
+            ),
+            bad(
+                "an opener not an object",
+                r#"{"name": "x", "openers": ["<c>"]}"#,
+                "/openers/0",
+                "must be an object, not a string",
+            ),
+            bad(
+                "a format key inside an opener",
+                r#"{"name": "x", "openers": [{"name": "y", "open": "<c>",
+                    "arguments": {"json": "call"}}]}"#,
+                "/openers/0/name",
+                "unknown key; expected one of open, case_insensitive, line_start, trust, \
+                 prefix, name_at, between, arguments, close, separators, terminators",
+            ),
+            bad(
+                "the second opener's empty close",
+                r#"{"name": "x", "openers": [
+                    {"open": "<a>", "arguments": {"json": "call"}},
+                    {"open": "<b>", "arguments": {"json": "call"}, "close": ""}]}"#,
+                "/openers/1/close",
+                "must be a non-empty string",
+            ),
+            bad(
+                "an unknown opener key",
+                &with(&format!(r#""closer": "</c>", {call}"#)),
+                "/closer",
+                "unknown key; expected one of name, models, description, openers, \
+                 tool_results, open, case_insensitive, line_start, trust, prefix, name_at, \
+                 between, arguments, close, separators, terminators",
+            ),
+            bad(
+                "no marker",
+                &format!(r#"{{"name": "x", {call}}}"#),
+                "/open",
+                "missing; must be a non-empty string",
+            ),
+            bad(
+                "an empty marker",
+                &format!(r#"{{"name": "x", "open": "", {call}}}"#),
+                "/open",
+                "must be a non-empty string",
+            ),
+            bad(
+                "an unknown trust",
+                &with(&format!(r#""trust": "maybe", {call}"#)),
+                "/trust",
+                "unknown value \"maybe\"; expected one of definite, tentative, bare",
+            ),
+            bad(
+                "case_insensitive not a boolean",
+                &with(&format!(r#""case_insensitive": "yes", {call}"#)),
+                "/case_insensitive",
+                "must be true or false, not a string",
+            ),
+            bad(
+                "no separators",
+                &with(&format!(r#""separators": [], {call}"#)),
+                "/separators",
+                "must be a non-empty string or a non-empty array of them",
+            ),
+            bad(
+                "an empty terminator",
+                &with(&format!(r#""terminators": [""], {call}"#)),
+                "/terminators/0",
+                "must be a non-empty string",
+            ),
+            bad(
+                "an empty prefix",
+                &with(&format!(r#""prefix": "", {call}"#)),
+                "/prefix",
+                "must be a non-empty string",
+            ),
+            // Arguments.
+            bad(
+                "no arguments",
+                &with(r#""close": "</c>""#),
+                "/arguments",
+                "missing; must say how the arguments are written ({\"json\": …} or {\"params\": …})",
+            ),
+            bad(
+                "arguments not an object",
+                &with(r#""arguments": "json""#),
+                "/arguments",
+                "must be an object, not a string",
+            ),
+            bad(
+                "an unknown encoding",
+                &with(r#""arguments": {"xml2": {}}"#),
+                "/arguments",
+                "unknown encoding \"xml2\"; expected one of json, params",
+            ),
+            bad(
+                "no encoding",
+                &with(r#""arguments": {}"#),
+                "/arguments",
+                "empty; expected one of json, params",
+            ),
+            bad(
+                "an unknown JSON shape",
+                &with(r#""arguments": {"json": "xml"}"#),
+                "/arguments/json",
+                "unknown JSON shape \"xml\"; expected one of object, call, calls",
+            ),
+            bad(
+                "a JSON shape not a string",
+                &with(r#""arguments": {"json": 1}"#),
+                "/arguments/json",
+                "must be a string, not a number",
+            ),
+            bad(
+                "call keys on an arguments object",
+                &with(r#""name_at": {"until": ">"}, "arguments": {"json": "object", "name_keys": ["n"]}"#),
+                "/arguments/name_keys",
+                "unknown key; expected one of json, lenient",
+            ),
+            bad(
+                "a program-only call key",
+                &with(r#""arguments": {"json": "call", "keyed": true}"#),
+                "/arguments/keyed",
+                "unknown key; expected one of json, name_keys, argument_keys, id_key, \
+                 function_key, other_keys, lenient",
+            ),
+            bad(
+                "empty argument keys",
+                &with(r#""arguments": {"json": "call", "argument_keys": []}"#),
+                "/arguments/argument_keys",
+                "must be a non-empty string or a non-empty array of them",
+            ),
+            bad(
+                "lenient not a boolean",
+                &with(r#""arguments": {"json": "calls", "lenient": "yes"}"#),
+                "/arguments/lenient",
+                "must be true or false, not a string",
+            ),
+            bad(
+                "params beside json",
+                &with(r#""name_at": {"until": ">"}, "arguments": {"params": {}, "json": "call"}"#),
+                "/arguments/json",
+                "unknown key; expected one of params",
+            ),
+            bad(
+                "params not an object",
+                &with(r#""name_at": {"until": ">"}, "arguments": {"params": "x"}"#),
+                "/arguments/params",
+                "must be an object, not a string",
+            ),
+            bad(
+                "params without an end",
+                &with(r#""name_at": {"until": ">"}, "arguments": {"params": {"open": "<p=", "key_end": ">", "close": "</p>"}}"#),
+                "/arguments/params/end",
+                "missing; must be a non-empty string",
+            ),
+            bad(
+                "params with an unknown key",
+                &with(r#""name_at": {"until": ">"}, "arguments": {"params": {"open": "<p=", "key_end": ">", "close": "</p>", "end": "</c>", "closer": "x"}}"#),
+                "/arguments/params/closer",
+                "unknown key; expected one of open, key_end, value_start, close, end, trim, \
+                 entities, null",
+            ),
+            bad(
+                "params with an unknown trim",
+                &with(r#""name_at": {"until": ">"}, "arguments": {"params": {"open": "<p=", "key_end": ">", "close": "</p>", "end": "</c>", "trim": "both"}}"#),
+                "/arguments/params/trim",
+                "unknown value \"both\"; expected one of none, newline, all",
+            ),
+            bad(
+                "params with an empty value start",
+                &with(r#""name_at": {"until": ">"}, "arguments": {"params": {"open": "<p=", "key_end": ">", "value_start": "", "close": "</p>", "end": "</c>"}}"#),
+                "/arguments/params/value_start",
+                "must be a non-empty string",
+            ),
+            // The name.
+            bad(
+                "a name place with a call object",
+                &with(&format!(r#""name_at": {{"until": ">"}}, {call}"#)),
+                "/name_at",
+                "not allowed with a JSON call object: its name keys say where the name is",
+            ),
+            bad(
+                "no name place before an arguments object",
+                &with(r#""arguments": {"json": "object"}"#),
+                "/name_at",
+                "missing; arguments that are not a call object need the name before them",
+            ),
+            bad(
+                "a name place that says nothing",
+                &with(r#""name_at": {}, "arguments": {"json": "object"}"#),
+                "/name_at",
+                "must have `until` (the literal after the name) or `before` (the characters \
+                 that end it)",
+            ),
+            bad(
+                "a name place that says both",
+                &with(r#""name_at": {"until": ">", "before": " "}, "arguments": {"json": "object"}"#),
+                "/name_at/before",
+                "give either `until` or `before`, not both",
+            ),
+            bad(
+                "a name before non-ASCII characters",
+                &with(r#""name_at": {"before": "→"}, "arguments": {"json": "object"}"#),
+                "/name_at/before",
+                "must be ASCII characters",
+            ),
+            bad(
+                "a name until nothing",
+                &with(r#""name_at": {"until": ""}, "arguments": {"json": "object"}"#),
+                "/name_at/until",
+                "must be a non-empty string",
+            ),
+            bad(
+                "a name place with an unknown key",
+                &with(r#""name_at": {"after": ">"}, "arguments": {"json": "object"}"#),
+                "/name_at/after",
+                "unknown key; expected one of until, before",
+            ),
+            bad(
+                "markup between no name and a call object",
+                &with(&format!(r#""between": "ARGS:", {call}"#)),
+                "/between",
+                "only between a name (`name_at`) and the arguments; markup before a call \
+                 object is a `prefix`",
+            ),
+            // Bare markers.
+            bad(
+                "a bare marker before an arguments object",
+                r#"{"name": "x", "open": "{", "trust": "bare", "name_at": {"until": " "},
+                    "arguments": {"json": "object"}}"#,
+                "/trust",
+                "`bare` needs JSON call arguments: the marker is the call object's first byte",
+            ),
+            bad(
+                "a bare marker that is no JSON's first byte",
+                r#"{"name": "x", "open": "<", "trust": "bare", "arguments": {"json": "call"}}"#,
+                "/open",
+                "a `bare` marker must be the first byte of the JSON: `{` (or `[` for a list of calls)",
+            ),
+            bad(
+                "a bare `[` before one call object",
+                r#"{"name": "x", "open": "[", "trust": "bare", "arguments": {"json": "call"}}"#,
+                "/open",
+                "a `bare` marker must be the first byte of the JSON: `{` (or `[` for a list of calls)",
+            ),
+            bad(
+                "a bare marker with a prefix",
+                r#"{"name": "x", "open": "{", "trust": "bare", "prefix": "x",
+                    "arguments": {"json": "call"}}"#,
+                "/prefix",
+                "not allowed with a `bare` marker",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_refused_as_a_whole() {
+        for (what, text) in [
+            ("empty", ""),
+            ("a word", "name"),
+            ("cut short", r#"{"name": "x", "open": "#),
+            ("a trailing comma", r#"{"name": "x",}"#),
+            ("a byte-order mark alone", "\u{FEFF}"),
+        ] {
+            let e = Description::from_json(text).map(|d| d.name);
+            let e = e.expect_err(what);
+            assert_eq!(e.pointer(), "", "{what}");
+            assert!(e.reason().starts_with("not JSON: "), "{what}: {e}");
+        }
+    }
 }
