@@ -937,7 +937,19 @@ impl Payload for Capture {
         c.delims = delims;
         c.at_end = o.flag("at_end")?;
         if o.has("keywords") {
-            for (l, to) in read_jumps(o.get("keywords"), &o.at("keywords"))? {
+            for (i, (l, to)) in read_jumps(o.get("keywords"), &o.at("keywords"))?
+                .into_iter()
+                .enumerate()
+            {
+                if l.case_insensitive {
+                    // A keyword is compared with the whole captured word,
+                    // byte for byte.
+                    let at = child(&child(&o.at("keywords"), &i.to_string()), "lit");
+                    return Err(FormatFileError::new(
+                        &at,
+                        "a keyword is matched exactly: `case_insensitive` is not allowed here",
+                    ));
+                }
                 let word = String::from_utf8_lossy(&l.bytes).into_owned();
                 c = c.keyword(&word, to);
             }
@@ -1989,6 +2001,16 @@ mod tests {
                 err(
                     "/program/0/stop",
                     "unknown key; expected one of capture, until, before, at_end, keywords",
+                ),
+            ),
+            (
+                "a keyword that would ignore case",
+                json!({"capture": "name", "before": "\n", "keywords": [
+                    {"lit": {"text": "ALL", "case_insensitive": true}, "goto": "t"}
+                ]}),
+                err(
+                    "/program/0/keywords/0/lit",
+                    "a keyword is matched exactly: `case_insensitive` is not allowed here",
                 ),
             ),
             // JSON steps and their call keys.

@@ -165,6 +165,10 @@ pub(crate) struct JsonScanner {
     lit_out: &'static [u8],
     lit_pos: usize,
     pending_comma: bool,
+    /// The blanks after that comma, held with it: they go out after it
+    /// (or alone, when the comma was a trailing one and is dropped), so
+    /// the arguments keep the model's spacing.
+    pending_ws: Vec<u8>,
     /// A sink asked for a pause after a value inside a container: `st` is
     /// `Done` until the next `feed`, which resumes at `After`.
     paused: bool,
@@ -205,6 +209,7 @@ impl JsonScanner {
             lit_out: b"",
             lit_pos: 0,
             pending_comma: false,
+            pending_ws: Vec::new(),
             paused: false,
             hex: 0,
             high: false,
@@ -396,6 +401,32 @@ impl JsonScanner {
         if self.pending_comma {
             self.pending_comma = false;
             sink.output(b",");
+            self.flush_ws(sink);
+        }
+    }
+
+    /// A comma held back is dropped (it was a trailing one): the blanks
+    /// after it go out.
+    fn drop_comma<S: Visitor>(&mut self, sink: &mut S) {
+        if self.pending_comma {
+            self.pending_comma = false;
+            self.flush_ws(sink);
+        }
+    }
+
+    fn flush_ws<S: Visitor>(&mut self, sink: &mut S) {
+        if !self.pending_ws.is_empty() {
+            sink.output(&self.pending_ws);
+            self.pending_ws.clear();
+        }
+    }
+
+    /// A blank: out at once, or held behind a comma held back.
+    fn blank<S: Visitor>(&mut self, b: u8, sink: &mut S) {
+        if self.pending_comma {
+            self.pending_ws.push(b);
+        } else {
+            sink.output(&[b]);
         }
     }
 
@@ -412,24 +443,24 @@ impl JsonScanner {
         match self.st {
             St::Value | St::ArrFirst | St::ArrNext => {
                 if is_ws(b) {
-                    sink.output(&[b]);
+                    self.blank(b, sink);
                     return Ok(true);
                 }
                 if b == b']'
                     && (self.st == St::ArrFirst || (self.st == St::ArrNext && self.lenient))
                 {
-                    self.pending_comma = false;
+                    self.drop_comma(sink);
                     return self.close(b, at, sink).map(|()| true);
                 }
                 self.value_start(b, at, sink).map(|()| true)
             }
             St::ObjFirst | St::ObjNext => {
                 if is_ws(b) {
-                    sink.output(&[b]);
+                    self.blank(b, sink);
                     return Ok(true);
                 }
                 if b == b'}' && (self.st == St::ObjFirst || self.lenient) {
-                    self.pending_comma = false;
+                    self.drop_comma(sink);
                     return self.close(b, at, sink).map(|()| true);
                 }
                 if b == b'"' || (self.lenient && b == b'\'') {
