@@ -102,7 +102,8 @@ pub(crate) struct Window {
 }
 
 impl Window {
-    const WHOLE: Window = Window {
+    /// All of the chunk: no calls are held.
+    pub(crate) const WHOLE: Window = Window {
         head: None,
         closer: None,
         searched: None,

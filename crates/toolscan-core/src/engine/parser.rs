@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crate::batch::Events;
 use crate::engine::block::{self, Block, BlockCtx, Outcome};
 use crate::engine::call::calls::Session;
-use crate::engine::hold::{self, Holds};
+use crate::engine::hold::{self, Holds, Window};
 use crate::engine::pending::{Chunk, Pending};
 use crate::event::{Event, EventRef, FinishReason};
 use crate::ids::IdSource;
@@ -307,11 +307,14 @@ impl Parser {
         while i < ch.bytes.len() {
             // While calls are held: the part of the chunk the mode may read.
             let s = &mut self.stream;
-            let in_block = matches!(self.mode, Mode::Block(_));
-            let closers = self.g.closers.as_ref();
-            let window = s
-                .holds
-                .window(in_block, closers, &s.pending, &s.session.limits, ch, i);
+            let window = if s.holds.holding() {
+                let in_block = matches!(self.mode, Mode::Block(_));
+                let closers = self.g.closers.as_ref();
+                s.holds
+                    .window(in_block, closers, &s.pending, &s.session.limits, ch, i)
+            } else {
+                Some(Window::WHOLE)
+            };
             let Some(w) = window else {
                 // The hold reached its bound.
                 self.release_hold(true, out);

@@ -20,6 +20,7 @@ const JSON_WINDOW: usize = 256;
 /// argument: the bytes are held, the scanner passes them on, and the
 /// argument delta goes out, exactly as [`read`] would do. `false`: nothing
 /// was read (see `block::direct`).
+#[inline]
 pub(super) fn direct(
     b: &mut Reading,
     steady: &mut Steady,

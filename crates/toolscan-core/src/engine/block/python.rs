@@ -23,35 +23,48 @@ pub(super) struct Fed {
 /// Reads the arguments of step `py` from `bytes`, written into the call
 /// as they are read: how many bytes it read (the runner holds them, then
 /// calls [`then`]). A call that has arguments already fails at once.
+#[inline]
 pub(super) fn feed(
     py: &PyStep,
     b: &mut Reading,
     env: &BlockCtx<'_>,
     bytes: &[u8],
 ) -> Result<(usize, Fed), Stop> {
-    let mut r = match std::mem::take(&mut b.st) {
-        StepState::Py(r) => r,
-        _ => {
+    let depth = env.session.limits.max_depth;
+    // The reader is read in place (the commonest step of pythonic
+    // arguments: no move a chunk); a fresh one is put in place after its
+    // first read.
+    let fed = match &mut b.st {
+        StepState::Py(r) => read_py(r, py, depth, bytes, &mut b.calls.cur().args),
+        st => {
             let c = b.calls.cur();
             if c.span.is_some() || !matches!(c.args_state, Args::Missing) {
                 return Err(Stop::fail(Reason::TwoArgs));
             }
             c.args.clear();
-            Box::new(PyReader::new(&mut c.args))
+            let mut r = Box::new(PyReader::new(&mut c.args));
+            let fed = read_py(&mut r, py, depth, bytes, &mut c.args);
+            *st = StepState::Py(r);
+            fed
         }
     };
-    let c = b.calls.cur();
-    let progress = r.feed(py, env.session.limits.max_depth, bytes, &mut c.args);
-    let fed = Fed {
-        progress,
-        repeated: r.take_repeated(),
-        shown: r.shown(),
-    };
-    b.st = StepState::Py(r);
+    let progress = fed.progress;
     Ok((consumed(progress), fed))
 }
 
+/// One read of the Python reader `r`, writing into `args`.
+#[inline]
+fn read_py(r: &mut PyReader, py: &PyStep, depth: usize, bytes: &[u8], args: &mut Vec<u8>) -> Fed {
+    let progress = r.feed(py, depth, bytes, args);
+    Fed {
+        progress,
+        repeated: r.take_repeated(),
+        shown: r.shown(),
+    }
+}
+
 /// What the step does once the bytes it read are held.
+#[inline]
 pub(super) fn then(b: &mut Reading, env: &mut BlockCtx<'_>, fed: Fed) -> Flow {
     if fed.repeated {
         b.calls.notes.push(Diagnostic {

@@ -103,16 +103,21 @@ pub(crate) fn steady(b: &mut Block, pending: &mut Pending, out: &mut dyn Sink, t
 /// chunks of a long argument. The step's reader takes it as [`run`] would,
 /// without the loop around it, which would only find the step still
 /// reading and ask for more. `false`: nothing was read; `run` is the way.
+#[inline]
 pub(crate) fn direct(prog: &[Op], block: &mut Block, env: &mut BlockCtx<'_>, text: &str) -> bool {
     let (b, steady) = block.parts();
     if text.len() > room(b, env).0 {
         return false;
     }
-    synced(b, env, |b, env| match prog.get(b.pc) {
+    let read = match prog.get(b.pc) {
         Some(Op::Json(_)) => json::direct(b, steady, env, text),
         Some(Op::Value(_)) => value::direct(b, steady, env, text),
-        _ => false,
-    })
+        _ => return false,
+    };
+    if read {
+        synced(b, env, |_, _| ());
+    }
+    read
 }
 
 /// Runs `piece` of a block's reading (a chunk read directly, what the end
@@ -191,6 +196,7 @@ fn read(
 /// What a reader read, `fed` (how many bytes, and what it found — or a
 /// failure before it read any), held in the pending buffer within the
 /// room the limits leave; then `then`, the reader's act on it.
+#[inline]
 fn held<F>(
     b: &mut Reading,
     env: &mut BlockCtx<'_>,

@@ -137,6 +137,7 @@ pub(super) fn then(v: &ValueOp, b: &mut Reading, env: &mut BlockCtx<'_>, fed: Fe
 /// bytes are held and handed to the call, and the argument delta goes out,
 /// exactly as [`read`] would do. `false`: nothing was read (see
 /// `block::direct`).
+#[inline]
 pub(super) fn direct(
     b: &mut Reading,
     steady: &mut Steady,
