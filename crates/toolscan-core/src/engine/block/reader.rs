@@ -42,6 +42,7 @@ impl Block {
                 recover: None,
                 failed_at: None,
                 replayed_at: None,
+                spin: Spin::default(),
             },
         }
     }
@@ -121,6 +122,36 @@ pub(crate) struct Reading {
     /// there, before the block read a byte, would send text mode back to
     /// the same marker (see the block loop, `run`).
     pub(crate) replayed_at: Option<Offset>,
+    /// Steps visited in a row without reading a byte (see [`Spin`]).
+    pub(crate) spin: Spin,
+}
+
+/// Steps visited in a row at one place of the stream, counted across
+/// the runs of a block (and so across chunks): a program that loops
+/// without reading gives up after the same number of visits however the
+/// input is cut.
+#[derive(Debug, Default)]
+pub(crate) struct Spin {
+    /// Where the visits were counted.
+    at: Offset,
+    /// How many, at `at`.
+    visits: usize,
+}
+
+impl Spin {
+    /// A step visited at `pos`: how many visits in a row at `pos` now.
+    pub(crate) fn visit(&mut self, pos: Offset) -> usize {
+        if pos != self.at {
+            (self.at, self.visits) = (pos, 0);
+        }
+        self.visits += 1;
+        self.visits
+    }
+
+    /// The last visit did not run the step (it waits for bytes).
+    pub(crate) fn unvisit(&mut self) {
+        self.visits = self.visits.saturating_sub(1);
+    }
 }
 
 impl Reading {

@@ -20,20 +20,15 @@ pub(crate) fn run(
 ) -> (usize, Outcome) {
     let b = block.reading();
     // Steps that read nothing must not loop (a custom program may jump to
-    // itself): give up after visiting every step twice without progress.
-    let (mut spins, mut last) = (0usize, i);
+    // itself): give up after visiting every step twice without progress
+    // (counted at the place in the stream, whatever the chunks: `Spin`).
     loop {
         let Some(op) = prog.get(b.pc) else {
             // Falling off the end of a program ends the block.
             end_block(b, env);
             return (i, Outcome::Text);
         };
-        if i == last {
-            spins += 1;
-        } else {
-            (spins, last) = (0, i);
-        }
-        let flow = if spins > 2 * prog.len() + 2 {
+        let flow = if b.spin.visit(env.pending.pos) > 2 * prog.len() + 2 {
             // Not a failure of one call: the block is over.
             b.recover = None;
             Flow::Fail(Stop::fail(Reason::NoProgress))
@@ -42,6 +37,8 @@ pub(crate) fn run(
             // a call is dispatched in the feed that completes it.
             flow
         } else if i == ch.bytes.len() {
+            // (Not a visit: the step runs when bytes come.)
+            b.spin.unvisit();
             return (i, Outcome::NeedMore);
         } else {
             let (n, flow) = read(prog, op, b, env, &Input::new(ch, i, b, env));
