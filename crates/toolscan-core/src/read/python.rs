@@ -23,6 +23,13 @@
 //! - an unknown escape (`\d`) keeps its backslash, as Python does; `\N{…}`
 //!   fails the call; a `\u`/`\U` surrogate must be a high one directly
 //!   followed by a low one (they combine), else the call fails.
+//!
+//! The same reader also reads one whole Python literal, alone
+//! ([`PyReader::literal`]): a raw parameter value a model wrote in Python.
+//! There it follows Python's `ast.literal_eval` and `json.dumps` more
+//! closely: an integer with leading zeros fails, and a dictionary key that
+//! is `True`, `False` or `None` becomes its JSON text (`{None: 1}` →
+//! `{"null":1}`).
 
 use std::collections::HashSet;
 
@@ -162,6 +169,9 @@ pub(crate) struct PyReader {
     repeated: bool,
     /// Where a dropped value is written (cleared after each step).
     discard: Vec<u8>,
+    /// Reading one literal ([`PyReader::literal`]), not a call's
+    /// arguments: there are no arguments around the value.
+    literal: bool,
 }
 
 /// Writes a decoded character as JSON string content.
@@ -280,6 +290,29 @@ pub(crate) fn push_number(tok: &[u8], out: &mut Vec<u8>) -> Result<(), Reason> {
     Ok(())
 }
 
+/// Whether the number `tok` is a decimal integer written with a leading
+/// zero before another digit (`07`, `-0_7`), which Python refuses (`00`,
+/// `0.5` and `07.5` it reads).
+fn has_leading_zero(tok: &[u8]) -> bool {
+    let digits = tok
+        .strip_prefix(b"-")
+        .or(tok.strip_prefix(b"+"))
+        .unwrap_or(tok);
+    let mut it = digits.iter().copied().filter(|&b| b != b'_');
+    if it.next() != Some(b'0') {
+        return false;
+    }
+    let mut nonzero = false;
+    for b in it {
+        match b {
+            b'0' => {}
+            b'1'..=b'9' => nonzero = true,
+            _ => return false, // a point, an exponent, a radix: not an integer
+        }
+    }
+    nonzero
+}
+
 impl PyReader {
     /// A reader at the start of the arguments (their opening bracket was
     /// read); writes the arguments object's `{` to `out`.
@@ -294,6 +327,43 @@ impl PyReader {
             dropping: false,
             repeated: false,
             discard: Vec::new(),
+            literal: false,
+        }
+    }
+
+    /// A reader of one Python literal alone (`{'a': (1, 2)}`, `True`,
+    /// `'x'`), not of a call's arguments: feed it the literal, then call
+    /// [`finish`](PyReader::finish). Use it with [`PyStep::keywords`] (so
+    /// dictionary keys are literals and parentheses make tuples). Nothing
+    /// but whitespace may follow the value; no key is ever dropped.
+    pub(crate) fn literal() -> PyReader {
+        PyReader {
+            st: St::Value,
+            frames: Vec::new(),
+            tok: Vec::new(),
+            shown: false,
+            seen: HashSet::new(),
+            dropping: false,
+            repeated: false,
+            discard: Vec::new(),
+            literal: true,
+        }
+    }
+
+    /// The end of the input of a [`literal`](PyReader::literal) reader:
+    /// ends a number or a word still being read, then tells whether one
+    /// whole literal was read.
+    pub(crate) fn finish(&mut self, step: &PyStep, out: &mut Vec<u8>) -> Result<(), Reason> {
+        if matches!(self.st, St::Num | St::Word | St::Quote { n: 2, .. }) {
+            // These end at any byte that cannot continue them; a space is
+            // one.
+            let mut i = 0;
+            self.step(step, 0, b" ", &mut i, out)?;
+        }
+        if self.literal && self.st == St::After && self.frames.is_empty() {
+            Ok(())
+        } else {
+            Err(Reason::ArgsUnfinished)
         }
     }
 
@@ -635,6 +705,10 @@ impl PyReader {
             *i += 1;
             return Ok(());
         }
+        if self.literal && has_leading_zero(&self.tok) {
+            // Python refuses `07`; only the call reader reads it as `7`.
+            return Err(Reason::BadNumber { found: b'0' });
+        }
         let mut num = Vec::new();
         push_number(&self.tok, &mut num)?;
         if self.frames.last().is_some_and(|f| f.at_key) {
@@ -726,7 +800,8 @@ impl PyReader {
     /// Writes the key in `tok`: `,` before all but the first, the key as a
     /// JSON string, `:`.
     fn write_key(&mut self, out: &mut Vec<u8>) {
-        if self.frames.len() == 1 && !self.seen.insert(self.tok.clone()) {
+        let in_args = matches!(self.frames.as_slice(), [f] if f.kind == Kind::Args);
+        if in_args && !self.seen.insert(self.tok.clone()) {
             // The arguments name this key again: its value is dropped.
             self.dropping = true;
             self.repeated = true;
@@ -778,14 +853,16 @@ impl PyReader {
             self.st = St::Num;
             return Ok(());
         }
-        if at_key {
+        let word = b.is_ascii_alphabetic() || b == b'_';
+        if at_key && !(self.literal && word) {
+            // (A literal's dict key may be `True`, `False` or `None`.)
             return Err(Reason::DictKey { found: b });
         }
         let kind = match b {
             b'[' => Kind::List,
             b'{' => Kind::Dict,
             b'(' if keywords => Kind::Tuple,
-            _ if b.is_ascii_alphabetic() || b == b'_' => {
+            _ if word => {
                 self.tok.clear();
                 self.tok.push(b);
                 self.st = St::Word;
@@ -834,10 +911,14 @@ impl PyReader {
             _ if b == b'(' => return Err(Reason::NestedCall),
             _ => return Err(Reason::NotALiteral),
         };
-        if at_key {
+        if at_key && self.literal {
+            // As `json.dumps` writes such a key: its JSON text.
+            push_json_str(json, out);
+        } else if at_key {
             return Err(Reason::DictKey { found: b });
+        } else {
+            out.extend_from_slice(json);
         }
-        out.extend_from_slice(json);
         self.st = St::After;
         Ok(())
     }
@@ -1602,5 +1683,92 @@ b')"#,
         assert!(n("inf").is_err());
         assert!(n("1e5x").is_err());
         assert!(n("0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF").is_err());
+    }
+}
+
+#[cfg(test)]
+mod literal_tests {
+    use super::*;
+
+    /// Reads `input` as one literal, whole and cut at every byte; the JSON,
+    /// or the failure.
+    fn lit(input: &str) -> Result<String, Reason> {
+        let step = PyStep::keywords().json_literals();
+        let read = |cut: usize| {
+            let mut out = Vec::new();
+            let mut r = PyReader::literal();
+            let (a, b) = input.as_bytes().split_at(cut);
+            for part in [a, b] {
+                if let Progress::Fail(_, why) = r.feed(&step, 127, part, &mut out) {
+                    return Err(why);
+                }
+            }
+            r.finish(&step, &mut out)?;
+            Ok(String::from_utf8(out).expect("UTF-8"))
+        };
+        let whole = read(input.len());
+        for cut in 0..input.len() {
+            if input.is_char_boundary(cut) {
+                assert_eq!(read(cut), whole, "cut at {cut}: {input}");
+            }
+        }
+        whole
+    }
+
+    #[test]
+    fn one_literal() {
+        let ok = |input: &str, json: &str| assert_eq!(lit(input), Ok(json.to_owned()), "{input}");
+        ok("1", "1");
+        ok(" -2.5e3 ", "-2.5e3");
+        ok("0x1F", "31");
+        ok("1_000", "1000");
+        ok("00", "0");
+        ok("07.5", "7.5");
+        ok("'x'", "\"x\"");
+        ok("''", "\"\"");
+        ok("r'\\d'", "\"\\\\d\"");
+        ok("True", "true");
+        ok("null", "null");
+        ok("(1, (2,), [])", "[1,[2],[]]");
+        ok(
+            "{1: 'a', None: 'b', True: +2}",
+            r#"{"1":"a","null":"b","true":2}"#,
+        );
+        ok("{'a': {'b': ()}}", r#"{"a":{"b":[]}}"#);
+        // The arguments' repeated-key rule does not apply to a dict.
+        ok("{'a': 1, 'a': 2}", r#"{"a":1,"a":2}"#);
+        let bad = |input: &str| assert!(lit(input).is_err(), "{input}");
+        bad("");
+        bad("07");
+        bad("-0_7");
+        bad("[1, 007]");
+        bad("{07: 1}");
+        bad("(1)");
+        bad("1, 2");
+        bad("[1] [2]");
+        bad("{1, 2}");
+        bad("'open");
+        bad("[1,");
+        bad("x");
+        bad("{x: 1}");
+        bad("'\\N{DASH}'");
+    }
+
+    #[test]
+    fn literal_depth_is_bounded() {
+        let step = PyStep::keywords();
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let mut out = Vec::new();
+        let mut r = PyReader::literal();
+        assert!(matches!(
+            r.feed(&step, 3, deep(3).as_bytes(), &mut out),
+            Progress::Partial(6)
+        ));
+        assert_eq!(r.finish(&step, &mut out), Ok(()));
+        let mut r = PyReader::literal();
+        assert!(matches!(
+            r.feed(&step, 3, deep(4).as_bytes(), &mut Vec::new()),
+            Progress::Fail(3, Reason::TooDeep { limit: 3 })
+        ));
     }
 }
