@@ -26,9 +26,9 @@ pub(crate) enum Kind {
 use crate::offset::Offset;
 use crate::read::reason::Reason;
 
-/// What the sink wants after a callback.
+/// A [`Visitor`]'s answer to a callback: what the scanner does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Flow {
+pub(crate) enum Answer {
     /// Carry on.
     Go,
     /// Stop here: the current byte is rejected (not consumed).
@@ -40,14 +40,18 @@ pub(crate) enum Flow {
     Pause,
 }
 
+/// The old name of [`Answer`], kept while `engine/call/json.rs` still
+/// uses it.
+pub(crate) use self::Answer as Flow;
+
 /// Receives the scanner's findings. `depth` is the nesting level of the
 /// value (0 for the top-level value, 1 for its members…).
 pub(crate) trait Visitor {
-    fn value_start(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow;
-    fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow;
+    fn value_start(&mut self, at: Offset, depth: usize, kind: Kind) -> Answer;
+    fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Answer;
     /// A member key of the object at nesting level `depth`. Keys longer than
     /// [`KEY_CAP`] bytes arrive truncated with `overflow` set.
-    fn key(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Flow;
+    fn key(&mut self, at: Offset, depth: usize, key: &[u8], overflow: bool) -> Answer;
     /// The (normalised) JSON text of everything consumed, in order.
     fn output(&mut self, bytes: &[u8]);
 }
@@ -238,7 +242,7 @@ impl JsonScanner {
     /// Feeds bytes (the first at absolute offset `base`). Returns how many
     /// were consumed: all of them, or fewer when the top-level value ended
     /// (then [`is_done`](Self::is_done) is true) or the sink paused after a
-    /// value ([`Flow::Pause`]; the next call goes on after it).
+    /// value ([`Answer::Pause`]; the next call goes on after it).
     pub(crate) fn feed<S: Visitor>(
         &mut self,
         input: &[u8],
@@ -399,10 +403,10 @@ impl JsonScanner {
         }
     }
 
-    fn go(flow: Flow, at: Offset) -> Result<(), JsonError> {
+    fn go(flow: Answer, at: Offset) -> Result<(), JsonError> {
         match flow {
-            Flow::Go | Flow::Pause => Ok(()),
-            Flow::Fail(r) => Err(err(at, r)),
+            Answer::Go | Answer::Pause => Ok(()),
+            Answer::Fail(r) => Err(err(at, r)),
         }
     }
 
@@ -590,7 +594,7 @@ impl JsonScanner {
         Self::go(flow, at)?;
         self.st = if self.stack.is_empty() {
             St::Done
-        } else if flow == Flow::Pause {
+        } else if flow == Answer::Pause {
             // (`feed` returns at `Done`; the next one resumes at `After`.)
             self.paused = true;
             St::Done
@@ -734,14 +738,14 @@ impl JsonScanner {
 pub(crate) struct Ignore;
 
 impl Visitor for Ignore {
-    fn value_start(&mut self, _: Offset, _: usize, _: Kind) -> Flow {
-        Flow::Go
+    fn value_start(&mut self, _: Offset, _: usize, _: Kind) -> Answer {
+        Answer::Go
     }
-    fn value_end(&mut self, _: Offset, _: usize, _: Kind) -> Flow {
-        Flow::Go
+    fn value_end(&mut self, _: Offset, _: usize, _: Kind) -> Answer {
+        Answer::Go
     }
-    fn key(&mut self, _: Offset, _: usize, _: &[u8], _: bool) -> Flow {
-        Flow::Go
+    fn key(&mut self, _: Offset, _: usize, _: &[u8], _: bool) -> Answer {
+        Answer::Go
     }
     fn output(&mut self, _: &[u8]) {}
 }
@@ -806,16 +810,16 @@ mod tests {
     }
 
     impl Visitor for Rec {
-        fn value_start(&mut self, _: Offset, _: usize, _: Kind) -> Flow {
-            Flow::Go
+        fn value_start(&mut self, _: Offset, _: usize, _: Kind) -> Answer {
+            Answer::Go
         }
-        fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Flow {
+        fn value_end(&mut self, at: Offset, depth: usize, kind: Kind) -> Answer {
             self.ends.push((at.get(), depth, kind));
-            Flow::Go
+            Answer::Go
         }
-        fn key(&mut self, _: Offset, _: usize, key: &[u8], _: bool) -> Flow {
+        fn key(&mut self, _: Offset, _: usize, key: &[u8], _: bool) -> Answer {
             self.keys.push(String::from_utf8_lossy(key).into_owned());
-            Flow::Go
+            Answer::Go
         }
         fn output(&mut self, bytes: &[u8]) {
             self.out.extend_from_slice(bytes);
