@@ -27,7 +27,8 @@
 //! The same reader also reads one whole Python literal, alone
 //! ([`PyReader::literal`]): a raw parameter value a model wrote in Python.
 //! There it follows Python's `ast.literal_eval` and `json.dumps` more
-//! closely: an integer with leading zeros fails, and a dictionary key that
+//! closely: an integer with leading zeros fails, so does an underscore
+//! that is not between two digits (`1_`), and a dictionary key that
 //! is `True`, `False` or `None` becomes its JSON text (`{None: 1}` →
 //! `{"null":1}`).
 
@@ -290,16 +291,35 @@ pub(crate) fn push_number(tok: &[u8], out: &mut Vec<u8>) -> Result<(), Reason> {
     Ok(())
 }
 
-/// Whether the number `tok` is a decimal integer written with a leading
-/// zero before another digit (`07`, `-0_7`), which Python refuses (`00`,
-/// `0.5` and `07.5` it reads).
-fn has_leading_zero(tok: &[u8]) -> bool {
+/// Whether Python refuses the number `tok`, which [`push_number`] reads:
+/// a decimal integer written with a leading zero before another digit
+/// (`07`; `00`, `0.5` and `07.5` Python reads), or an underscore that is
+/// not between two digits (`1_`, `1__0`, `1_.5`; `0x_1F` Python reads).
+fn python_refuses(tok: &[u8]) -> bool {
     let digits = tok
         .strip_prefix(b"-")
         .or(tok.strip_prefix(b"+"))
         .unwrap_or(tok);
+    let radix = match digits {
+        [b'0', b'x' | b'X', ..] => 16,
+        [b'0', b'o' | b'O', ..] => 8,
+        [b'0', b'b' | b'B', ..] => 2,
+        _ => 10,
+    };
+    let is_digit = |b: u8| char::from(b).is_digit(radix);
+    let misplaced = digits.iter().enumerate().any(|(k, &b)| {
+        b == b'_'
+            && !(k
+                .checked_sub(1)
+                .and_then(|j| digits.get(j))
+                .is_some_and(|&a| is_digit(a) || (radix != 10 && k == 2))
+                && digits.get(k + 1).is_some_and(|&c| is_digit(c)))
+    });
+    if misplaced {
+        return true;
+    }
     let mut it = digits.iter().copied().filter(|&b| b != b'_');
-    if it.next() != Some(b'0') {
+    if radix != 10 || it.next() != Some(b'0') {
         return false;
     }
     let mut nonzero = false;
@@ -307,7 +327,7 @@ fn has_leading_zero(tok: &[u8]) -> bool {
         match b {
             b'0' => {}
             b'1'..=b'9' => nonzero = true,
-            _ => return false, // a point, an exponent, a radix: not an integer
+            _ => return false, // a point or an exponent: not an integer
         }
     }
     nonzero
@@ -705,9 +725,12 @@ impl PyReader {
             *i += 1;
             return Ok(());
         }
-        if self.literal && has_leading_zero(&self.tok) {
-            // Python refuses `07`; only the call reader reads it as `7`.
-            return Err(Reason::BadNumber { found: b'0' });
+        if self.literal && python_refuses(&self.tok) {
+            // Python refuses `07` and `1_`; the call reader reads `7` and
+            // `1`.
+            return Err(Reason::BadNumber {
+                found: self.tok.first().copied().unwrap_or(b'0'),
+            });
         }
         let mut num = Vec::new();
         push_number(&self.tok, &mut num)?;
@@ -1722,6 +1745,9 @@ mod literal_tests {
         ok(" -2.5e3 ", "-2.5e3");
         ok("0x1F", "31");
         ok("1_000", "1000");
+        ok("1_000.000_1e1_0", "1000.0001e10");
+        ok("0x_1F", "31");
+        ok("-0b1_0", "-2");
         ok("00", "0");
         ok("07.5", "7.5");
         ok("'x'", "\"x\"");
@@ -1741,6 +1767,13 @@ mod literal_tests {
         bad("");
         bad("07");
         bad("-0_7");
+        bad("1_");
+        bad("1__0");
+        bad("1_.5");
+        bad("1._5");
+        bad("1e_5");
+        bad("+_0");
+        bad("0x1F_");
         bad("[1, 007]");
         bad("{07: 1}");
         bad("(1)");
