@@ -202,6 +202,48 @@ fn replayed_marker_refused_at_its_first_byte_does_not_reopen_forever() {
         .expect("no panic, no overflow");
 }
 
+/// `format_file`, a Gemma `tool_code` fence described as a format file
+/// whose call list recovers a failed element by reading over it up to a
+/// newline or a backtick: at the closing fence the name capture fails on
+/// its first byte, the recovery reads nothing and jumps back to the
+/// capture, and so on — a loop that reads no byte, which the runner ends
+/// after visiting every step twice. The count of visits restarted at
+/// every run of the block, so a chunk boundary inside the loop allowed it
+/// more turns, each with its diagnostic (12 events whole, 13 cut at
+/// `chunking 2`). The count is now kept at the place in the stream, across
+/// runs. What it protects: chunking invariance of a program that loops
+/// without reading.
+#[test]
+fn a_program_that_loops_without_reading_gives_up_at_one_place_under_any_chunking() {
+    // The fuzzer's input as it wrote it (`tests/fuzz_findings/`): flags
+    // (reasoning separation on), the chunking, the description, 0xFF, the
+    // response.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
+    let data =
+        std::fs::read(dir.join("format-file-loop-without-reading.bin")).expect("the finding");
+    let cut = data
+        .iter()
+        .position(|&b| b == 0xFF)
+        .expect("a description, then 0xFF");
+    let description = std::str::from_utf8(&data[2..cut]).expect("UTF-8");
+    let mut reg = Registry::builtin();
+    reg.register_json(description)
+        .expect("the description loads");
+    let g = reg.grammar("fuzz-gemma-tool-code").expect("it compiles");
+    let found = &data[cut + 1..];
+    for input in [
+        found,
+        b"```tool_code\nf(a=1)\n```\ntext ```tool_code\n```".as_slice(),
+    ] {
+        let events = chunk::invariant(
+            || Parser::new(g.clone(), options().with_reasoning(true)),
+            input,
+        )
+        .unwrap_or_else(|e| panic!("{input:?}: {e}"));
+        check_events(&events).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Calls held inside reasoning
 

@@ -5,7 +5,7 @@
 //! [`Registry`]: registry::Registry
 
 pub mod aliases;
-pub(crate) mod build;
 pub(crate) mod formats;
 pub(crate) mod register;
 pub(crate) mod registry;
+pub(crate) mod shorthand;

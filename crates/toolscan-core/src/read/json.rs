@@ -25,6 +25,7 @@ pub(crate) enum Kind {
 
 use crate::offset::Offset;
 use crate::read::reason::Reason;
+use crate::read::steps::Progress;
 
 /// What a [`Visitor`] answers after a callback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,6 +239,23 @@ impl JsonScanner {
     /// Whether the top-level value has ended.
     pub(crate) fn is_done(&self) -> bool {
         self.st == St::Done && !self.paused
+    }
+
+    /// [`feed`](Self::feed) as the readers' shared status: done when the
+    /// top-level value ended, failed at the byte the scanner (or the
+    /// visitor) refused.
+    #[inline]
+    pub(crate) fn read<S: Visitor>(
+        &mut self,
+        input: &[u8],
+        base: Offset,
+        sink: &mut S,
+    ) -> Progress {
+        match self.feed(input, base, sink) {
+            Ok(n) if self.is_done() => Progress::Done(n, ()),
+            Ok(n) => Progress::Partial(n),
+            Err(e) => Progress::Fail(e.at.index_from(base), e.reason),
+        }
     }
 
     /// Feeds bytes (the first at absolute offset `base`). Returns how many
@@ -1016,5 +1034,81 @@ mod tests {
             .unwrap_err();
         assert!(e.reason.is_limit());
         assert_eq!(e.at.get(), 3);
+    }
+
+    /// The scanner through the readers' shared status, against a table of
+    /// states (fresh; inside a string; after a key; after a value in an
+    /// array) × inputs (what completes the value, what continues it, a
+    /// byte that fails it).
+    #[test]
+    fn read_by_state_and_input() {
+        use crate::read::steps::Progress;
+        let fail = |n, reason| Progress::Fail(n, reason);
+        let table: &[(&str, &str, &str, Progress)] = &[
+            ("fresh, whole", "", r#"{"a": 1}"#, Progress::Done(8, ())),
+            (
+                "fresh, whole, more after",
+                "",
+                r#"{"a": 1} x"#,
+                Progress::Done(8, ()),
+            ),
+            ("fresh, cut", "", r#"{"a": "#, Progress::Partial(6)),
+            (
+                "fresh, bad",
+                "",
+                r#"{"a" 1}"#,
+                fail(5, Reason::ExpectedColon { found: b'1' }),
+            ),
+            (
+                "in a string, ends",
+                r#"{"a": "x"#,
+                r#"y"}"#,
+                Progress::Done(3, ()),
+            ),
+            (
+                "in a string, goes on",
+                r#"{"a": "x"#,
+                "y z",
+                Progress::Partial(3),
+            ),
+            (
+                "in a string, a control byte",
+                r#"{"a": "x"#,
+                "\u{1}",
+                fail(0, Reason::ControlChar { found: 1 }),
+            ),
+            (
+                "after a key, value",
+                r#"{"a""#,
+                ": [1]}",
+                Progress::Done(6, ()),
+            ),
+            (
+                "after a key, no colon",
+                r#"{"a""#,
+                " 1",
+                fail(1, Reason::ExpectedColon { found: b'1' }),
+            ),
+            ("in an array, next", "[1", ", 2]", Progress::Done(4, ())),
+            (
+                "in an array, no comma",
+                "[1",
+                " 2",
+                fail(1, Reason::ExpectedCommaOrClose { found: b'2' }),
+            ),
+            (
+                "after a colon, no value",
+                r#"{"a": "#,
+                "}",
+                fail(0, Reason::ExpectedValue { found: b'}' }),
+            ),
+        ];
+        for &(what, before, input, want) in table {
+            let mut s = JsonScanner::new(false, 8);
+            let head = s.read(before.as_bytes(), Offset::START, &mut Ignore);
+            assert_eq!(head, Progress::Partial(before.len()), "{what}: the state");
+            let base = Offset::START.after(before.len());
+            assert_eq!(s.read(input.as_bytes(), base, &mut Ignore), want, "{what}");
+        }
     }
 }

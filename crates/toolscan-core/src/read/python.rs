@@ -23,6 +23,14 @@
 //! - an unknown escape (`\d`) keeps its backslash, as Python does; `\N{…}`
 //!   fails the call; a `\u`/`\U` surrogate must be a high one directly
 //!   followed by a low one (they combine), else the call fails.
+//!
+//! The same reader also reads one whole Python literal, alone
+//! ([`PyReader::literal`]): a raw parameter value a model wrote in Python.
+//! There it follows Python's `ast.literal_eval` and `json.dumps` more
+//! closely: an integer with leading zeros fails, so does an underscore
+//! that is not between two digits (`1_`), and a dictionary key that
+//! is `True`, `False` or `None` becomes its JSON text (`{None: 1}` →
+//! `{"null":1}`).
 
 use std::collections::HashSet;
 
@@ -162,6 +170,9 @@ pub(crate) struct PyReader {
     repeated: bool,
     /// Where a dropped value is written (cleared after each step).
     discard: Vec<u8>,
+    /// Reading one literal ([`PyReader::literal`]), not a call's
+    /// arguments: there are no arguments around the value.
+    literal: bool,
 }
 
 /// Writes a decoded character as JSON string content.
@@ -280,6 +291,48 @@ pub(crate) fn push_number(tok: &[u8], out: &mut Vec<u8>) -> Result<(), Reason> {
     Ok(())
 }
 
+/// Whether Python refuses the number `tok`, which [`push_number`] reads:
+/// a decimal integer written with a leading zero before another digit
+/// (`07`; `00`, `0.5` and `07.5` Python reads), or an underscore that is
+/// not between two digits (`1_`, `1__0`, `1_.5`; `0x_1F` Python reads).
+fn python_refuses(tok: &[u8]) -> bool {
+    let digits = tok
+        .strip_prefix(b"-")
+        .or(tok.strip_prefix(b"+"))
+        .unwrap_or(tok);
+    let radix = match digits {
+        [b'0', b'x' | b'X', ..] => 16,
+        [b'0', b'o' | b'O', ..] => 8,
+        [b'0', b'b' | b'B', ..] => 2,
+        _ => 10,
+    };
+    let is_digit = |b: u8| char::from(b).is_digit(radix);
+    let misplaced = digits.iter().enumerate().any(|(k, &b)| {
+        b == b'_'
+            && !(k
+                .checked_sub(1)
+                .and_then(|j| digits.get(j))
+                .is_some_and(|&a| is_digit(a) || (radix != 10 && k == 2))
+                && digits.get(k + 1).is_some_and(|&c| is_digit(c)))
+    });
+    if misplaced {
+        return true;
+    }
+    let mut it = digits.iter().copied().filter(|&b| b != b'_');
+    if radix != 10 || it.next() != Some(b'0') {
+        return false;
+    }
+    let mut nonzero = false;
+    for b in it {
+        match b {
+            b'0' => {}
+            b'1'..=b'9' => nonzero = true,
+            _ => return false, // a point or an exponent: not an integer
+        }
+    }
+    nonzero
+}
+
 impl PyReader {
     /// A reader at the start of the arguments (their opening bracket was
     /// read); writes the arguments object's `{` to `out`.
@@ -294,6 +347,43 @@ impl PyReader {
             dropping: false,
             repeated: false,
             discard: Vec::new(),
+            literal: false,
+        }
+    }
+
+    /// A reader of one Python literal alone (`{'a': (1, 2)}`, `True`,
+    /// `'x'`), not of a call's arguments: feed it the literal, then call
+    /// [`finish`](PyReader::finish). Use it with [`PyStep::keywords`] (so
+    /// dictionary keys are literals and parentheses make tuples). Nothing
+    /// but whitespace may follow the value; no key is ever dropped.
+    pub(crate) fn literal() -> PyReader {
+        PyReader {
+            st: St::Value,
+            frames: Vec::new(),
+            tok: Vec::new(),
+            shown: false,
+            seen: HashSet::new(),
+            dropping: false,
+            repeated: false,
+            discard: Vec::new(),
+            literal: true,
+        }
+    }
+
+    /// The end of the input of a [`literal`](PyReader::literal) reader:
+    /// ends a number or a word still being read, then tells whether one
+    /// whole literal was read.
+    pub(crate) fn finish(&mut self, step: &PyStep, out: &mut Vec<u8>) -> Result<(), Reason> {
+        if matches!(self.st, St::Num | St::Word | St::Quote { n: 2, .. }) {
+            // These end at any byte that cannot continue them; a space is
+            // one.
+            let mut i = 0;
+            self.step(step, 0, b" ", &mut i, out)?;
+        }
+        if self.literal && self.st == St::After && self.frames.is_empty() {
+            Ok(())
+        } else {
+            Err(Reason::ArgsUnfinished)
         }
     }
 
@@ -370,7 +460,7 @@ impl PyReader {
                 return Progress::Fail(i, reason);
             }
             if self.st == St::Done {
-                return Progress::Done(i);
+                return Progress::Done(i, ());
             }
             if (self.shown && !was_shown) || self.repeated {
                 return Progress::Partial(i);
@@ -635,6 +725,13 @@ impl PyReader {
             *i += 1;
             return Ok(());
         }
+        if self.literal && python_refuses(&self.tok) {
+            // Python refuses `07` and `1_`; the call reader reads `7` and
+            // `1`.
+            return Err(Reason::BadNumber {
+                found: self.tok.first().copied().unwrap_or(b'0'),
+            });
+        }
         let mut num = Vec::new();
         push_number(&self.tok, &mut num)?;
         if self.frames.last().is_some_and(|f| f.at_key) {
@@ -726,7 +823,8 @@ impl PyReader {
     /// Writes the key in `tok`: `,` before all but the first, the key as a
     /// JSON string, `:`.
     fn write_key(&mut self, out: &mut Vec<u8>) {
-        if self.frames.len() == 1 && !self.seen.insert(self.tok.clone()) {
+        let in_args = matches!(self.frames.as_slice(), [f] if f.kind == Kind::Args);
+        if in_args && !self.seen.insert(self.tok.clone()) {
             // The arguments name this key again: its value is dropped.
             self.dropping = true;
             self.repeated = true;
@@ -778,14 +876,16 @@ impl PyReader {
             self.st = St::Num;
             return Ok(());
         }
-        if at_key {
+        let word = b.is_ascii_alphabetic() || b == b'_';
+        if at_key && !(self.literal && word) {
+            // (A literal's dict key may be `True`, `False` or `None`.)
             return Err(Reason::DictKey { found: b });
         }
         let kind = match b {
             b'[' => Kind::List,
             b'{' => Kind::Dict,
             b'(' if keywords => Kind::Tuple,
-            _ if b.is_ascii_alphabetic() || b == b'_' => {
+            _ if word => {
                 self.tok.clear();
                 self.tok.push(b);
                 self.st = St::Word;
@@ -834,10 +934,14 @@ impl PyReader {
             _ if b == b'(' => return Err(Reason::NestedCall),
             _ => return Err(Reason::NotALiteral),
         };
-        if at_key {
+        if at_key && self.literal {
+            // As `json.dumps` writes such a key: its JSON text.
+            push_json_str(json, out);
+        } else if at_key {
             return Err(Reason::DictKey { found: b });
+        } else {
+            out.extend_from_slice(json);
         }
-        out.extend_from_slice(json);
         self.st = St::After;
         Ok(())
     }
@@ -1256,7 +1360,7 @@ mod tests {
             r.take_repeated();
             match p {
                 Progress::Partial(n) => assert_eq!(at + n, to),
-                Progress::Done(n) => {
+                Progress::Done(n, ()) => {
                     return (String::from_utf8(out).unwrap(), End::Done(at + n));
                 }
                 Progress::Fail(n, why) => {
@@ -1565,6 +1669,104 @@ b')"#,
         );
     }
 
+    /// The reader through the readers' shared status, against a table of
+    /// states (fresh; inside a string; after a key; inside a list) ×
+    /// inputs (what completes the arguments, what continues them, a byte
+    /// that fails them); the JSON written so far.
+    #[test]
+    fn feed_by_state_and_input() {
+        let py = PyStep::keywords();
+        let table: &[(&str, &str, &str, Progress, &str)] = &[
+            (
+                "fresh, whole",
+                "",
+                "a=1)",
+                Progress::Done(4, ()),
+                r#"{"a":1}"#,
+            ),
+            (
+                "fresh, more after",
+                "",
+                "a=1) x",
+                Progress::Done(4, ()),
+                r#"{"a":1}"#,
+            ),
+            ("fresh, none", "", ")", Progress::Done(1, ()), "{}"),
+            (
+                "fresh, a positional",
+                "",
+                "1)",
+                Progress::Fail(0, Reason::PositionalArg),
+                "{",
+            ),
+            (
+                "in a string, ends",
+                "a='x",
+                "y')",
+                Progress::Done(3, ()),
+                r#"{"a":"xy"}"#,
+            ),
+            (
+                "in a string, goes on",
+                "a='x",
+                "y z",
+                Progress::Partial(3),
+                r#"{"a":"xy z"#,
+            ),
+            (
+                "after a key, value",
+                "a",
+                "=None)",
+                Progress::Done(6, ()),
+                r#"{"a":null}"#,
+            ),
+            (
+                "in a list, next",
+                "a=[1",
+                ", 2])",
+                Progress::Done(5, ()),
+                r#"{"a":[1,2]}"#,
+            ),
+            (
+                "in a list, the wrong bracket",
+                "a=[1",
+                "}",
+                Progress::Fail(0, Reason::ExpectedCommaOrClose { found: b'}' }),
+                r#"{"a":[1"#,
+            ),
+        ];
+        for &(what, before, input, want, json) in table {
+            let mut out = Vec::new();
+            let mut r = PyReader::new(&mut out);
+            let mut read = 0;
+            while read < before.len() {
+                match r.feed(&py, 8, &before.as_bytes()[read..], &mut out) {
+                    Progress::Partial(n) => read += n,
+                    other => panic!("{what}: the state: {other:?}"),
+                }
+            }
+            let mut got = r.feed(&py, 8, input.as_bytes(), &mut out);
+            // (A key that shows the call stops the reader at it: on.)
+            while let Progress::Partial(n) = got {
+                if n >= input.len() {
+                    break;
+                }
+                let mut rest = r.feed(&py, 8, &input.as_bytes()[n..], &mut out);
+                rest = match rest {
+                    Progress::Partial(k) => Progress::Partial(n + k),
+                    Progress::Done(k, ()) => Progress::Done(n + k, ()),
+                    Progress::Fail(k, why) => Progress::Fail(n + k, why),
+                };
+                if rest == got {
+                    break;
+                }
+                got = rest;
+            }
+            assert_eq!(got, want, "{what}");
+            assert_eq!(String::from_utf8_lossy(&out), json, "{what}: the JSON");
+        }
+    }
+
     #[test]
     fn shown_once_a_key_or_the_end_is_read() {
         let py = PyStep::keywords();
@@ -1582,7 +1784,7 @@ b')"#,
         assert_eq!(r.feed(&py, 8, b"'x", &mut out), Progress::Partial(2));
         let mut out = Vec::new();
         let mut r = PyReader::new(&mut out);
-        assert_eq!(r.feed(&py, 8, b" )x", &mut out), Progress::Done(2));
+        assert_eq!(r.feed(&py, 8, b" )x", &mut out), Progress::Done(2, ()));
         assert!(r.shown());
     }
 
@@ -1602,5 +1804,102 @@ b')"#,
         assert!(n("inf").is_err());
         assert!(n("1e5x").is_err());
         assert!(n("0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF").is_err());
+    }
+}
+
+#[cfg(test)]
+mod literal_tests {
+    use super::*;
+
+    /// Reads `input` as one literal, whole and cut at every byte; the JSON,
+    /// or the failure.
+    fn lit(input: &str) -> Result<String, Reason> {
+        let step = PyStep::keywords().json_literals();
+        let read = |cut: usize| {
+            let mut out = Vec::new();
+            let mut r = PyReader::literal();
+            let (a, b) = input.as_bytes().split_at(cut);
+            for part in [a, b] {
+                if let Progress::Fail(_, why) = r.feed(&step, 127, part, &mut out) {
+                    return Err(why);
+                }
+            }
+            r.finish(&step, &mut out)?;
+            Ok(String::from_utf8(out).expect("UTF-8"))
+        };
+        let whole = read(input.len());
+        for cut in 0..input.len() {
+            if input.is_char_boundary(cut) {
+                assert_eq!(read(cut), whole, "cut at {cut}: {input}");
+            }
+        }
+        whole
+    }
+
+    #[test]
+    fn one_literal() {
+        let ok = |input: &str, json: &str| assert_eq!(lit(input), Ok(json.to_owned()), "{input}");
+        ok("1", "1");
+        ok(" -2.5e3 ", "-2.5e3");
+        ok("0x1F", "31");
+        ok("1_000", "1000");
+        ok("1_000.000_1e1_0", "1000.0001e10");
+        ok("0x_1F", "31");
+        ok("-0b1_0", "-2");
+        ok("00", "0");
+        ok("07.5", "7.5");
+        ok("'x'", "\"x\"");
+        ok("''", "\"\"");
+        ok("r'\\d'", "\"\\\\d\"");
+        ok("True", "true");
+        ok("null", "null");
+        ok("(1, (2,), [])", "[1,[2],[]]");
+        ok(
+            "{1: 'a', None: 'b', True: +2}",
+            r#"{"1":"a","null":"b","true":2}"#,
+        );
+        ok("{'a': {'b': ()}}", r#"{"a":{"b":[]}}"#);
+        // The arguments' repeated-key rule does not apply to a dict.
+        ok("{'a': 1, 'a': 2}", r#"{"a":1,"a":2}"#);
+        let bad = |input: &str| assert!(lit(input).is_err(), "{input}");
+        bad("");
+        bad("07");
+        bad("-0_7");
+        bad("1_");
+        bad("1__0");
+        bad("1_.5");
+        bad("1._5");
+        bad("1e_5");
+        bad("+_0");
+        bad("0x1F_");
+        bad("[1, 007]");
+        bad("{07: 1}");
+        bad("(1)");
+        bad("1, 2");
+        bad("[1] [2]");
+        bad("{1, 2}");
+        bad("'open");
+        bad("[1,");
+        bad("x");
+        bad("{x: 1}");
+        bad("'\\N{DASH}'");
+    }
+
+    #[test]
+    fn literal_depth_is_bounded() {
+        let step = PyStep::keywords();
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let mut out = Vec::new();
+        let mut r = PyReader::literal();
+        assert!(matches!(
+            r.feed(&step, 3, deep(3).as_bytes(), &mut out),
+            Progress::Partial(6)
+        ));
+        assert_eq!(r.finish(&step, &mut out), Ok(()));
+        let mut r = PyReader::literal();
+        assert!(matches!(
+            r.feed(&step, 3, deep(4).as_bytes(), &mut Vec::new()),
+            Progress::Fail(3, Reason::TooDeep { limit: 3 })
+        ));
     }
 }

@@ -12,6 +12,7 @@
 use crate::lang::format::Trim;
 use crate::lang::program::{CloseOp, ThenOpt, ValueOp};
 use crate::offset::Offset;
+use crate::read::reason::Reason;
 use crate::read::src::HeldBytes;
 use crate::read::steps::{is_ws, Progress, ThenEnd, ThenMatch};
 use crate::read::xml::entities::decode_prefix;
@@ -465,6 +466,25 @@ impl ValueRead {
         trailing_markup(self.trim, bytes)
     }
 
+    /// [`feed`](Self::feed) as the readers' shared status: partial while
+    /// the value goes on ([`End::No`]), failed at a byte no value may hold
+    /// ([`End::Bad`], which reads none of the bytes), done with how it
+    /// ended otherwise.
+    #[inline]
+    pub(crate) fn read(
+        &mut self,
+        input: &[u8],
+        base: Offset,
+        src: HeldBytes<'_>,
+        after: &[ThenOpt],
+    ) -> Progress<End> {
+        match self.feed(input, base, src, after) {
+            (n, End::No) => Progress::Partial(n),
+            (_, End::Bad(found)) => Progress::Fail(0, Reason::Unexpected { found }),
+            (n, end) => Progress::Done(n, end),
+        }
+    }
+
     /// Reads `input` (the bytes after absolute offset `base`, not yet in
     /// the pending buffer, which ends with the value's earlier bytes:
     /// `src`) until the value ends; returns how many bytes it consumed and
@@ -499,139 +519,191 @@ impl ValueRead {
         }
         let mut n = 0;
         loop {
-            if let Some(p) = &mut self.probe {
-                // After a closer: what the program reads after the value?
-                let (progress, how) = p.m.feed(after, self.after_ws, &input[n..]);
-                let k = match progress {
-                    Progress::Done(k) | Progress::Partial(k) | Progress::Fail(k, _) => k,
-                };
-                match how {
-                    ThenEnd::No => return (input.len(), End::No),
-                    ThenEnd::Matched(j) => {
-                        // The closer: markup met before it was value.
-                        self.held_from = None;
-                        self.markup_at = None;
-                        self.next_call = false;
-                        self.ends.iter_mut().for_each(|e| *e = None);
-                        return (n + k, End::After(j));
-                    }
-                    ThenEnd::Over => {
-                        // No: the closer is part of the value (markup
-                        // inside it), and what followed it is read again.
-                        let (close_at, close_end) = (p.close_at, p.close_end);
-                        self.probe = None;
-                        self.markup_at.get_or_insert(close_at);
-                        if close_end < base {
-                            return (n + k, End::Rescan(close_end));
-                        }
-                        n = close_end.since(base);
-                        continue;
-                    }
-                }
+            if let Some(end) = self.probe_after(input, base, after, &mut n) {
+                return end;
             }
-            let (k, found) = self.m.seek(&self.opts, &input[n..]);
-            n += k;
-            let Some(j) = found else {
+            let sought = self.m.seek(&self.opts, &input[n..]);
+            n += sought.read();
+            let Progress::Done(_, j) = sought else {
                 return (n, End::No);
             };
-            let len = self.opts[j].lit.bytes.len();
-            let at = base.after(n).before(len);
-            match self.guarded {
-                Guarded::No => {}
-                Guarded::Inside => {
-                    // The closing guard: then the closer.
-                    self.stop_at = Some(at);
-                    self.guarded = Guarded::After;
-                    self.set_opts(vec![self.closer.clone()]);
-                    self.m.held.clear();
-                    continue;
-                }
-                Guarded::After => return (n, End::Close),
+            if let Some(end) = self.met(j, n, input, base, src, after) {
+                return end;
             }
-            if j == 0 && !after.is_empty() && self.guarded == Guarded::No {
-                // The closer counts only if what the program reads after
-                // the value follows it.
-                let close_end = at.after(len);
-                self.probe = Some(Probe {
-                    close_at: at,
-                    close_end,
-                    m: ThenMatch::new(close_end, after.len()),
-                });
+        }
+    }
+
+    /// [`feed`](Self::feed), after a closer, if one is being probed: reads
+    /// what follows it from `input[*n]` on to see whether the program reads
+    /// it after the value. The value's end, or `None` to seek on from `*n`
+    /// (the probe is over: the closer was value).
+    #[inline]
+    fn probe_after(
+        &mut self,
+        input: &[u8],
+        base: Offset,
+        after: &[ThenOpt],
+        n: &mut usize,
+    ) -> Option<(usize, End)> {
+        let p = self.probe.as_mut()?;
+        let (k, how) = match p.m.feed(after, self.after_ws, &input[*n..]) {
+            Progress::Done(k, how) => (k, how),
+            // (`ThenMatch` fails no byte: the sequel is over or not yet.)
+            Progress::Partial(_) | Progress::Fail(..) => return Some((input.len(), End::No)),
+        };
+        match how {
+            ThenEnd::Matched(j) => {
+                // The closer: markup met before it was value.
+                self.forget_markup();
+                Some((*n + k, End::After(j)))
+            }
+            ThenEnd::Over => {
+                // No: the closer is part of the value (markup inside it),
+                // and what followed it is read again.
+                let (close_at, close_end) = (p.close_at, p.close_end);
+                self.probe = None;
+                self.markup_at.get_or_insert(close_at);
+                if close_end < base {
+                    return Some((*n + k, End::Rescan(close_end)));
+                }
+                *n = close_end.since(base);
+                None
+            }
+        }
+    }
+
+    /// The closer ended the value: the markup met before it was value
+    /// after all.
+    #[inline]
+    fn forget_markup(&mut self) {
+        self.held_from = None;
+        self.markup_at = None;
+        self.next_call = false;
+        self.ends.iter_mut().for_each(|e| *e = None);
+    }
+
+    /// [`feed`](Self::feed) met option `j`, whose literal ends at
+    /// `input[n]`: the value's end, or `None` to seek on from `n`.
+    #[inline]
+    fn met(
+        &mut self,
+        j: usize,
+        n: usize,
+        input: &[u8],
+        base: Offset,
+        src: HeldBytes<'_>,
+        after: &[ThenOpt],
+    ) -> Option<(usize, End)> {
+        let len = self.opts[j].lit.bytes.len();
+        let at = base.after(n).before(len);
+        match self.guarded {
+            Guarded::No => {}
+            Guarded::Inside => {
+                // The closing guard: then the closer.
+                self.stop_at = Some(at);
+                self.guarded = Guarded::After;
+                self.set_opts(vec![self.closer.clone()]);
                 self.m.held.clear();
-                continue;
+                return None;
             }
-            if j == 0 {
-                // The closer: markup met before it was value after all.
-                self.held_from = None;
-                self.markup_at = None;
-                self.next_call = false;
-                self.ends.iter_mut().for_each(|e| *e = None);
-                return (n, End::Close);
+            Guarded::After => return Some((n, End::Close)),
+        }
+        if j == 0 && !after.is_empty() && self.guarded == Guarded::No {
+            // The closer counts only if what the program reads after
+            // the value follows it.
+            let close_end = at.after(len);
+            self.probe = Some(Probe {
+                close_at: at,
+                close_end,
+                m: ThenMatch::new(close_end, after.len()),
+            });
+            self.m.held.clear();
+            return None;
+        }
+        if j == 0 {
+            self.forget_markup();
+            return Some((n, End::Close));
+        }
+        if j <= self.n_recover {
+            if self.next_call {
+                // The next call's parameter, after its opener.
+                return Some((n, End::Closed));
             }
-            if j <= self.n_recover {
-                if self.next_call {
-                    // The next call's parameter, after its opener.
-                    return (n, End::Closed);
-                }
-                return (n, End::Recover(self.opts[j].to));
-            }
-            if j <= self.n_recover + self.n_at_end {
-                // Markup that may end the value, decided at the end of the
-                // stream: for now it is value.
-                self.held_from.get_or_insert(at);
-                self.ends[j - 1 - self.n_recover] = Some(at);
-                self.m.held.clear();
-                continue;
-            }
-            let nested = self.n_recover + self.n_at_end + self.n_nest;
-            let linked = nested + self.n_follow + self.n_next_block;
-            if j > linked && j <= linked + self.n_markup {
-                // The format's markup inside the value: value, but noted.
-                self.markup_at.get_or_insert(at);
-                self.m.held.clear();
-                continue;
-            }
-            if j > nested && j <= linked {
-                // (Markup inside the value, if it ends before it.)
-                self.markup_at.get_or_insert(at);
-                if self.held_from.is_some() {
-                    if j <= nested + self.n_follow {
-                        // The next call's markup after the call's closer.
-                        return (n, End::Closed);
-                    }
-                    // The next block's marker: a parameter after it will
-                    // show it began the next call.
-                    self.next_call = true;
-                }
-                // Without a closer before it, it is value (so far).
-                self.m.held.clear();
-                continue;
-            }
-            if self.blank_before(at, base, input, src) {
-                if j <= nested {
-                    return (n, End::Nest(self.opts[j].to));
-                }
-                if let Some((_, close)) = &self.guard {
-                    // The guard's opener: its content is value, verbatim.
-                    self.done = at.after(len);
-                    self.lead_done = true;
-                    self.trim = Trim::None;
-                    self.entities = false;
-                    let close = ThenOpt {
-                        lit: close.clone(),
-                        to: 0,
-                        begins_call: false,
-                    };
-                    self.set_opts(vec![close]);
-                    self.guarded = Guarded::Inside;
-                    self.m.held.clear();
-                    continue;
-                }
-            }
-            // Nesting markup after text is value.
+            return Some((n, End::Recover(self.opts[j].to)));
+        }
+        if j <= self.n_recover + self.n_at_end {
+            // Markup that may end the value, decided at the end of the
+            // stream: for now it is value.
+            self.held_from.get_or_insert(at);
+            self.ends[j - 1 - self.n_recover] = Some(at);
+            self.m.held.clear();
+            return None;
+        }
+        self.met_markup(j, n, at, input, base, src)
+    }
+
+    /// [`met`](Self::met) for option `j` past the closer, the recovery and
+    /// the end-of-stream markup: nesting, linked or plain markup, met at
+    /// `at`.
+    #[inline]
+    fn met_markup(
+        &mut self,
+        j: usize,
+        n: usize,
+        at: Offset,
+        input: &[u8],
+        base: Offset,
+        src: HeldBytes<'_>,
+    ) -> Option<(usize, End)> {
+        let nested = self.n_recover + self.n_at_end + self.n_nest;
+        let linked = nested + self.n_follow + self.n_next_block;
+        if j > linked && j <= linked + self.n_markup {
+            // The format's markup inside the value: value, but noted.
             self.markup_at.get_or_insert(at);
             self.m.held.clear();
+            return None;
         }
+        if j > nested && j <= linked {
+            // (Markup inside the value, if it ends before it.)
+            self.markup_at.get_or_insert(at);
+            if self.held_from.is_some() {
+                if j <= nested + self.n_follow {
+                    // The next call's markup after the call's closer.
+                    return Some((n, End::Closed));
+                }
+                // The next block's marker: a parameter after it will
+                // show it began the next call.
+                self.next_call = true;
+            }
+            // Without a closer before it, it is value (so far).
+            self.m.held.clear();
+            return None;
+        }
+        if self.blank_before(at, base, input, src) {
+            if j <= nested {
+                return Some((n, End::Nest(self.opts[j].to)));
+            }
+            if let Some((_, close)) = &self.guard {
+                // The guard's opener: its content is value, verbatim.
+                self.done = at.after(self.opts[j].lit.bytes.len());
+                self.lead_done = true;
+                self.trim = Trim::None;
+                self.entities = false;
+                let close = ThenOpt {
+                    lit: close.clone(),
+                    to: 0,
+                    begins_call: false,
+                };
+                self.set_opts(vec![close]);
+                self.guarded = Guarded::Inside;
+                self.m.held.clear();
+                return None;
+            }
+        }
+        // Nesting markup after text is value.
+        self.markup_at.get_or_insert(at);
+        self.m.held.clear();
+        None
     }
 
     /// Whether the value, were it to end unclosed at absolute offset `end`,
@@ -860,6 +932,83 @@ mod tests {
             }
         }
         (End::No, pos, vr.holds_markup(Offset::START.after(pos)))
+    }
+
+    /// The reader through the readers' shared status ([`ValueRead::read`]),
+    /// against a table of states (fresh; inside the value; just after its
+    /// closer, before what follows it) × inputs (the closer and what the
+    /// program reads after it; more of the value; markup that ends it
+    /// unclosed; a closer that was part of the value).
+    #[test]
+    fn read_by_state_and_input() {
+        use crate::read::steps::Progress;
+        let op = op();
+        let table: &[(&str, &str, &str, Progress<End>)] = &[
+            (
+                "fresh, closed",
+                "",
+                "x</v><k>",
+                Progress::Done(8, End::After(0)),
+            ),
+            (
+                "fresh, closed, blank",
+                "",
+                "x</v> </c>",
+                Progress::Done(10, End::After(1)),
+            ),
+            ("fresh, goes on", "", "x y", Progress::Partial(3)),
+            (
+                "fresh, unclosed",
+                "",
+                "x<k>",
+                Progress::Done(4, End::Recover(3)),
+            ),
+            (
+                "inside, closed",
+                "ab",
+                "c</v><k>",
+                Progress::Done(8, End::After(0)),
+            ),
+            ("inside, goes on", "ab", " c", Progress::Partial(2)),
+            (
+                "after the closer, its sequel",
+                "ab</v>",
+                "<k>",
+                Progress::Done(3, End::After(0)),
+            ),
+            // (Nothing read after the closer yet: its bytes are value, read
+            // on at once.)
+            (
+                "after the closer, value after all",
+                "ab</v>",
+                "z",
+                Progress::Partial(1),
+            ),
+            // (A blank after it was read: it is read again as value.)
+            (
+                "after the closer and a blank, value after all",
+                "ab</v> ",
+                "z",
+                Progress::Done(0, End::Rescan(Offset::START.after(6))),
+            ),
+        ];
+        for &(what, before, input, want) in table {
+            let all = format!("{before}{input}");
+            let mut vr = ValueRead::new(&op, Offset::START, "");
+            let src = HeldBytes {
+                buf: &[],
+                start: Offset::START,
+            };
+            let head = vr.read(before.as_bytes(), Offset::START, src, &op.after);
+            assert_eq!(head, Progress::Partial(before.len()), "{what}: the state");
+            let src = HeldBytes {
+                buf: &all.as_bytes()[..before.len()],
+                start: Offset::START,
+            };
+            let base = Offset::START.after(before.len());
+            let got = vr.read(input.as_bytes(), base, src, &op.after);
+            assert_eq!(got, want, "{what}");
+        }
     }
 
     /// State × input: where a raw value's closer counts (what the program

@@ -79,6 +79,50 @@ enum Search {
     Table,
 }
 
+/// How many markers hold each byte (in upper case if `any_ci`): of
+/// equally rare bytes, one that other markers hold too keeps the set (and
+/// the searches) small.
+fn shared_counts(patterns: &[Pattern], any_ci: bool) -> [usize; 256] {
+    let mut shared = [0usize; 256];
+    for p in patterns {
+        let mut seen = [false; 256];
+        for &b in &p.bytes {
+            let b = if any_ci { b.to_ascii_uppercase() } else { b };
+            if !std::mem::replace(&mut seen[usize::from(b)], true) {
+                shared[usize::from(b)] += 1;
+            }
+        }
+    }
+    shared
+}
+
+impl Search {
+    /// The search for the rare `bytes` (different from each other, rarest
+    /// first); `before[b]`: the bytes the markers hold right before `b`,
+    /// `None` if one of them begins with it.
+    fn new(bytes: &[u8], before: &[Option<Vec<u8>>]) -> Search {
+        match *bytes {
+            [a] => Search::One(a),
+            [a, b] => Search::Two(a, b),
+            [a, b, c] => Search::Three(a, b, c),
+            // Where the vectorised search can tell, a rare byte counts
+            // only after the byte its markers hold before it (the `L` of
+            // `TOOL` after an `O`): capitals and other rare bytes in
+            // prose are mostly not.
+            _ => crate::scan::simd::ByteSet8::new(bytes).map_or(Search::Table, |set| {
+                Search::Many(
+                    bytes
+                        .iter()
+                        .fold(set, |set, &b| match before.get(usize::from(b)) {
+                            Some(Some(list)) => set.after(b, list),
+                            _ => set,
+                        }),
+                )
+            }),
+        }
+    }
+}
+
 /// Haystacks shorter than this are searched with the table (a call into a
 /// vectorised search costs more than it saves).
 const SHORT: usize = 24;
@@ -87,18 +131,7 @@ impl RareBytes {
     fn new(patterns: &[Pattern], any_ci: bool) -> RareBytes {
         let mut back: Box<[Option<u8>; 256]> = Box::new([None; 256]);
         let mut bytes: Vec<u8> = Vec::new();
-        // How many markers hold each byte: of equally rare bytes, one that
-        // other markers hold too keeps the set (and the searches) small.
-        let mut shared = [0usize; 256];
-        for p in patterns {
-            let mut seen = [false; 256];
-            for &b in &p.bytes {
-                let b = if any_ci { b.to_ascii_uppercase() } else { b };
-                if !std::mem::replace(&mut seen[usize::from(b)], true) {
-                    shared[usize::from(b)] += 1;
-                }
-            }
-        }
+        let shared = shared_counts(patterns, any_ci);
         let mut begins_at = Box::new([false; 256]);
         let mut within: Vec<Vec<(usize, usize)>> = vec![Vec::new(); 256];
         // The bytes that come right before each rare byte in the markers
@@ -165,26 +198,7 @@ impl RareBytes {
             }
         }
         bytes.sort_by_key(|&b| std::cmp::Reverse(rarity(b, None)));
-        let search = match *bytes {
-            [a] => Search::One(a),
-            [a, b] => Search::Two(a, b),
-            [a, b, c] => Search::Three(a, b, c),
-            // (The bytes are different from each other.)
-            // Where the vectorised search can tell, a rare byte counts
-            // only after the byte its markers hold before it (the `L` of
-            // `TOOL` after an `O`): capitals and other rare bytes in
-            // prose are mostly not.
-            _ => crate::scan::simd::ByteSet8::new(&bytes).map_or(Search::Table, |set| {
-                Search::Many(
-                    bytes
-                        .iter()
-                        .fold(set, |set, &b| match &before[usize::from(b)] {
-                            Some(list) => set.after(b, list),
-                            None => set,
-                        }),
-                )
-            }),
-        };
+        let search = Search::new(&bytes, &before);
         let max_back = back
             .iter()
             .flatten()
@@ -362,6 +376,125 @@ pub(crate) struct MarkerSet {
     any_ci: bool,
 }
 
+/// [`MarkerSet::depth`] and [`MarkerSet::depth_shift`]: how many bytes
+/// every state of `dfa` (started at `start`) holds back.
+fn depth_table(dfa: &DFA, start: StateID, patterns: &[Pattern]) -> Result<(Vec<u8>, u32), String> {
+    let mut depths: Vec<(usize, usize)> = Vec::new();
+    for p in patterns {
+        let mut sid = start;
+        for (i, &b) in p.bytes.iter().enumerate() {
+            sid = dfa.next_state(Anchored::No, sid, b);
+            if i + 1 < p.bytes.len() {
+                depths.push((sid.as_usize(), i + 1));
+            }
+        }
+    }
+    // A whole marker's state (reached when a match is not taken) holds
+    // back its longest suffix that may begin another marker: one that
+    // is a proper prefix of a marker (ASCII case ignored), looked up in
+    // the set of them rather than compared with every marker.
+    let prefixes: std::collections::HashSet<Vec<u8>> = patterns
+        .iter()
+        .flat_map(|q| (1..q.bytes.len()).map(|k| q.bytes[..k].to_ascii_lowercase()))
+        .collect();
+    for p in patterns {
+        let mut sid = start;
+        for &b in &p.bytes {
+            sid = dfa.next_state(Anchored::No, sid, b);
+        }
+        let n = p.bytes.len();
+        let longest = (1..n).find_map(|k| {
+            prefixes
+                .contains(&p.bytes[k..].to_ascii_lowercase())
+                .then_some(n - k)
+        });
+        depths.push((sid.as_usize(), longest.unwrap_or(0)));
+    }
+    // Every state of the automaton is the end of some pattern prefix,
+    // so walking the prefixes visits them all.
+    let all_ids = depths.iter().fold(0usize, |a, &(id, _)| a | id);
+    let depth_shift = if all_ids == 0 {
+        0
+    } else {
+        all_ids.trailing_zeros()
+    };
+    let max_id = depths.iter().map(|&(id, _)| id).max().unwrap_or(0);
+    let mut depth = vec![0u8; (max_id >> depth_shift) + 1];
+    for (id, d) in depths {
+        let slot = &mut depth[id >> depth_shift];
+        *slot = (*slot).max(u8::try_from(d).map_err(|_| "marker longer than 256 bytes")?);
+    }
+    Ok((depth, depth_shift))
+}
+
+/// [`MarkerSet::class`] of `patterns`.
+fn byte_classes(patterns: &[Pattern]) -> Box<[u8; 256]> {
+    let mut class = Box::new([0u8; 256]);
+    for (b, c) in (0..=255u8).zip(class.iter_mut()) {
+        if is_word(b) {
+            *c |= WORD;
+        }
+    }
+    for p in patterns {
+        let b = p.bytes[0];
+        class[usize::from(b)] |= BEGINS;
+        if p.case_insensitive {
+            class[usize::from(b.to_ascii_lowercase())] |= BEGINS;
+            class[usize::from(b.to_ascii_uppercase())] |= BEGINS;
+        }
+    }
+    class
+}
+
+/// [`MarkerSet::pairs`] of `patterns`.
+fn pair_table(patterns: &[Pattern]) -> Box<[[u64; 4]; 256]> {
+    let mut pairs = Box::new([[0u64; 4]; 256]);
+    for p in patterns {
+        let variants = |b: u8| {
+            if p.case_insensitive {
+                [b.to_ascii_lowercase(), b.to_ascii_uppercase()]
+            } else {
+                [b, b]
+            }
+        };
+        for a in variants(p.bytes[0]) {
+            let row = &mut pairs[usize::from(a)];
+            match p.bytes.get(1) {
+                Some(&b) => {
+                    for b in variants(b) {
+                        row[usize::from(b >> 6)] |= 1 << (b & 63);
+                    }
+                }
+                None => *row = [u64::MAX; 4],
+            }
+        }
+    }
+    pairs
+}
+
+/// [`MarkerSet::by_first`] of `patterns`.
+fn by_first_byte(patterns: &[Pattern]) -> Vec<Vec<usize>> {
+    let mut by_first = vec![Vec::new(); 256];
+    for (i, p) in patterns
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.bytes.len() > 1)
+    {
+        let b = p.bytes[0];
+        let mut firsts = [b, b.to_ascii_lowercase(), b.to_ascii_uppercase()];
+        let n = if p.case_insensitive { 3 } else { 1 };
+        firsts[..n].sort_unstable();
+        let mut last = None;
+        for &f in &firsts[..n] {
+            if last != Some(f) {
+                by_first[usize::from(f)].push(i);
+                last = Some(f);
+            }
+        }
+    }
+    by_first
+}
+
 /// What scanning a slice found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Found {
@@ -384,110 +517,13 @@ impl MarkerSet {
             .build(patterns.iter().map(|p| &p.bytes))
             .map_err(|e| e.to_string())?;
         let start = dfa.start_state(Anchored::No).map_err(|e| e.to_string())?;
-        let mut depths: Vec<(usize, usize)> = Vec::new();
-        for p in &patterns {
-            let mut sid = start;
-            for (i, &b) in p.bytes.iter().enumerate() {
-                sid = dfa.next_state(Anchored::No, sid, b);
-                if i + 1 < p.bytes.len() {
-                    depths.push((sid.as_usize(), i + 1));
-                }
-            }
-        }
-        // A whole marker's state (reached when a match is not taken) holds
-        // back its longest suffix that may begin another marker: one that
-        // is a proper prefix of a marker (ASCII case ignored), looked up in
-        // the set of them rather than compared with every marker.
-        let prefixes: std::collections::HashSet<Vec<u8>> = patterns
-            .iter()
-            .flat_map(|q| (1..q.bytes.len()).map(|k| q.bytes[..k].to_ascii_lowercase()))
-            .collect();
-        for p in &patterns {
-            let mut sid = start;
-            for &b in &p.bytes {
-                sid = dfa.next_state(Anchored::No, sid, b);
-            }
-            let n = p.bytes.len();
-            let longest = (1..n).find_map(|k| {
-                prefixes
-                    .contains(&p.bytes[k..].to_ascii_lowercase())
-                    .then_some(n - k)
-            });
-            depths.push((sid.as_usize(), longest.unwrap_or(0)));
-        }
-        // Every state of the automaton is the end of some pattern prefix,
-        // so walking the prefixes visits them all.
-        let all_ids = depths.iter().fold(0usize, |a, &(id, _)| a | id);
-        let depth_shift = if all_ids == 0 {
-            0
-        } else {
-            all_ids.trailing_zeros()
-        };
-        let max_id = depths.iter().map(|&(id, _)| id).max().unwrap_or(0);
-        let mut depth = vec![0u8; (max_id >> depth_shift) + 1];
-        for (id, d) in depths {
-            let slot = &mut depth[id >> depth_shift];
-            *slot = (*slot).max(u8::try_from(d).map_err(|_| "marker longer than 256 bytes")?);
-        }
+        let (depth, depth_shift) = depth_table(&dfa, start, &patterns)?;
         let rare = RareBytes::new(&patterns, any_ci);
-        let mut class = Box::new([0u8; 256]);
-        for (b, c) in (0..=255u8).zip(class.iter_mut()) {
-            if is_word(b) {
-                *c |= WORD;
-            }
-        }
-        let mut pairs = Box::new([[0u64; 4]; 256]);
-        for p in &patterns {
-            let variants = |b: u8| {
-                if p.case_insensitive {
-                    [b.to_ascii_lowercase(), b.to_ascii_uppercase()]
-                } else {
-                    [b, b]
-                }
-            };
-            for a in variants(p.bytes[0]) {
-                let row = &mut pairs[usize::from(a)];
-                match p.bytes.get(1) {
-                    Some(&b) => {
-                        for b in variants(b) {
-                            row[usize::from(b >> 6)] |= 1 << (b & 63);
-                        }
-                    }
-                    None => *row = [u64::MAX; 4],
-                }
-            }
-        }
-        let mut by_first = vec![Vec::new(); 256];
-        for (i, p) in patterns
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.bytes.len() > 1)
-        {
-            let b = p.bytes[0];
-            let mut firsts = [b, b.to_ascii_lowercase(), b.to_ascii_uppercase()];
-            let n = if p.case_insensitive { 3 } else { 1 };
-            firsts[..n].sort_unstable();
-            let mut last = None;
-            for &f in &firsts[..n] {
-                if last != Some(f) {
-                    by_first[usize::from(f)].push(i);
-                    last = Some(f);
-                }
-            }
-        }
-        for p in &patterns {
-            let b = p.bytes[0];
-            class[usize::from(b)] |= BEGINS;
-            if p.case_insensitive {
-                class[usize::from(b.to_ascii_lowercase())] |= BEGINS;
-                class[usize::from(b.to_ascii_uppercase())] |= BEGINS;
-            }
-        }
         Ok(MarkerSet {
             follow: Vec::new(),
-            class,
-            pairs,
-            by_first,
+            class: byte_classes(&patterns),
+            pairs: pair_table(&patterns),
+            by_first: by_first_byte(&patterns),
             dfa,
             start,
             depth,

@@ -1,6 +1,6 @@
 //! DeepSeek V3 and V3.1: a section of calls, each a name and JSON arguments between full-width markers.
 
-use crate::catalogue::build::{capture, fork, label, lit, opt, prefer, then, writes};
+use crate::catalogue::shorthand::{capture, fork, label, lit, opt, prefer, then, writes};
 use crate::lang::format::{Field, Format, Label, Lit, Opener, Step};
 /// `v3`: rendered as V3 writes a call (`function<｜tool▁sep｜>NAME\n```json\n{…}\n```…`),
 /// else as V3.1 does (`NAME<｜tool▁sep｜>{…}…`); both read both.

@@ -4,7 +4,7 @@
 //! headers or recipient lines (Harmony, Functionary v3.2, Kimi K2) — data
 //! over the same machinery as every other format.
 
-use crate::catalogue::build::{
+use crate::catalogue::shorthand::{
     capture, fence, fork, json, label, lit, opt, styled, then, wrapped_spaced, writes,
 };
 use crate::lang::format::{

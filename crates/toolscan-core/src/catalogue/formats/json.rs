@@ -1,6 +1,6 @@
 //! Formats that write a call as a JSON object (or list) between markers: Hermes and its relatives, Llama 3's JSON, `TOOL_REQUEST`, `[RUN_MODULE]`, bare JSON.
 
-use crate::catalogue::build::{
+use crate::catalogue::shorthand::{
     args_closed_by, capture, fence, fork, json, label, lit, opt, then, wrapped, wrapped_spaced,
     writes,
 };

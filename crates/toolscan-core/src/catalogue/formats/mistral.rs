@@ -1,6 +1,6 @@
 //! Mistral: `[TOOL_CALLS]` with a JSON list (v0.3) or `NAME[ARGS]{…}` calls (v11).
 
-use crate::catalogue::build::{capture, json, label};
+use crate::catalogue::shorthand::{capture, json, label};
 use crate::lang::format::{CallKeys, Field, Format, Opener, Shape, Step};
 fn mistral_programs() -> (Opener, Opener) {
     let keys = CallKeys::new(&["name"], &["arguments"]).with_id("id");

@@ -1,6 +1,6 @@
 //! Formats that write calls in Python-like notation: pythonic lists, OLMo 3, LFM2, Gemma's `tool_code` and its `call:` notation.
 
-use crate::catalogue::build::{capture, fork, json, label, lit, then};
+use crate::catalogue::shorthand::{capture, fork, json, label, lit, then};
 use crate::lang::format::{
     ByteSet, CallKeys, ElementEnd, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Trust,
 };

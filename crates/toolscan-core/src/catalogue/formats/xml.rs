@@ -1,6 +1,6 @@
 //! Formats whose arguments are parameters in XML-like tags: Qwen3-Coder, Seed-OSS, GLM, MiniMax-M2, Claude-style XML, DeepSeek V3.2, Kimi K3, Step 3, `<tool>`/`<use>` tags, key–value lines, Autobyteus XML.
 
-use crate::catalogue::build::{capture, fork, label, lit, opt, prefer, styled, then, writes};
+use crate::catalogue::shorthand::{capture, fork, label, lit, opt, prefer, styled, then, writes};
 use crate::lang::format::{
     ByteSet, Capture, Close, Container, Field, Format, Label, Lit, Opener, Step, Style, Trim,
     TypeWords, ValueStep,

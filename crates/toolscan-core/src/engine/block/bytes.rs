@@ -38,7 +38,7 @@ pub(super) fn feed(op: &Op, b: &mut Reading, bytes: &[u8]) -> Progress {
 pub(super) fn then(b: &mut Reading, progress: Progress) -> Flow {
     match progress {
         Progress::Partial(_) => Flow::Go,
-        Progress::Done(_) => {
+        Progress::Done(..) => {
             b.next();
             Flow::Go
         }

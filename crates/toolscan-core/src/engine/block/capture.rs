@@ -2,7 +2,7 @@
 //! key or type), checked and handed to the call being built. A keyword is
 //! markup instead: it sets nothing and jumps.
 
-use super::reader::{consumed, BlockCtx, Flow, Reading, StepState};
+use super::reader::{BlockCtx, Flow, Reading, StepState};
 use crate::engine::call::calls::BlockCalls;
 use crate::lang::format::Field;
 use crate::lang::program::CaptureOp;
@@ -13,8 +13,7 @@ use crate::read::word::{check_field, fault_of};
 /// What [`feed`] found: the word so far, and how the reading went.
 pub(super) struct Fed {
     word: CaptureWord,
-    progress: Progress,
-    how: Captured,
+    progress: Progress<Captured>,
 }
 
 /// Reads the word of step `c` from `bytes`: how many bytes it read (the
@@ -29,28 +28,17 @@ pub(super) fn feed(
         StepState::Capture(w) => w,
         _ => CaptureWord::default(),
     };
-    let (progress, how) = word.feed(c, env.session.limits.max_name_bytes, bytes);
-    (
-        consumed(progress),
-        Fed {
-            word,
-            progress,
-            how,
-        },
-    )
+    let progress = word.feed(c, env.session.limits.max_name_bytes, bytes);
+    (progress.read(), Fed { word, progress })
 }
 
 /// What the step does once the bytes it read are held.
 pub(super) fn then(c: &CaptureOp, b: &mut Reading, env: &mut BlockCtx<'_>, fed: Fed) -> Flow {
-    let Fed {
-        word,
-        progress,
-        how,
-    } = fed;
-    let next = match how {
-        Captured::No => None,
-        Captured::AtStop => Some(b.pc + 1),
-        Captured::ByDelim(k) => Some(c.delims[k].1),
+    let Fed { word, progress } = fed;
+    let next = match progress {
+        Progress::Done(_, Captured::AtStop) => Some(b.pc + 1),
+        Progress::Done(_, Captured::ByDelim(k)) => Some(c.delims[k].1),
+        Progress::Partial(_) | Progress::Fail(..) => None,
     };
     let Some(next) = next else {
         // Still reading, or failed: the word is kept (a failure reads what

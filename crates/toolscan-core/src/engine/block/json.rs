@@ -11,6 +11,7 @@ use crate::lang::program::Op;
 use crate::offset::Offset;
 use crate::read::json::{JsonScanner, StringRun};
 use crate::read::reason::Stop;
+use crate::read::steps::Progress;
 
 /// The fewest bytes a JSON step takes from the chunk at once (see [`read`]).
 const JSON_WINDOW: usize = 256;
@@ -107,11 +108,8 @@ pub(super) fn read(
         reasoning: env.pending.in_reasoning,
         element,
     };
-    let r = js.scanner.feed(bytes, base, &mut builder);
-    let n = match r {
-        Ok(n) => n,
-        Err(e) => e.at.index_from(base),
-    };
+    let progress = js.scanner.read(bytes, base, &mut builder);
+    let n = progress.read();
     env.pending.untake(bytes.len() - n);
     if let Some(d) = js.calls.drop_upto.take() {
         env.pending.drop_upto(d);
@@ -126,22 +124,22 @@ pub(super) fn read(
         // Not a call after all: what was held is text, and so is the rest
         // of the value (skipped, unless it ended or failed).
         release(env);
-        if r.is_ok() && !done {
+        if !matches!(progress, Progress::Fail(..)) && !done {
             return (n, Flow::Out(Outcome::Skip(Box::new(js.scanner))));
         }
         return (n, Flow::Out(Outcome::Text));
     }
-    let flow = match r {
-        Ok(_) if done => {
+    let flow = match progress {
+        Progress::Done(..) => {
             b.next();
             return (n, Flow::Go);
         }
-        Ok(_) => Flow::Go,
-        Err(e) => Flow::Fail(js.calls.take_failure().unwrap_or_else(|| {
+        Progress::Partial(_) => Flow::Go,
+        Progress::Fail(_, reason) => Flow::Fail(js.calls.take_failure().unwrap_or_else(|| {
             // The scanner refused the byte (bad JSON, not a bad call): its
             // state is the one before it.
             js.refused = true;
-            Stop::fail(e.reason)
+            Stop::fail(reason)
         })),
     };
     b.st = StepState::Json(js);

@@ -3,7 +3,7 @@
 //! element (brackets and strings followed), whose bytes are text.
 
 use super::fail::{end_block, release, release_all};
-use super::reader::{consumed, BlockCtx, Flow, Input, Outcome, Reading, StepState};
+use super::reader::{BlockCtx, Flow, Input, Outcome, Reading, StepState};
 use crate::engine::call::calls::Args;
 use crate::event::{Diagnostic, DiagnosticKind};
 use crate::lang::format::PyStep;
@@ -49,7 +49,7 @@ pub(super) fn feed(
         }
     };
     let progress = fed.progress;
-    Ok((consumed(progress), fed))
+    Ok((progress.read(), fed))
 }
 
 /// One read of the Python reader `r`, writing into `args`.
@@ -91,7 +91,7 @@ pub(super) fn then(b: &mut Reading, env: &mut BlockCtx<'_>, fed: Fed) -> Flow {
     }
     match fed.progress {
         Progress::Partial(_) => Flow::Go,
-        Progress::Done(_) => {
+        Progress::Done(..) => {
             b.calls.args_complete();
             b.next();
             Flow::Go

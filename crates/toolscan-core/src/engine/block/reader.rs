@@ -12,7 +12,7 @@ use crate::offset::Offset;
 use crate::read::json::JsonScanner;
 use crate::read::python::{PyReader, Skip};
 use crate::read::reason::{Reason, Stop};
-use crate::read::steps::{CaptureWord, LitMatch, Progress, ThenMatch};
+use crate::read::steps::{CaptureWord, LitMatch, ThenMatch};
 use crate::read::value::ValueRead;
 use crate::sink::Sink;
 
@@ -129,28 +129,37 @@ pub(crate) struct Reading {
 /// Steps visited in a row at one place of the stream, counted across
 /// the runs of a block (and so across chunks): a program that loops
 /// without reading gives up after the same number of visits however the
-/// input is cut.
+/// input is cut. A step that read part of its bytes and waits for more is
+/// one visit however many chunks it reads (`resumed`).
 #[derive(Debug, Default)]
 pub(crate) struct Spin {
     /// Where the visits were counted.
     at: Offset,
     /// How many, at `at`.
     visits: usize,
+    /// The step being run read bytes and goes on reading: its next run is
+    /// the same visit.
+    pub(crate) resumed: bool,
 }
 
 impl Spin {
-    /// A step visited at `pos`: how many visits in a row at `pos` now.
+    /// A step visited at `pos` (unless it is resumed): how many visits in
+    /// a row at `pos` now.
     pub(crate) fn visit(&mut self, pos: Offset) -> usize {
         if pos != self.at {
             (self.at, self.visits) = (pos, 0);
         }
-        self.visits += 1;
+        if !self.resumed {
+            self.visits += 1;
+        }
         self.visits
     }
 
-    /// The last visit did not run the step (it waits for bytes).
+    /// The visit just counted did not run the step (it waits for bytes).
     pub(crate) fn unvisit(&mut self) {
-        self.visits = self.visits.saturating_sub(1);
+        if !self.resumed {
+            self.visits = self.visits.saturating_sub(1);
+        }
     }
 }
 
@@ -332,11 +341,4 @@ pub(crate) fn room(b: &Reading, env: &BlockCtx<'_>) -> (usize, usize) {
         limits.max_call_bytes
     };
     (limit.saturating_sub(env.pending.held()), limit)
-}
-
-/// How many bytes a step read.
-pub(crate) fn consumed(p: Progress) -> usize {
-    match p {
-        Progress::Partial(n) | Progress::Done(n) | Progress::Fail(n, _) => n,
-    }
 }

@@ -3,7 +3,7 @@
 //! block ([`steady`], [`direct`]).
 
 use super::fail::{end_block, fail, fail_before, Failed};
-use super::reader::{consumed, room, Block, BlockCtx, Flow, Input, Outcome, Reading};
+use super::reader::{room, Block, BlockCtx, Flow, Input, Outcome, Reading};
 use super::{bytes, capture, json, marks, python, then, value};
 use crate::engine::pending::{Chunk, Pending};
 use crate::lang::program::Op;
@@ -31,18 +31,22 @@ pub(crate) fn run(
         let flow = if b.spin.visit(env.pending.pos) > 2 * prog.len() + 2 {
             // Not a failure of one call: the block is over.
             b.recover = None;
+            b.spin.resumed = false;
             Flow::Fail(Stop::fail(Reason::NoProgress))
         } else if let Some(flow) = marks::run(op, b, env) {
             // Steps that read no byte run even at the end of the input, so
             // a call is dispatched in the feed that completes it.
+            b.spin.resumed = false;
             flow
         } else if i == ch.bytes.len() {
             // (Not a visit: the step runs when bytes come.)
             b.spin.unvisit();
             return (i, Outcome::NeedMore);
         } else {
+            let pc = b.pc;
             let (n, flow) = read(prog, op, b, env, &Input::new(ch, i, b, env));
             i += n;
+            b.spin.resumed = n > 0 && b.pc == pc && matches!(flow, Flow::Go);
             flow
         };
         // What the step added to the call goes out before anything the
@@ -184,7 +188,7 @@ fn read(
         Op::Json(j) => json::read(prog, j, b, env, input),
         _ => {
             let progress = bytes::feed(op, b, bytes);
-            let fed = Ok((consumed(progress), progress));
+            let fed = Ok((progress.read(), progress));
             held(b, env, input, fed, |b, _, p| bytes::then(b, p))
         }
     }

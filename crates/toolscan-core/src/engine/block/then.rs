@@ -3,15 +3,17 @@
 //! recovery, where bytes before a literal are text and the search goes on.
 
 use super::fail::{end_block, release_all};
-use super::reader::{consumed, BlockCtx, Flow, Input, Outcome, Reading, StepState};
+use super::reader::{BlockCtx, Flow, Input, Outcome, Reading, StepState};
 use crate::lang::program::{ThenOp, ThenOpt};
 use crate::offset::Offset;
 use crate::read::reason::{Reason, Stop};
-use crate::read::steps::{ThenEnd, ThenMatch};
+use crate::read::steps::{Progress, ThenEnd, ThenMatch};
 
 /// What [`feed`] found.
 pub(super) struct Fed {
-    how: ThenEnd,
+    /// The literal matched, or none can (the block is over); `None`: not
+    /// yet.
+    how: Option<ThenEnd>,
     /// Where the step began.
     from: Offset,
     /// The byte after those read, if any (the one no literal takes).
@@ -33,8 +35,12 @@ pub(super) fn feed(
         StepState::Then(t) => t,
         _ => ThenMatch::new(env.pending.pos, opts.len()),
     };
-    let (progress, how) = t.feed(opts, then, bytes);
-    let (n, from) = (consumed(progress), t.from);
+    let progress = t.feed(opts, then, bytes);
+    let how = match progress {
+        Progress::Done(_, how) => Some(how),
+        Progress::Partial(_) | Progress::Fail(..) => None,
+    };
+    let (n, from) = (progress.read(), t.from);
     b.st = StepState::Then(t);
     let next = bytes.get(n).copied();
     (n, Fed { how, from, next })
@@ -49,19 +55,19 @@ pub(super) fn then(
     fed: Fed,
 ) -> Flow {
     match fed.how {
-        ThenEnd::No => Flow::Go,
-        ThenEnd::Matched(k) => {
+        None => Flow::Go,
+        Some(ThenEnd::Matched(k)) => {
             if opts[k].begins_call {
                 b.calls.begin();
             }
             b.goto(opts[k].to);
             Flow::Go
         }
-        ThenEnd::Over if !then => {
+        Some(ThenEnd::Over) if !then => {
             let found = fed.next.unwrap_or_default();
             Flow::Fail(Stop::not_a_call(Reason::Unexpected { found }))
         }
-        ThenEnd::Over => {
+        Some(ThenEnd::Over) => {
             // Not a continuation: the block is over and what this step
             // held is scanned as text again.
             if b.owns_tail() {
@@ -86,7 +92,11 @@ pub(super) fn seek(
         StepState::Then(m) => m,
         _ => ThenMatch::seeking(env.pending.buf_start, Vec::new()),
     };
-    let (n, found) = m.seek(&t.opts, input.bytes);
+    let sought = m.seek(&t.opts, input.bytes);
+    let (n, found) = match sought {
+        Progress::Done(n, k) => (n, Some(k)),
+        Progress::Partial(n) | Progress::Fail(n, _) => (n, None),
+    };
     let to = env.pending.pos.after(n);
     let held = m.held.len();
     let Some(k) = found else {

@@ -10,6 +10,7 @@ use crate::event::{Diagnostic, DiagnosticKind};
 use crate::lang::program::{Op, ValueOp};
 use crate::offset::Offset;
 use crate::read::reason::{Reason, Stop};
+use crate::read::steps::Progress;
 use crate::read::value::{End, ValueRead};
 
 /// What [`feed`] found: the value's reader, and how the value ended, if it
@@ -41,12 +42,14 @@ pub(super) fn feed(
             vr
         }
     };
-    let (n, end) = vr.feed(bytes, env.pending.pos, env.pending.src(), &v.after);
-    if let End::Bad(found) = end {
-        b.st = StepState::Value(vr);
-        return Err(Stop::fail(Reason::Unexpected { found }));
+    match vr.read(bytes, env.pending.pos, env.pending.src(), &v.after) {
+        Progress::Partial(n) => Ok((n, Fed { vr, end: End::No })),
+        Progress::Done(n, end) => Ok((n, Fed { vr, end })),
+        Progress::Fail(_, r) => {
+            b.st = StepState::Value(vr);
+            Err(Stop::fail(r))
+        }
     }
-    Ok((n, Fed { vr, end }))
 }
 
 /// What the step does once the bytes it read are held. (The value's reader

@@ -15,7 +15,7 @@
 use serde_json::{Map, Value};
 
 use crate::event::DiagnosticKind;
-use crate::read::xml::coerce::Declared;
+use crate::read::typing::Declared;
 use crate::tools::Tools;
 
 /// The most problems reported for one call (a long array of wrong items

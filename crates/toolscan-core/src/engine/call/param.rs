@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::engine::call::args::Args;
 use crate::offset::Offset;
 use crate::read::escape::push_json_str;
-use crate::read::xml::coerce::Declared;
+use crate::read::typing::Declared;
 
 /// The parameter being read, and the containers open around it.
 #[derive(Debug, Default)]

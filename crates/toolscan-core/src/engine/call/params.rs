@@ -9,7 +9,7 @@
 //! its bytes, as they stand in the pending buffer, are a span of it that is
 //! escaped as the deltas are made (`Seg`), not a copy; bytes that are not
 //! the input's (entities decoded) are escaped into the record. Any other
-//! value is collected and converted when it ends (`xml::coerce`).
+//! value is collected and converted when it ends (`read::typing`).
 
 use serde_json::Value;
 
@@ -19,8 +19,8 @@ use crate::event::{Diagnostic, DiagnosticKind};
 use crate::offset::Offset;
 use crate::read::escape::push_json_str_content;
 use crate::read::reason::{Reason, Stop};
+use crate::read::typing::{coerce, Coerced, Declared};
 use crate::read::value::ValueOut;
-use crate::read::xml::coerce::{coerce, Coerced, Declared};
 use crate::sink::Sink;
 
 impl BlockCalls {

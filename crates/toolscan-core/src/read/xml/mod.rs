@@ -1,9 +1,8 @@
-//! Helpers for formats that write argument values as raw text inside
-//! XML-like tags (`<parameter=city>Paris</parameter>`,
-//! `<arg_value>…</arg_value>`): the parser builds the JSON arguments object
-//! itself, so it needs to decode entities and give each raw value the JSON
-//! type its tool schema declares. (Escaping text into JSON strings, which
-//! the Python reader needs too, is `read/escape.rs`.)
+//! What formats that write argument values as raw text inside XML-like
+//! tags (`<parameter=city>Paris</parameter>`, `<arg_value>…</arg_value>`)
+//! need beyond the other readers: decoding XML character references. (The
+//! JSON type each raw value gets from its schema is `read/typing.rs`, used
+//! by every parameter format; escaping text into JSON strings is
+//! `read/escape.rs`.)
 
-pub(crate) mod coerce;
 pub(crate) mod entities;

@@ -561,30 +561,31 @@ fn digits(s: &[u8]) -> usize {
 }
 
 /// Normalising Python literals (what models write after seeing Python
-/// reprs) to JSON text.
+/// reprs) to JSON text, with the Python reader of `read/python.rs`.
 mod python {
-    use super::{is_json, Declared, NumberParts};
-    use crate::read::escape::push_json_str_content;
+    use super::{is_json, Declared};
+    use crate::lang::format::PyStep;
+    use crate::read::python::PyReader;
+    use crate::read::steps::Progress;
 
-    /// Containers may nest at most this many levels minus one: the level
-    /// that reaches it is refused, as `serde_json` refuses it by default, so
-    /// that the output always parses back.
-    const DEPTH_LIMIT: usize = 128;
+    /// Containers may nest at most this many levels: the next one is
+    /// refused, as `serde_json` refuses 128 levels by default, so that the
+    /// output always parses back.
+    const DEPTH_LIMIT: usize = 127;
 
     /// Appends the JSON form of the Python literal `t` to `out`, if `t` is
     /// one whole literal of a kind `top` allows (an object for `{…}`, an
     /// array for `[…]` and tuples `(…)`, a boolean for `True`/`False`,
     /// null for `None`). Returns false, with `out` unchanged, otherwise.
     ///
-    /// Accepted: dicts, lists, tuples (as arrays, `(x)` included), strings
-    /// in single or double quotes with Python escapes (`\xHH`, `\uHHHH`,
-    /// `\UHHHHHHHH`, octal, `\a`, `\v`, line continuations; an unknown
-    /// escape keeps its backslash, as in Python; raw control characters are
-    /// escaped), JSON numbers with an optional `+`, `True`, `False`, `None`
-    /// and their JSON spellings, trailing commas, whitespace anywhere
-    /// between tokens. Dict keys that are numbers, booleans or `None` become
-    /// strings of their JSON text, as Python's `json.dumps` does. The
-    /// output has no whitespace at all.
+    /// What is accepted is what [`PyReader::literal`] reads, with JSON's
+    /// `true`, `false` and `null` too: dicts, lists, tuples as arrays
+    /// (`(x)` without a comma is not one), Python strings and numbers,
+    /// trailing commas, whitespace between tokens. Dict keys that are
+    /// numbers, booleans or `None` become strings of their JSON text, as
+    /// Python's `json.dumps` writes them. The output has no whitespace at
+    /// all, and is refused if it is not JSON `serde_json` reads back (a
+    /// number beyond a 64-bit float).
     pub(super) fn normalise(t: &str, top: Declared, out: &mut Vec<u8>) -> bool {
         let kind = match t.as_bytes().first() {
             Some(b'{') => Declared::OBJECT,
@@ -599,271 +600,31 @@ mod python {
             return false;
         }
         let mark = out.len();
-        let mut p = Literal {
-            s: t.as_bytes(),
-            at: 0,
-            out: &mut *out,
-        };
-        let ok = p.value(0).is_some() && {
-            p.skip_space();
-            p.at == p.s.len()
-        };
+        let ok = read(t.as_bytes(), out) && out.get(mark..).is_some_and(is_json_bytes);
         if !ok {
             out.truncate(mark);
         }
         ok
     }
 
-    /// A recursive-descent reader of one literal, writing JSON as it goes.
-    struct Literal<'a, 'o> {
-        /// The literal's text.
-        s: &'a [u8],
-        /// Index of the next byte to read; at most `s.len()`.
-        at: usize,
-        /// Where the JSON goes; the caller truncates it on failure.
-        out: &'o mut Vec<u8>,
+    /// Reads the whole of `input` as one literal, writing its JSON to
+    /// `out`; false if it is not one.
+    fn read(mut input: &[u8], out: &mut Vec<u8>) -> bool {
+        let step = PyStep::keywords().json_literals();
+        let mut reader = PyReader::literal();
+        while !input.is_empty() {
+            match reader.feed(&step, DEPTH_LIMIT, input, out) {
+                Progress::Partial(n) if n > 0 => input = input.get(n..).unwrap_or_default(),
+                _ => return false,
+            }
+        }
+        reader.finish(&step, out).is_ok()
     }
 
-    impl<'a> Literal<'a, '_> {
-        /// The next byte, if any.
-        fn peek(&self) -> Option<u8> {
-            self.s.get(self.at).copied()
-        }
-
-        /// Consumes the next byte if it is `b`.
-        fn eat(&mut self, b: u8) -> bool {
-            let hit = self.peek() == Some(b);
-            if hit {
-                self.at += 1;
-            }
-            hit
-        }
-
-        /// Skips ASCII whitespace.
-        fn skip_space(&mut self) {
-            while matches!(
-                self.peek(),
-                Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
-            ) {
-                self.at += 1;
-            }
-        }
-
-        /// Reads one value inside `depth` open containers.
-        fn value(&mut self, depth: usize) -> Option<()> {
-            match self.peek()? {
-                b'{' => self.items(b'}', depth, Self::entry),
-                b'[' => self.items(b']', depth, Self::value),
-                b'(' => self.items(b')', depth, Self::value),
-                q @ (b'\'' | b'"') => self.string(q),
-                b'-' | b'+' | b'0'..=b'9' => {
-                    let number = self.number()?;
-                    self.out.extend_from_slice(number);
-                    Some(())
-                }
-                _ => {
-                    let json: &[u8] = match self.word() {
-                        b"True" | b"true" => b"true",
-                        b"False" | b"false" => b"false",
-                        b"None" | b"null" => b"null",
-                        _ => return None,
-                    };
-                    self.out.extend_from_slice(json);
-                    Some(())
-                }
-            }
-        }
-
-        /// Reads a container whose opener is the next byte and whose items
-        /// `item` reads, up to `close`; writes `{…}` for a dict and `[…]`
-        /// otherwise.
-        fn items(
-            &mut self,
-            close: u8,
-            depth: usize,
-            item: fn(&mut Self, usize) -> Option<()>,
-        ) -> Option<()> {
-            let depth = depth + 1;
-            if depth >= DEPTH_LIMIT {
-                return None;
-            }
-            let (open, shut) = if close == b'}' {
-                (b'{', b'}')
-            } else {
-                (b'[', b']')
-            };
-            self.at += 1;
-            self.out.push(open);
-            self.skip_space();
-            let mut first = true;
-            while !self.eat(close) {
-                if !first {
-                    self.out.push(b',');
-                }
-                first = false;
-                item(self, depth)?;
-                self.skip_space();
-                if self.eat(close) {
-                    break;
-                }
-                if !self.eat(b',') {
-                    return None;
-                }
-                self.skip_space();
-            }
-            self.out.push(shut);
-            Some(())
-        }
-
-        /// Reads one `key: value` entry of a dict.
-        fn entry(&mut self, depth: usize) -> Option<()> {
-            match self.peek()? {
-                q @ (b'\'' | b'"') => self.string(q)?,
-                b'-' | b'+' | b'0'..=b'9' => {
-                    let number = self.number()?;
-                    self.out.push(b'"');
-                    self.out.extend_from_slice(number);
-                    self.out.push(b'"');
-                }
-                _ => {
-                    let json: &[u8] = match self.word() {
-                        b"True" | b"true" => b"\"true\"",
-                        b"False" | b"false" => b"\"false\"",
-                        b"None" | b"null" => b"\"null\"",
-                        _ => return None,
-                    };
-                    self.out.extend_from_slice(json);
-                }
-            }
-            self.skip_space();
-            if !self.eat(b':') {
-                return None;
-            }
-            self.out.push(b':');
-            self.skip_space();
-            self.value(depth)
-        }
-
-        /// Reads a run of ASCII letters, digits and `_` (possibly empty).
-        fn word(&mut self) -> &'a [u8] {
-            let start = self.at;
-            while self
-                .peek()
-                .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
-            {
-                self.at += 1;
-            }
-            self.s.get(start..self.at).unwrap_or_default()
-        }
-
-        /// Reads a number and returns its JSON text (a leading `+`
-        /// dropped).
-        fn number(&mut self) -> Option<&'a [u8]> {
-            if self.eat(b'+') && !self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            let start = self.at;
-            while self.peek().is_some_and(|b| {
-                b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')
-            }) {
-                self.at += 1;
-            }
-            let text = self.s.get(start..self.at)?;
-            NumberParts::parse(text)?;
-            // Refuses what overflows a float, as serde_json does.
-            is_json(std::str::from_utf8(text).ok()?).then_some(text)
-        }
-
-        /// Reads a string quoted with `q` (the next byte) and writes it as
-        /// a JSON string.
-        fn string(&mut self, q: u8) -> Option<()> {
-            self.at += 1;
-            self.out.push(b'"');
-            loop {
-                let rest = self.s.get(self.at..)?;
-                let n = memchr::memchr2(q, b'\\', rest)?;
-                push_json_str_content(rest.get(..n)?, self.out);
-                self.at += n + 1;
-                if rest.get(n) == Some(&q) {
-                    self.out.push(b'"');
-                    return Some(());
-                }
-                self.escape()?;
-            }
-        }
-
-        /// Reads what follows a backslash in a string and writes it.
-        fn escape(&mut self) -> Option<()> {
-            let e = self.peek()?;
-            self.at += 1;
-            let ch = match e {
-                b'\n' => return Some(()), // a line continuation
-                b'\\' => '\\',
-                b'\'' => '\'',
-                b'"' => '"',
-                b'/' => '/',
-                b'n' => '\n',
-                b'r' => '\r',
-                b't' => '\t',
-                b'b' => '\u{8}',
-                b'f' => '\u{c}',
-                b'a' => '\u{7}',
-                b'v' => '\u{b}',
-                b'x' => char::from_u32(self.hex(2)?)?,
-                b'U' => char::from_u32(self.hex(8)?)?,
-                b'u' => self.utf16()?,
-                b'0'..=b'7' => {
-                    let mut value = u32::from(e - b'0');
-                    for _ in 0..2 {
-                        match self.peek() {
-                            Some(d @ b'0'..=b'7') => {
-                                value = value * 8 + u32::from(d - b'0');
-                                self.at += 1;
-                            }
-                            _ => break,
-                        }
-                    }
-                    char::from_u32(value)?
-                }
-                _ => {
-                    // Unknown: the backslash stays, the byte is read again
-                    // as ordinary text.
-                    self.at -= 1;
-                    '\\'
-                }
-            };
-            let mut buf = [0u8; 4];
-            push_json_str_content(ch.encode_utf8(&mut buf).as_bytes(), self.out);
-            Some(())
-        }
-
-        /// Reads exactly `n` hex digits.
-        fn hex(&mut self, n: usize) -> Option<u32> {
-            let digits = self.s.get(self.at..self.at + n)?;
-            let mut value: u32 = 0;
-            for &d in digits {
-                value = value.checked_mul(16)? | char::from(d).to_digit(16)?;
-            }
-            self.at += n;
-            Some(value)
-        }
-
-        /// Reads the four hex digits after `\u`, and a second `\uHHHH` when
-        /// the first is a high surrogate; a lone surrogate fails.
-        fn utf16(&mut self) -> Option<char> {
-            let first = self.hex(4)?;
-            if !(0xd800..0xdc00).contains(&first) {
-                return char::from_u32(first);
-            }
-            if !(self.eat(b'\\') && self.eat(b'u')) {
-                return None;
-            }
-            let second = self.hex(4)?;
-            if !(0xdc00..0xe000).contains(&second) {
-                return None;
-            }
-            char::from_u32(0x10000 + ((first - 0xd800) << 10) + (second - 0xdc00))
-        }
+    /// [`is_json`] of bytes (the reader writes UTF-8 only, from UTF-8
+    /// text).
+    fn is_json_bytes(json: &[u8]) -> bool {
+        std::str::from_utf8(json).is_ok_and(is_json)
     }
 }
 
@@ -1038,6 +799,25 @@ mod tests {
             ("{'a': nan}", O, "\"{'a': nan}\"", Bad),
             ("{'a': 1e400}", O, "\"{'a': 1e400}\"", Bad),
             ("[007]", A, "\"[007]\"", Bad),
+            // Python's numbers, strings and escapes (the reader of
+            // `read/python.rs`).
+            (
+                "[1_000, 0x1F, .5, 5., 00, 07.5]",
+                A,
+                "[1000,31,0.5,5.0,0,7.5]",
+                Ok_,
+            ),
+            (
+                "[r'\\d', '''it's''', u'x']",
+                A,
+                "[\"\\\\d\",\"it's\",\"x\"]",
+                Ok_,
+            ),
+            ("['a\\/b']", A, "[\"a\\\\/b\"]", Ok_),
+            ("['\\N{DASH}']", A, "\"['\\\\N{DASH}']\"", Bad),
+            ("(1)", A, "\"(1)\"", Bad),
+            ("((1, 2))", A, "\"((1, 2))\"", Bad),
+            ("[1,\u{b}2]", A, "\"[1,\\u000b2]\"", Bad),
             ("{'a': 1}", A, "\"{'a': 1}\"", Bad),
             ("(1, 2)", O, "\"(1, 2)\"", Bad),
             // Containers inside a JSON string.
@@ -1170,7 +950,9 @@ mod tests {
 
     #[test]
     fn nesting_is_bounded() {
-        let deep = |n: usize| format!("{}{}", "(".repeat(n), ")".repeat(n));
+        // Lists, but for a tuple inside (`[[()]]`): not JSON, so the Python
+        // reader reads it.
+        let deep = |n: usize| format!("{}(){}", "[".repeat(n - 1), "]".repeat(n - 1));
         let (text, how) = run(&deep(127), A);
         assert_eq!(how, Coerced::AsDeclared);
         assert_eq!(text, format!("{}{}", "[".repeat(127), "]".repeat(127)));
