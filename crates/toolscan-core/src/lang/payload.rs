@@ -1330,6 +1330,35 @@ pub(crate) struct Hint {
     /// How the next `json`, `py` or `value` step spells values, and the
     /// next type `capture` its type.
     pub style: Style,
+    /// How the turn around the calls is framed, as the chat templates
+    /// write it. Read from a hint that is the first step of an opener's
+    /// program (the first such hint of the format counts).
+    pub frame: Frame,
+}
+
+/// What a format's templates write around a turn with calls: before the
+/// text, between the text and the first call, and after the last call.
+/// All of it reads back as text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Frame {
+    /// Before the turn's text (an empty `<think></think>`).
+    pub before: Option<String>,
+    /// Between the text and the first call, when there is text.
+    pub text_sep: Option<String>,
+    /// Before the first call, when there is no text.
+    pub lead: Option<String>,
+    /// After the last call.
+    pub tail: Option<String>,
+}
+
+impl Frame {
+    /// Whether the frame writes anything.
+    pub(crate) fn is_set(&self) -> bool {
+        self.before.is_some()
+            || self.text_sep.is_some()
+            || self.lead.is_some()
+            || self.tail.is_some()
+    }
 }
 
 impl Hint {
@@ -1356,11 +1385,29 @@ impl Hint {
             ..Hint::default()
         }
     }
+
+    /// A hint of how the turn is framed.
+    pub(crate) fn frame(frame: Frame) -> Hint {
+        Hint {
+            frame,
+            ..Hint::default()
+        }
+    }
+
+    /// Whether the hint says nothing but the frame (a step that then
+    /// leaves the next step as it is).
+    pub(crate) fn frame_only(&self) -> bool {
+        self.frame.is_set()
+            && self.write.is_none()
+            && self.prefer.is_none()
+            && self.style == Style::default()
+    }
 }
 
 /// `{"render": {"write": TEXT, "prefer": LABEL, "item_sep": ", ",
 /// "key_sep": ": ", "indent": N, "ascii": BOOL, "sort_keys": BOOL,
-/// "quote": "'" | "\"", "types": "names" | "bool"}}`.
+/// "quote": "'" | "\"", "types": "names" | "bool", "frame": TEXT,
+/// "text_sep": TEXT, "lead": TEXT, "tail": TEXT}}`.
 impl Payload for Hint {
     fn read(o: &Obj<'_>, kind: &str) -> Result<Hint, FormatFileError> {
         let Some(h) = o.obj(kind)? else {
@@ -1376,6 +1423,10 @@ impl Payload for Hint {
             "sort_keys",
             "quote",
             "types",
+            "frame",
+            "text_sep",
+            "lead",
+            "tail",
         ])?;
         let d = Style::default();
         let indent = match h.get("indent") {
@@ -1404,6 +1455,12 @@ impl Payload for Hint {
                 sort_keys: h.flag("sort_keys")?,
                 quote,
                 types,
+            },
+            frame: Frame {
+                before: h.str("frame")?.map(str::to_owned),
+                text_sep: h.str("text_sep")?.map(str::to_owned),
+                lead: h.str("lead")?.map(str::to_owned),
+                tail: h.str("tail")?.map(str::to_owned),
             },
         })
     }
@@ -1441,6 +1498,17 @@ impl Payload for Hint {
         }
         if s.types == TypeWords::Bool {
             h.insert("types".into(), "bool".into());
+        }
+        let f = &self.frame;
+        for (key, v) in [
+            ("frame", &f.before),
+            ("text_sep", &f.text_sep),
+            ("lead", &f.lead),
+            ("tail", &f.tail),
+        ] {
+            if let Some(v) = v {
+                h.insert(key.into(), v.clone().into());
+            }
         }
         m.insert(kind.into(), Value::Object(h));
         Ok(())

@@ -190,7 +190,7 @@ impl Format {
                 return false;
             }
             let r = crate::parse(grammar.clone(), options.clone(), st.out.as_bytes());
-            let text_back = format!("{text}{}", st.between);
+            let text_back = format!("{}{text}{}", st.before, st.between);
             r.text == text_back
                 && r.reasoning.as_deref().unwrap_or("").is_empty()
                 && r.diagnostics.is_empty()

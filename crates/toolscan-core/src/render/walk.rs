@@ -23,6 +23,7 @@ use crate::lang::format::{
     ByteSet, Capture, Close, Container, Field, Format, Hint, JsonStep, Label, Lit, Opener, PyArgs,
     Shape, Step, Style, TypeWords, ValueStep,
 };
+use crate::lang::payload::Frame as TurnFrame;
 use crate::render::value::{json, py_args, xml_escape, Node};
 use crate::scan::marker::is_word;
 use crate::tools::Tools;
@@ -99,7 +100,10 @@ struct Current<'a> {
 pub(crate) struct Tape {
     /// The bytes written.
     pub out: String,
-    /// What was written between blocks (it reads back as text).
+    /// What the frame wrote before the text (it reads back as text).
+    pub before: String,
+    /// What was written between blocks, and the frame's separators after
+    /// the text (they read back as text).
     pub between: String,
     /// Which calls went out with their own id.
     pub id_written: Vec<bool>,
@@ -228,6 +232,10 @@ pub(crate) enum Outcome {
 
 pub(crate) struct Walk<'a, F> {
     format: &'a Format,
+    /// How the format's templates frame a turn with calls.
+    frame: Option<&'a TurnFrame>,
+    /// Whether the response has text before its calls.
+    has_text: bool,
     items: &'a [Item<'a>],
     tools: Option<&'a Tools>,
     labels: Vec<HashMap<&'a str, usize>>,
@@ -267,6 +275,8 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
             .collect();
         Walk {
             format,
+            frame: frame_of(format),
+            has_text: false,
             items,
             tools,
             labels,
@@ -281,8 +291,14 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
     /// The first path that writes `text` then every call, as the caller
     /// accepts it: its tape.
     pub(crate) fn run(&mut self, text: &str) -> Result<Tape, Outcome> {
+        let before = match self.frame {
+            Some(f) if !self.items.is_empty() => f.before.as_deref().unwrap_or(""),
+            _ => "",
+        };
+        self.has_text = !text.is_empty();
         self.tape = Tape {
-            out: text.to_owned(),
+            out: format!("{before}{text}"),
+            before: before.to_owned(),
             between: String::new(),
             id_written: vec![false; self.items.len()],
             undo: Vec::new(),
@@ -408,6 +424,22 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
         // start (one that begins with a word byte), is parted from the
         // text before it by a newline or a space, which reads back as
         // text.
+        if first && !o.stream_start {
+            // The frame's separator before the first call.
+            let sep = self.frame.and_then(|f| {
+                if self.has_text {
+                    f.text_sep.as_deref()
+                } else {
+                    f.lead.as_deref()
+                }
+            });
+            if let Some(sep) = sep {
+                if !self.put(&mut s, sep) {
+                    return None;
+                }
+                self.tape.between.push_str(sep);
+            }
+        }
         if !o.stream_start {
             let last = self.tape.out.as_bytes().last().copied();
             let sep = match (last, o.marker.bytes.first()) {
@@ -960,6 +992,8 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
             let prefer = hint.and_then(|h| h.prefer.as_ref()).map(|l| l.as_str());
             match step {
                 Step::Label(_) => {}
+                // (A frame is read once, by `frame_of`.)
+                Step::Render(h) if h.frame_only() => {}
                 Step::Render(h) => st.hint = Some(h),
                 Step::Ws | Step::Blank | Step::Word => {
                     if !self.put(&mut st, write.unwrap_or("")) {
@@ -1073,6 +1107,12 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
             self.tape.between.push_str(sep);
             return Some(Flow::Block(st, false));
         }
+        if let Some(tail) = self.frame.and_then(|f| f.tail.as_deref()) {
+            if !self.put(&mut st, tail) {
+                return None;
+            }
+            self.tape.between.push_str(tail);
+        }
         let ends = match &st.pending {
             None => true,
             Some(Pending::Fork(alts, i)) => alts[*i].0 == ByteSet::End,
@@ -1099,6 +1139,17 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
         }
         Some(Node::Obj(m))
     }
+}
+
+/// The format's frame: the first hint that opens an opener's program and
+/// says how the turn is framed.
+fn frame_of(format: &Format) -> Option<&TurnFrame> {
+    format.openers.iter().find_map(|o| {
+        o.program.iter().find_map(|s| match s {
+            Step::Render(h) if h.frame.is_set() => Some(&h.frame),
+            _ => None,
+        })
+    })
 }
 
 /// Indices `0..n`, the preferred one first.

@@ -5,7 +5,7 @@
 //! over the same machinery as every other format.
 
 use crate::catalogue::build::{
-    capture, fence, fork, json, label, lit, opt, styled, then, wrapped_spaced, writes,
+    capture, fence, fork, framed, json, label, lit, opt, styled, then, wrapped_spaced, writes,
 };
 use crate::lang::format::{
     ByteSet, CallKeys, Capture, Field, Format, Label, Lit, Opener, Shape, Step, Style, Trim, Trust,
@@ -197,6 +197,8 @@ pub(crate) fn command_r7b() -> Format {
         "<|START_ACTION|>",
         list_closed_by("<|END_ACTION|>", cohere_keys()),
     ));
+    // The template closes an empty reasoning block before the calls.
+    let f = framed(f, "<|START_THINKING|><|END_THINKING|>", "", "", "");
     // The answer is framed (Command A's newer templates write `TEXT` for
     // `RESPONSE`): the frame is markup, the content text.
     [
@@ -242,7 +244,7 @@ pub(crate) fn apertus() -> Format {
 }
 
 pub(crate) fn nemotron() -> Format {
-    Format::new(
+    let f = Format::new(
         "nemotron",
         "Llama-3.x-Nemotron",
         "<TOOLCALL>[{\"name\", \"arguments\"}, …]</TOOLCALL> (or one object)",
@@ -250,7 +252,9 @@ pub(crate) fn nemotron() -> Format {
     .opener(Opener::definite(
         "<TOOLCALL>",
         list_closed_by("</TOOLCALL>", name_args()),
-    ))
+    ));
+    // A newline between the content and the calls.
+    framed(f, "", "\n", "", "")
 }
 
 pub(crate) fn gigachat3() -> Format {

@@ -1,6 +1,8 @@
 //! Formats whose arguments are parameters in XML-like tags: Qwen3-Coder, Seed-OSS, GLM, MiniMax-M2, Claude-style XML, DeepSeek V3.2, Kimi K3, Step 3, `<tool>`/`<use>` tags, key–value lines, Autobyteus XML.
 
-use crate::catalogue::build::{capture, fork, label, lit, opt, prefer, styled, then, writes};
+use crate::catalogue::build::{
+    capture, fork, framed, label, lit, opt, prefer, styled, then, writes,
+};
 use crate::lang::format::{
     ByteSet, Capture, Close, Container, Field, Format, Label, Lit, Opener, Step, Style, Trim,
     TypeWords, ValueStep,
@@ -250,23 +252,28 @@ fn qwen_bare() -> Opener {
 }
 
 pub(super) fn qwen3_coder() -> Format {
-    Format::new(
+    let f = Format::new(
         "qwen3-coder",
         "Qwen3-Coder, Qwen3.5+, Step-3.5, Nemotron-3",
         "<tool_call><function=NAME><parameter=KEY>\\nvalue\\n</parameter>…</function></tool_call>; \
          values are raw text typed by the tools schema; also without <tool_call>",
     )
     .opener(qwen_xml("<tool_call>", "</tool_call>", true))
-    .opener(qwen_bare())
+    .opener(qwen_bare());
+    // Qwen3-Coder's templates write a blank line between the content and
+    // the first call.
+    framed(f, "", "\n\n", "", "")
 }
 
 pub(super) fn seed_oss() -> Format {
-    Format::new(
+    let f = Format::new(
         "seed-oss",
         "ByteDance Seed-OSS",
         "<seed:tool_call><function=NAME><parameter=KEY>value</parameter>…</function></seed:tool_call>",
     )
-    .opener(qwen_xml("<seed:tool_call>", "</seed:tool_call>", false))
+    .opener(qwen_xml("<seed:tool_call>", "</seed:tool_call>", false));
+    // A blank line between the content and the first call.
+    framed(f, "", "\n\n", "", "")
 }
 
 /// GLM-4.5 and later: `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>…</tool_call>`,
@@ -292,7 +299,14 @@ pub(super) fn glm(name: &str, models: &str, description: &str, ws: &'static str)
     )];
     program.extend(params.steps());
     program.extend([Step::Dispatch, writes(ws), Step::End]);
-    Format::new(name, models, description).opener(Opener::definite("<tool_call>", program))
+    let f = Format::new(name, models, description).opener(Opener::definite("<tool_call>", program));
+    // The templates close an empty reasoning block before the turn's text
+    // (GLM-4.5/4.6 on lines of their own, GLM-4.7 a bare `</think>`).
+    if ws.is_empty() {
+        framed(f, "</think>", "", "", "")
+    } else {
+        framed(f, "\n<think></think>\n", ws, "", "")
+    }
 }
 
 /// `<invoke name="NAME">` parameters `</invoke>`, then more invokes or
@@ -333,7 +347,7 @@ pub(super) fn minimax_m2() -> Format {
     let params = Params::new("<parameter name=\"", "\">", "</parameter>")
         .call_close("</invoke>")
         .ws("\n");
-    Format::new(
+    let f = Format::new(
         "minimax-m2",
         "MiniMax-M2",
         "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"KEY\">value</parameter>…\
@@ -342,7 +356,9 @@ pub(super) fn minimax_m2() -> Format {
     .opener(Opener::definite(
         "<minimax:tool_call>",
         invokes(&params, "<invoke name=", "</minimax:tool_call>"),
-    ))
+    ));
+    // A newline before the first call, after the content or not.
+    framed(f, "", "\n", "\n", "")
 }
 
 pub(super) fn claude_xml() -> Format {
@@ -395,7 +411,8 @@ pub(super) fn deepseek_v32() -> Format {
     ] {
         f = f.opener(Opener::definite(open, invokes(&params, INVOKE, close)));
     }
-    f
+    // A blank line before the first call, after the content or not.
+    framed(f, "", "\n\n", "\n\n", "")
 }
 
 /// The end of a marker that is framing only where the stream ends: the
