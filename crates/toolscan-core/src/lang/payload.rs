@@ -1296,6 +1296,21 @@ pub(crate) struct Style {
     pub quote: char,
     /// How a type attribute is written.
     pub types: TypeWords,
+    /// Where a raw parameter value that is not a string is written as
+    /// Python prints it (templates that print values with `|string`).
+    pub python: PyValues,
+}
+
+/// Which raw parameter values are written as Python prints them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) enum PyValues {
+    /// None: every value is JSON.
+    #[default]
+    Json,
+    /// `True`, `False` and `None`; lists and objects stay JSON.
+    Scalars,
+    /// Every value: `True`, `None`, `{'a': [1, 'x']}`.
+    All,
 }
 
 impl Default for Style {
@@ -1308,6 +1323,7 @@ impl Default for Style {
             sort_keys: false,
             quote: '\'',
             types: TypeWords::Names,
+            python: PyValues::Json,
         }
     }
 }
@@ -1406,7 +1422,8 @@ impl Hint {
 
 /// `{"render": {"write": TEXT, "prefer": LABEL, "item_sep": ", ",
 /// "key_sep": ": ", "indent": N, "ascii": BOOL, "sort_keys": BOOL,
-/// "quote": "'" | "\"", "types": "names" | "bool", "frame": TEXT,
+/// "quote": "'" | "\"", "types": "names" | "bool",
+/// "python": "json" | "scalars" | "all", "frame": TEXT,
 /// "text_sep": TEXT, "lead": TEXT, "tail": TEXT}}`.
 impl Payload for Hint {
     fn read(o: &Obj<'_>, kind: &str) -> Result<Hint, FormatFileError> {
@@ -1423,6 +1440,7 @@ impl Payload for Hint {
             "sort_keys",
             "quote",
             "types",
+            "python",
             "frame",
             "text_sep",
             "lead",
@@ -1444,6 +1462,11 @@ impl Payload for Hint {
             Some("bool") => TypeWords::Bool,
             _ => TypeWords::Names,
         };
+        let python = match h.choice("python", &["json", "scalars", "all"])? {
+            Some("scalars") => PyValues::Scalars,
+            Some("all") => PyValues::All,
+            _ => PyValues::Json,
+        };
         Ok(Hint {
             write: h.str("write")?.map(str::to_owned),
             prefer: h.lit("prefer")?.map(|l| Label::from(l.to_owned())),
@@ -1455,6 +1478,7 @@ impl Payload for Hint {
                 sort_keys: h.flag("sort_keys")?,
                 quote,
                 types,
+                python,
             },
             frame: Frame {
                 before: h.str("frame")?.map(str::to_owned),
@@ -1498,6 +1522,15 @@ impl Payload for Hint {
         }
         if s.types == TypeWords::Bool {
             h.insert("types".into(), "bool".into());
+        }
+        match s.python {
+            PyValues::Json => {}
+            PyValues::Scalars => {
+                h.insert("python".into(), "scalars".into());
+            }
+            PyValues::All => {
+                h.insert("python".into(), "all".into());
+            }
         }
         let f = &self.frame;
         for (key, v) in [

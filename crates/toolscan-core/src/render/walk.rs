@@ -23,8 +23,8 @@ use crate::lang::format::{
     ByteSet, Capture, Close, Container, Field, Format, Hint, JsonStep, Label, Lit, Opener, PyArgs,
     Shape, Step, Style, TypeWords, ValueStep,
 };
-use crate::lang::payload::Frame as TurnFrame;
-use crate::render::value::{json, py_args, xml_escape, Node};
+use crate::lang::payload::{Frame as TurnFrame, PyValues};
+use crate::render::value::{json, py_args, py_repr, xml_escape, Node};
 use crate::scan::marker::is_word;
 use crate::tools::Tools;
 
@@ -743,7 +743,12 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                 }
             }
             other => {
-                json(other, style, 0, &mut out);
+                match (style.python, other) {
+                    (PyValues::All, _) | (PyValues::Scalars, Node::Null | Node::Bool(_)) => {
+                        py_repr(other, &mut out)
+                    }
+                    _ => json(other, style, 0, &mut out),
+                }
                 if v.entities {
                     out = xml_escape(&out);
                 }

@@ -101,7 +101,8 @@ pub(crate) fn internlm() -> Format {
     .opener(wrapped_spaced(
         "<|action_start|><|plugin|>",
         Lit::new("<|action_end|>"),
-        &CallKeys::new(&["name"], &["parameters", "arguments"]),
+        // (Rendered with `arguments`, as the template writes it.)
+        &CallKeys::new(&["name"], &["arguments", "parameters"]),
         Trust::Definite,
         ["\n", "", ""],
     ))

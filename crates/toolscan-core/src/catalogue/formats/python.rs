@@ -1,6 +1,6 @@
 //! Formats that write calls in Python-like notation: pythonic lists, OLMo 3, LFM2, Gemma's `tool_code` and its `call:` notation.
 
-use crate::catalogue::build::{capture, fork, json, label, lit, then};
+use crate::catalogue::build::{capture, fork, json, label, lit, prefer, then, writes};
 use crate::lang::format::{
     ByteSet, CallKeys, ElementEnd, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Trust,
 };
@@ -66,13 +66,17 @@ pub(super) fn olmo3() -> Format {
             (Lit::new("\n"), Label::from("line")),
             (Lit::new("</function_calls>"), Label::from("end")),
         ]),
+        // The template writes each call on a line of its own.
+        writes("\n"),
         label("call"),
         Step::Ws,
     ];
     program.extend(py_call(PyStep::keywords().json_literals()));
     program.extend([
         label("line"),
+        writes("\n"),
         Step::Ws,
+        prefer("call"),
         Step::Fork(vec![
             (ByteSet::Bytes(b"<".to_vec()), Label::from("close")),
             // (The stream ended between lines.)

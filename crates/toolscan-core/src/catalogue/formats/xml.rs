@@ -4,9 +4,10 @@ use crate::catalogue::build::{
     capture, fork, framed, label, lit, opt, prefer, styled, then, writes,
 };
 use crate::lang::format::{
-    ByteSet, Capture, Close, Container, Field, Format, Label, Lit, Opener, Step, Style, Trim,
+    ByteSet, Capture, Close, Container, Field, Format, Hint, Label, Lit, Opener, Step, Style, Trim,
     TypeWords, ValueStep,
 };
+use crate::lang::payload::PyValues;
 
 /// How a parameter-style body writes one parameter.
 struct Params {
@@ -203,9 +204,23 @@ fn qwen_xml(open: &str, close: &'static str, padded: bool) -> Opener {
         .trim(Trim::Newline)
         .null()
         .ws("\n");
-    if !padded {
-        params = params.value_hint(writes(""));
-    }
+    // Qwen3-Coder's templates print booleans and null with `|string`
+    // (`True`, `None`), lists and objects as JSON; Seed-OSS's print every
+    // value that way (`{'a': True}`).
+    params = params.value_hint(if padded {
+        styled(Style {
+            python: PyValues::Scalars,
+            ..Style::default()
+        })
+    } else {
+        Step::Render(Hint {
+            write: Some(String::new()),
+            ..Hint::style(Style {
+                python: PyValues::All,
+                ..Style::default()
+            })
+        })
+    });
     let mut program = vec![
         writes("\n"),
         Step::Ws,
@@ -290,13 +305,18 @@ pub(super) fn glm(name: &str, models: &str, description: &str, ws: &'static str)
         .between(between)
         .call_close("</tool_call>")
         .ws(ws);
-    let mut program = vec![capture(
-        Field::Name,
-        &[
-            ("<arg_key>", Some("param")),
-            ("</tool_call>", Some("params-done")),
-        ],
-    )];
+    // GLM-4.5/4.6 write a newline after the name too (tried first).
+    let after_name = format!("{ws}<arg_key>");
+    let after_bare = format!("{ws}</tool_call>");
+    let mut delims = vec![
+        ("<arg_key>", Some("param")),
+        ("</tool_call>", Some("params-done")),
+    ];
+    if !ws.is_empty() {
+        delims.insert(0, (after_bare.as_str(), Some("params-done")));
+        delims.insert(0, (after_name.as_str(), Some("param")));
+    }
+    let mut program = vec![capture(Field::Name, &delims)];
     program.extend(params.steps());
     program.extend([Step::Dispatch, writes(ws), Step::End]);
     let f = Format::new(name, models, description).opener(Opener::definite("<tool_call>", program));
