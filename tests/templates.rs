@@ -1787,6 +1787,7 @@ fn templates_render_turns_the_parser_recovers() {
 /// options of [`template_options`] for those it names): they must keep
 /// matching.
 const RENDERS_BYTE_FOR_BYTE: &[&str] = &[
+    "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
     "Apertus-8B-Instruct.jinja",
     "Bielik-11B-v3.0-Instruct.jinja",
     "ByteDance-Seed-OSS.jinja",

@@ -166,24 +166,34 @@ fn cohere_keys() -> CallKeys {
 }
 
 pub(crate) fn command_r() -> Format {
+    // Rendered as the official template writes it: `json` on the fence's
+    // line, the list indented by 4 (`tojson(indent=4)`).
     let program = vec![
+        writes("json"),
         Step::Word,
+        writes("\n"),
         Step::Ws,
+        styled(Style {
+            indent: Some(4),
+            ..Style::default()
+        }),
         json(Shape::CallList, cohere_keys(), false),
         Step::Ws,
         Step::LitOrEof(Lit::new("```")),
         Step::Dispatch,
         Step::End,
     ];
-    // The official template puts the fence on the next line.
-    Format::new(
+    // The official template puts the fence on the next line, and the
+    // action on a line of its own.
+    let f = Format::new(
         "command-r",
         "Cohere Command R, R+",
         "Action: ```json [{\"tool_name\", \"parameters\"}, …] ``` (or one object; the fence \
          may start the next line)",
     )
-    .opener(Opener::tentative("Action: ```", program.clone()))
-    .opener(Opener::tentative("Action:\n```", program))
+    .opener(Opener::tentative("Action:\n```", program.clone()))
+    .opener(Opener::tentative("Action: ```", program));
+    framed(f, "", "\n", "\n", "\n")
 }
 
 pub(crate) fn command_r7b() -> Format {
