@@ -744,7 +744,14 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                 }
             }
             other => {
-                match (style.python, other) {
+                // Python's spelling reads back typed only by the tools'
+                // schema: without one, values are JSON.
+                let python = if self.tools.is_some() {
+                    style.python
+                } else {
+                    PyValues::Json
+                };
+                match (python, other) {
                     (PyValues::All, _) | (PyValues::Scalars, Node::Null | Node::Bool(_)) => {
                         py_repr(other, &mut out)
                     }
@@ -1344,7 +1351,9 @@ mod tests {
                 })
                 .collect();
             let frame = frame_of(&f).cloned().unwrap_or_default();
-            let mut walk = Walk::new(&f, &frame, &items, 16, None, |_| row.accept);
+            // (A schema, which Python's spelling needs to read back typed.)
+            let tools = Tools::from_json_str("[]").ok();
+            let mut walk = Walk::new(&f, &frame, &items, 16, tools.as_ref(), |_| row.accept);
             let got = walk.run(row.text);
             match (&row.want, got) {
                 (Want::Writes(out, between), Ok(tape)) => {
@@ -1359,6 +1368,27 @@ mod tests {
                 (Want::NoPath, Err(e)) => panic!("row {i} ({}): {e:?}", row.format),
             }
         }
+    }
+
+    #[test]
+    fn without_a_schema_values_are_json() {
+        let f = format("qwen3-coder");
+        let frame = frame_of(&f).cloned().unwrap_or_default();
+        let args = match Node::parse(r#"{"on": false}"#) {
+            Some(Node::Obj(m)) => m,
+            _ => panic!("arguments are not an object"),
+        };
+        let items = [Item {
+            name: "w",
+            args: &args,
+            id: None,
+        }];
+        let mut walk = Walk::new(&f, &frame, &items, 4, None, |_| true);
+        let out = walk.run("").map(|t| t.out);
+        assert_eq!(
+            out.as_deref().ok(),
+            Some("<tool_call>\n<function=w>\n<parameter=on>\nfalse\n</parameter>\n</function>\n</tool_call>")
+        );
     }
 
     #[test]
