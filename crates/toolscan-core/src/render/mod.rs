@@ -176,7 +176,8 @@ impl Format {
     /// let registry = Registry::builtin();
     /// let hermes = registry.get("hermes").unwrap();
     /// let call = Call::from_value("get_weather", &serde_json::json!({"city": "Paris"})).unwrap();
-    /// let out = hermes.render("Let me check.\n", &[call], None).unwrap();
+    /// // (Qwen's templates write a newline between the text and the call.)
+    /// let out = hermes.render("Let me check.", &[call], None).unwrap();
     /// assert_eq!(
     ///     out,
     ///     "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"
