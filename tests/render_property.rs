@@ -25,7 +25,7 @@ use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};
-use toolscan::render::Call;
+use toolscan::render::{Call, RenderOptions};
 use toolscan::{Check, Format, Options, Parser, Registry, RenderError, Tools};
 use toolscan_testkit::check::{calls_of, diagnostics_of, text_of};
 use toolscan_testkit::chunk::{invariant, seeded_options};
@@ -276,7 +276,7 @@ fn round_trip(reg: &Registry, format: &Format, r: &Resp) -> Result<(), TestCaseE
     };
     let grammar = reg.grammar(format.name()).expect("grammar");
     let options: Options = seeded_options()
-        .with_tools(tools)
+        .with_tools(tools.clone())
         .with_check_calls(Check::Report);
     let events = invariant(
         || Parser::new(grammar.clone(), options.clone()),
@@ -289,12 +289,33 @@ fn round_trip(reg: &Registry, format: &Format, r: &Resp) -> Result<(), TestCaseE
         .map(|(n, a)| (n.clone(), Value::Object(a.clone())))
         .collect();
     prop_assert_eq!(calls_of(&events), want, "rendered: {:?}", out);
+    // What the format's templates write before the text of a call turn
+    // (an empty `<think></think>`) reads back as text before it: the
+    // rendering without it is the rest of the bytes.
+    let unframed = RenderOptions {
+        before: Some(String::new()),
+        ..RenderOptions::default()
+    };
+    let bare = format
+        .render_with(&r.text, &calls, Some(&tools), &unframed)
+        .map_err(|e| TestCaseError::fail(format!("{e:?} without the frame: {r:?}")))?;
+    let frame = out.strip_suffix(bare.as_str());
+    prop_assert!(
+        // (A response without calls is not framed.)
+        frame.is_some_and(|f| f.is_empty() || !r.calls.is_empty()),
+        "the frame is not a head of the rendering: {:?} against {:?}",
+        out,
+        bare
+    );
+    let frame = frame.unwrap_or("");
     let text = text_of(&events);
     prop_assert!(
-        text.starts_with(&r.text) && text[r.text.len()..].trim().is_empty(),
-        "text {:?}, want {:?}; rendered {:?}",
+        text.strip_prefix(frame)
+            .is_some_and(|t| t.starts_with(&r.text) && t[r.text.len()..].trim().is_empty()),
+        "text {:?}, want {:?} after {:?}; rendered {:?}",
         text,
         r.text,
+        frame,
         out
     );
     prop_assert!(

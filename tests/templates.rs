@@ -182,6 +182,14 @@ use toolscan_testkit::corpus::{check_expect, normalize_ws, Outcome};
 /// Where the shared templates live (beside the repository).
 const TEMPLATES_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/templates");
 
+/// Where the templates are: `TOOLSCAN_TEMPLATES` if it is set (a checkout
+/// whose `../shared` is elsewhere), [`TEMPLATES_DIR`] otherwise.
+fn templates_dir() -> std::path::PathBuf {
+    std::env::var_os("TOOLSCAN_TEMPLATES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(TEMPLATES_DIR).to_path_buf())
+}
+
 /// The formats whose templates are rendered (when this build implements
 /// them).
 const IN_SCOPE: &[&str] = &[
@@ -1489,7 +1497,7 @@ impl Opener {
 /// [`EXTRA_TEMPLATES`]), or `None` with a message naming what is `skipped`
 /// when the templates are not beside the repository.
 fn template_rows(skipped: &str) -> Option<Vec<(String, String)>> {
-    let dir = Path::new(TEMPLATES_DIR);
+    let dir = templates_dir();
     let Ok(sources_md) = std::fs::read_to_string(dir.join("SOURCES.md")) else {
         eprintln!(
             "templates: {} not found (no ../shared beside the repository): {skipped}",
@@ -1535,7 +1543,7 @@ fn load_template(
     env: &mut Environment<'static>,
     file: &str,
 ) -> Result<(&'static str, &'static str), String> {
-    let source = std::fs::read_to_string(Path::new(TEMPLATES_DIR).join(file))
+    let source = std::fs::read_to_string(templates_dir().join(file))
         .map_err(|e| format!("{file}: listed in SOURCES.md but unreadable: {e}"))?;
     let tokens = special_tokens(&source);
     env.add_template_owned(file.to_owned(), source)
@@ -1599,7 +1607,7 @@ fn reasoning_note(turn: &Turn) -> &'static str {
 /// What [`templates_render_turns_the_parser_recovers`] checked, per
 /// template, and the formats this build lacks.
 fn print_tallies(tallies: &BTreeMap<String, Tally>, not_built: &BTreeMap<String, usize>) {
-    eprintln!("templates rendered ({TEMPLATES_DIR}):");
+    eprintln!("templates rendered ({}):", templates_dir().display());
     for (file, t) in tallies {
         let methods: Vec<String> = t.methods.iter().map(|(m, n)| format!("{m} {n}")).collect();
         eprintln!(
@@ -1775,21 +1783,30 @@ fn templates_render_turns_the_parser_recovers() {
 // Rendering against the templates, byte for byte.
 
 /// Templates whose every checked turn `Format::render` reproduces byte for
-/// byte (from the turn's text and the conversation's calls): they must
-/// keep matching.
+/// byte (from the conversation's content and calls, with the render
+/// options of [`template_options`] for those it names): they must keep
+/// matching.
 const RENDERS_BYTE_FOR_BYTE: &[&str] = &[
+    "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
     "Apertus-8B-Instruct.jinja",
     "Bielik-11B-v3.0-Instruct.jinja",
+    "ByteDance-Seed-OSS.jinja",
+    "GLM-4.6.jinja",
+    "GLM-4.7-Flash.jinja",
     "GigaChat3-10B-A1.8B.jinja",
     "Kimi-K2-Instruct.jinja",
+    "Kimi-K2-Thinking.jinja",
     "MiMo-VL.jinja",
     "MiniMax-M1.jinja",
     "MiniMax-M2.jinja",
     "Mistral-Small-3.2-24B-Instruct-2506.jinja",
+    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja",
     "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja",
     "Qwen-QwQ-32B.jinja",
     "Qwen-Qwen2.5-7B-Instruct.jinja",
     "Qwen-Qwen3-0.6B.jinja",
+    "Qwen3-Coder.jinja",
+    "Qwen3.5-4B.jinja",
     "deepseek-ai-DeepSeek-V3.2.jinja",
     "ibm-granite-granite-4.0.jinja",
     "ibm-granite-granite-4.1.jinja",
@@ -1801,17 +1818,43 @@ const RENDERS_BYTE_FOR_BYTE: &[&str] = &[
     "tool_chat_template_granite.jinja",
     "tool_chat_template_hermes.jinja",
     "tool_chat_template_hunyuan_a13b.jinja",
+    "tool_chat_template_internlm2_tool.jinja",
     "tool_chat_template_llama3.1_json.jinja",
     "tool_chat_template_llama3.2_json.jinja",
+    "tool_chat_template_qwen3coder.jinja",
     "tool_chat_template_xlam_llama.jinja",
     "tool_chat_template_xlam_qwen.jinja",
 ];
 
-/// Renders each checked turn's calls with `Format::render` — after the
-/// text the parser reads from the turn, with the tools of the
-/// conversation — and compares with the template's bytes. Prints, per
-/// template and per format, how many turns match byte for byte, and the
-/// first difference of each template that does not always match.
+/// Templates that frame a call turn otherwise than most templates of
+/// their format, and the render options that say how.
+fn template_options(file: &str) -> Option<toolscan::render::RenderOptions> {
+    let o =
+        |before: &str, text_sep: &str, lead: &str, tail: &str| toolscan::render::RenderOptions {
+            before: Some(before.into()),
+            text_sep: Some(text_sep.into()),
+            lead: Some(lead.into()),
+            tail: Some(tail.into()),
+        };
+    Some(match file {
+        "Kimi-K2-Thinking.jinja" => o("<think></think>", "", "", ""),
+        "Bielik-11B-v3.0-Instruct.jinja" => o("", "\n", "\n", ""),
+        "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja" => o("</think>", "\n", "\n", "\n"),
+        "Qwen3.5-4B.jinja" => o("\n</think>\n\n", "\n\n", "", ""),
+        "stepfun-ai-Step-3.5-Flash.jinja" => o("\n</think>\n", "", "", ""),
+        _ => return None,
+    })
+}
+
+/// Renders each checked conversation's assistant message — the content and
+/// the calls the template was given, with the conversation's tools — with
+/// `Format::render`, once per format, and compares it with the turn each
+/// template of that format writes. Prints, per template, how many of its
+/// turns the rendering equals byte for byte (and the first difference);
+/// then, per format and overall, how many renderings equal the turn of
+/// *some* template of the format for the same conversation (templates of
+/// one format disagree, so no rendering can equal all of them), and how
+/// many of the templates' turns the rendering equals.
 #[test]
 fn rendering_reproduces_the_templates_turns() {
     let Some(rows) = template_rows("rendering not compared") else {
@@ -1821,6 +1864,10 @@ fn rendering_reproduces_the_templates_turns() {
     let mut env = environment();
     // (template, format) -> (matched, compared, first difference)
     let mut tally: BTreeMap<(String, String), (usize, usize, Option<String>)> = BTreeMap::new();
+    // (format, conversation) -> (the rendering, or why it was refused;
+    // the templates' turns)
+    type Group = (Result<String, String>, Vec<String>);
+    let mut groups: BTreeMap<(String, String), Group> = BTreeMap::new();
     for (file, format, f, tokens) in usable_templates(rows, &reg, &mut env) {
         for conv in Conv::all() {
             let tools_text = conv.set.tools();
@@ -1849,9 +1896,6 @@ fn rendering_reproduces_the_templates_turns() {
             {
                 continue;
             }
-            let Ok(read) = parse(&format, &turn, tools_text, false) else {
-                continue;
-            };
             let tools = Tools::from_json_str(tools_text).expect("tools");
             let calls: Vec<toolscan::Call> = conv
                 .calls()
@@ -1862,50 +1906,54 @@ fn rendering_reproduces_the_templates_turns() {
                     id: Some(id.to_string()),
                 })
                 .collect();
-            // The text as read back holds what the format writes between
-            // two blocks: try it with as much of its trailing whitespace
-            // taken off as makes the rendering match.
-            let text = read.text.as_str();
-            let trailing = text.len() - text.trim_end().len();
-            let mut first = None;
-            let mut matched = false;
-            for cut in 0..=trailing {
-                let t = &text[..text.len() - cut];
-                match f.render(t, &calls, Some(&tools)) {
-                    Ok(out) if out == turn.text => {
-                        matched = true;
-                        break;
-                    }
-                    Ok(out) => {
-                        first.get_or_insert(format!(
-                            "rendered {out:?}\n        template {:?}",
-                            turn.text
-                        ));
-                    }
-                    Err(e) => {
-                        first.get_or_insert(format!(
-                            "refused: {e}\n        template {:?}",
-                            turn.text
-                        ));
-                    }
-                }
+            let group = groups
+                .entry((format.clone(), conv.id()))
+                .or_insert_with(|| {
+                    let out = f
+                        .render(conv.text(), &calls, Some(&tools))
+                        .map_err(|e| e.to_string());
+                    (out, Vec::new())
+                });
+            group.1.push(turn.text.clone());
+            // A template whose framing is not the format's default is
+            // compared with the rendering under its render options.
+            let own = template_options(&file).map(|o| {
+                f.render_with(conv.text(), &calls, Some(&tools), &o)
+                    .map_err(|e| e.to_string())
+            });
+            let own = own.as_ref().unwrap_or(&group.0);
+            if std::env::var_os("TOOLSCAN_RENDER_DUMP").is_some() {
+                eprintln!(
+                    "DUMP {file} [{format}] [{}]\n  template {:?}\n  ours     {:?}",
+                    conv.id(),
+                    turn.text,
+                    group.0
+                );
             }
             let entry = tally.entry((file.clone(), format.clone())).or_default();
             entry.1 += 1;
-            if matched {
-                entry.0 += 1;
-            } else if entry.2.is_none() {
-                entry.2 = first.map(|d| format!("[{}] {d}", conv.id()));
+            match own {
+                Ok(out) if *out == turn.text => entry.0 += 1,
+                Ok(out) => {
+                    entry.2.get_or_insert_with(|| {
+                        format!("[{}] {}", conv.id(), first_difference(&turn.text, out))
+                    });
+                }
+                Err(e) => {
+                    entry.2.get_or_insert_with(|| {
+                        format!(
+                            "[{}] refused: {e}\n        template {:?}",
+                            conv.id(),
+                            turn.text
+                        )
+                    });
+                }
             }
         }
     }
-    let mut per_format: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
-    eprintln!("rendering compared with the templates' turns (byte for byte):");
+    eprintln!("rendering compared with each template's turns (byte for byte):");
     for ((file, format), (matched, compared, diff)) in &tally {
-        let e = per_format.entry(format).or_default();
-        e.0 += matched;
-        e.1 += compared;
         eprintln!("  {file} [{format}]: {matched}/{compared}");
         if let Some(d) = diff {
             eprintln!("      first difference {d}");
@@ -1917,10 +1965,53 @@ fn rendering_reproduces_the_templates_turns() {
             ));
         }
     }
-    eprintln!("per format:");
-    for (format, (matched, compared)) in &per_format {
-        eprintln!("  {format}: {matched}/{compared}");
+    // format -> (renderings equal to some template's turn, renderings,
+    // templates' turns equal to the rendering, templates' turns)
+    let mut per_format: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
+    for ((format, _), (out, turns)) in &groups {
+        let e = per_format.entry(format).or_default();
+        let equal = turns
+            .iter()
+            .filter(|t| out.as_ref().is_ok_and(|o| o == *t))
+            .count();
+        e[0] += usize::from(equal > 0);
+        e[1] += 1;
+        e[2] += equal;
+        e[3] += turns.len();
     }
+    let share = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
+    eprintln!("per format: renderings equal to some template's turn; templates' turns equal:");
+    let mut all = [0usize; 4];
+    for (format, e) in &per_format {
+        eprintln!(
+            "  {format}: {}/{} ({:.0} %); {}/{} ({:.0} %)",
+            e[0],
+            e[1],
+            share(e[0], e[1]),
+            e[2],
+            e[3],
+            share(e[2], e[3])
+        );
+        for (a, b) in all.iter_mut().zip(e) {
+            *a += b;
+        }
+    }
+    eprintln!(
+        "overall: {}/{} ({:.1} %) renderings equal to some template's turn; {}/{} ({:.1} %) templates' turns",
+        all[0],
+        all[1],
+        share(all[0], all[1]),
+        all[2],
+        all[3],
+        share(all[2], all[3])
+    );
+    let (own, turns) = tally
+        .values()
+        .fold((0, 0), |(a, b), (m, c, _)| (a + m, b + c));
+    eprintln!(
+        "each template's own turns (with its render options): {own}/{turns} ({:.1} %)",
+        share(own, turns)
+    );
     assert!(
         failures.is_empty(),
         "renders that no longer match:\n{}",

@@ -400,6 +400,26 @@ pub struct RenderArgs {
     /// that does not say how its results are written is an error.
     #[arg(value_name = "FILE")]
     pub input: Option<PathBuf>,
+
+    /// Write TEXT before the response's text when it has calls, instead of
+    /// what most of the format's chat templates write there (an empty
+    /// `<think></think>` for Kimi-K2-Thinking; `""` for nothing).
+    #[arg(long, value_name = "TEXT")]
+    pub frame_before: Option<String>,
+
+    /// Write TEXT between the response's text and its first call, instead
+    /// of the format's default.
+    #[arg(long, value_name = "TEXT")]
+    pub frame_text_sep: Option<String>,
+
+    /// Write TEXT before the first call of a response without text,
+    /// instead of the format's default.
+    #[arg(long, value_name = "TEXT")]
+    pub frame_lead: Option<String>,
+
+    /// Write TEXT after the last call, instead of the format's default.
+    #[arg(long, value_name = "TEXT")]
+    pub frame_tail: Option<String>,
 }
 
 /// Options of `toolscan manifest`.

@@ -7,6 +7,7 @@
 use std::io::{self, Read, Write};
 
 use serde_json::Value;
+use toolscan_core::render::RenderOptions;
 use toolscan_core::{Arguments, Call, ToolResult};
 
 use crate::args::RenderArgs;
@@ -14,6 +15,12 @@ use crate::failure::Failure;
 use crate::setup::{format_named, open_input, read_tools, registry_with, Input};
 
 pub fn run(args: RenderArgs) -> Result<(), Failure> {
+    let frame = RenderOptions {
+        before: args.frame_before.clone(),
+        text_sep: args.frame_text_sep.clone(),
+        lead: args.frame_lead.clone(),
+        tail: args.frame_tail.clone(),
+    };
     let (registry, _) = registry_with(args.format_file.as_deref())?;
     let name = args.format.as_str();
     let format = format_named(&registry, name)?;
@@ -45,7 +52,7 @@ pub fn run(args: RenderArgs) -> Result<(), Failure> {
             let (text, calls) =
                 response(value).map_err(|e| Failure::Usage(format!("{label}: {e}")))?;
             format
-                .render(&text, &calls, tools.as_ref())
+                .render_with(&text, &calls, tools.as_ref(), &frame)
                 .map_err(|e| Failure::Failed(format!("cannot render in `{name}`: {e}")))?
         }
     };

@@ -5,9 +5,10 @@
 //! the catalogue.
 
 use crate::lang::format::{
-    ByteSet, CallKeys, Capture, Field, Hint, JsonStep, Label, Lit, Opener, Shape, Step, Style,
-    Trust,
+    ByteSet, CallKeys, Capture, Field, Format, Hint, JsonStep, Label, Lit, Opener, Shape, Step,
+    Style, Trust,
 };
+use crate::lang::payload::Frame;
 
 /// A rendering hint: the next step writes `s` (see [`Hint::write`]).
 pub(crate) fn writes(s: &str) -> Step {
@@ -17,6 +18,30 @@ pub(crate) fn writes(s: &str) -> Step {
 /// A rendering hint: the next choice tries `label` first.
 pub(crate) fn prefer(label: &'static str) -> Step {
     Step::Render(Hint::prefer(label))
+}
+
+/// `f` with how its templates frame a turn with calls (see [`Frame`]):
+/// what they write before the text, between the text and the first call,
+/// before the first call when there is no text, and after the last call
+/// (`""`: nothing). The hint opens the first opener's program.
+pub(crate) fn framed(
+    mut f: Format,
+    before: &str,
+    text_sep: &str,
+    lead: &str,
+    tail: &str,
+) -> Format {
+    let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    let frame = Frame {
+        before: some(before),
+        text_sep: some(text_sep),
+        lead: some(lead),
+        tail: some(tail),
+    };
+    if let Some(o) = f.openers.first_mut() {
+        o.program.insert(0, Step::Render(Hint::frame(frame)));
+    }
+    f
 }
 
 /// A rendering hint: how the next value step spells values.

@@ -1308,6 +1308,21 @@ pub(crate) struct Style {
     pub quote: char,
     /// How a type attribute is written.
     pub types: TypeWords,
+    /// Where a raw parameter value that is not a string is written as
+    /// Python prints it (templates that print values with `|string`).
+    pub python: PyValues,
+}
+
+/// Which raw parameter values are written as Python prints them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) enum PyValues {
+    /// None: every value is JSON.
+    #[default]
+    Json,
+    /// `True`, `False` and `None`; lists and objects stay JSON.
+    Scalars,
+    /// Every value: `True`, `None`, `{'a': [1, 'x']}`.
+    All,
 }
 
 impl Default for Style {
@@ -1320,6 +1335,7 @@ impl Default for Style {
             sort_keys: false,
             quote: '\'',
             types: TypeWords::Names,
+            python: PyValues::Json,
         }
     }
 }
@@ -1342,6 +1358,35 @@ pub(crate) struct Hint {
     /// How the next `json`, `py` or `value` step spells values, and the
     /// next type `capture` its type.
     pub style: Style,
+    /// How the turn around the calls is framed, as the chat templates
+    /// write it. Read from a hint that is the first step of an opener's
+    /// program (the first such hint of the format counts).
+    pub frame: Frame,
+}
+
+/// What a format's templates write around a turn with calls: before the
+/// text, between the text and the first call, and after the last call.
+/// All of it reads back as text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Frame {
+    /// Before the turn's text (an empty `<think></think>`).
+    pub before: Option<String>,
+    /// Between the text and the first call, when there is text.
+    pub text_sep: Option<String>,
+    /// Before the first call, when there is no text.
+    pub lead: Option<String>,
+    /// After the last call.
+    pub tail: Option<String>,
+}
+
+impl Frame {
+    /// Whether the frame writes anything.
+    pub(crate) fn is_set(&self) -> bool {
+        self.before.is_some()
+            || self.text_sep.is_some()
+            || self.lead.is_some()
+            || self.tail.is_some()
+    }
 }
 
 impl Hint {
@@ -1368,11 +1413,30 @@ impl Hint {
             ..Hint::default()
         }
     }
+
+    /// A hint of how the turn is framed.
+    pub(crate) fn frame(frame: Frame) -> Hint {
+        Hint {
+            frame,
+            ..Hint::default()
+        }
+    }
+
+    /// Whether the hint says nothing but the frame (a step that then
+    /// leaves the next step as it is).
+    pub(crate) fn frame_only(&self) -> bool {
+        self.frame.is_set()
+            && self.write.is_none()
+            && self.prefer.is_none()
+            && self.style == Style::default()
+    }
 }
 
 /// `{"render": {"write": TEXT, "prefer": LABEL, "item_sep": ", ",
 /// "key_sep": ": ", "indent": N, "ascii": BOOL, "sort_keys": BOOL,
-/// "quote": "'" | "\"", "types": "names" | "bool"}}`.
+/// "quote": "'" | "\"", "types": "names" | "bool",
+/// "python": "json" | "scalars" | "all", "frame": TEXT,
+/// "text_sep": TEXT, "lead": TEXT, "tail": TEXT}}`.
 impl Payload for Hint {
     fn read(o: &Obj<'_>, kind: &str) -> Result<Hint, FormatFileError> {
         let Some(h) = o.obj(kind)? else {
@@ -1388,6 +1452,11 @@ impl Payload for Hint {
             "sort_keys",
             "quote",
             "types",
+            "python",
+            "frame",
+            "text_sep",
+            "lead",
+            "tail",
         ])?;
         let d = Style::default();
         let indent = match h.get("indent") {
@@ -1405,6 +1474,11 @@ impl Payload for Hint {
             Some("bool") => TypeWords::Bool,
             _ => TypeWords::Names,
         };
+        let python = match h.choice("python", &["json", "scalars", "all"])? {
+            Some("scalars") => PyValues::Scalars,
+            Some("all") => PyValues::All,
+            _ => PyValues::Json,
+        };
         Ok(Hint {
             write: h.str("write")?.map(str::to_owned),
             prefer: h.lit("prefer")?.map(|l| Label::from(l.to_owned())),
@@ -1416,6 +1490,13 @@ impl Payload for Hint {
                 sort_keys: h.flag("sort_keys")?,
                 quote,
                 types,
+                python,
+            },
+            frame: Frame {
+                before: h.str("frame")?.map(str::to_owned),
+                text_sep: h.str("text_sep")?.map(str::to_owned),
+                lead: h.str("lead")?.map(str::to_owned),
+                tail: h.str("tail")?.map(str::to_owned),
             },
         })
     }
@@ -1453,6 +1534,26 @@ impl Payload for Hint {
         }
         if s.types == TypeWords::Bool {
             h.insert("types".into(), "bool".into());
+        }
+        match s.python {
+            PyValues::Json => {}
+            PyValues::Scalars => {
+                h.insert("python".into(), "scalars".into());
+            }
+            PyValues::All => {
+                h.insert("python".into(), "all".into());
+            }
+        }
+        let f = &self.frame;
+        for (key, v) in [
+            ("frame", &f.before),
+            ("text_sep", &f.text_sep),
+            ("lead", &f.lead),
+            ("tail", &f.tail),
+        ] {
+            if let Some(v) = v {
+                h.insert(key.into(), v.clone().into());
+            }
         }
         m.insert(kind.into(), Value::Object(h));
         Ok(())
@@ -2316,7 +2417,7 @@ mod tests {
                 "every style key",
                 json!({"render": {
                     "item_sep": ",", "key_sep": ":", "indent": 255, "ascii": true,
-                    "sort_keys": true, "quote": "\"", "types": "bool"
+                    "sort_keys": true, "quote": "\"", "types": "bool", "python": "scalars"
                 }}),
                 Ok(Step::Render(Hint::style(Style {
                     item_sep: ",".into(),
@@ -2326,6 +2427,7 @@ mod tests {
                     sort_keys: true,
                     quote: '"',
                     types: TypeWords::Bool,
+                    python: PyValues::Scalars,
                 }))),
             ),
             (
@@ -2366,7 +2468,7 @@ mod tests {
                 err(
                     "/program/0/render/colour",
                     "unknown key; expected one of write, prefer, item_sep, key_sep, indent, \
-                     ascii, sort_keys, quote, types",
+                     ascii, sort_keys, quote, types, python, frame, text_sep, lead, tail",
                 ),
             ),
             (

@@ -81,6 +81,54 @@ impl From<&ToolCall> for Call {
     }
 }
 
+/// How a turn with calls is framed, where the chat templates of one format
+/// disagree: each field set replaces what the format writes by default
+/// (the spelling most of its templates use); `Some("")` writes nothing.
+/// What is written there must read back as text.
+///
+/// ```
+/// use toolscan_core::{render::{Call, RenderOptions}, Registry};
+/// let registry = Registry::builtin();
+/// let kimi = registry.get("kimi-k2").unwrap();
+/// let call = Call::from_value("f", &serde_json::json!({})).unwrap();
+/// // Kimi-K2-Thinking's template closes an empty reasoning block first.
+/// let options = RenderOptions {
+///     before: Some("<think></think>".into()),
+///     ..RenderOptions::default()
+/// };
+/// let out = kimi.render_with("", &[call], None, &options).unwrap();
+/// assert!(out.starts_with("<think></think><|tool_calls_section_begin|>"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// What goes before the text (an empty `<think></think>`).
+    pub before: Option<String>,
+    /// What goes between the text and the first call, when there is text.
+    pub text_sep: Option<String>,
+    /// What goes before the first call when there is no text.
+    pub lead: Option<String>,
+    /// What goes after the last call.
+    pub tail: Option<String>,
+}
+
+impl RenderOptions {
+    /// The format's frame with these options over it.
+    fn over(&self, frame: Option<&crate::lang::payload::Frame>) -> crate::lang::payload::Frame {
+        let mut f = frame.cloned().unwrap_or_default();
+        for (mine, theirs) in [
+            (&self.before, &mut f.before),
+            (&self.text_sep, &mut f.text_sep),
+            (&self.lead, &mut f.lead),
+            (&self.tail, &mut f.tail),
+        ] {
+            if let Some(s) = mine {
+                *theirs = (!s.is_empty()).then(|| s.clone());
+            }
+        }
+        f
+    }
+}
+
 /// How many candidate renderings are read back before giving up.
 const MAX_CHECKS: usize = 64;
 
@@ -128,7 +176,8 @@ impl Format {
     /// let registry = Registry::builtin();
     /// let hermes = registry.get("hermes").unwrap();
     /// let call = Call::from_value("get_weather", &serde_json::json!({"city": "Paris"})).unwrap();
-    /// let out = hermes.render("Let me check.\n", &[call], None).unwrap();
+    /// // (Qwen's templates write a newline between the text and the call.)
+    /// let out = hermes.render("Let me check.", &[call], None).unwrap();
     /// assert_eq!(
     ///     out,
     ///     "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"
@@ -140,6 +189,19 @@ impl Format {
         calls: &[Call],
         tools: Option<&Tools>,
     ) -> Result<String, RenderError> {
+        self.render_with(text, calls, tools, &RenderOptions::default())
+    }
+
+    /// [`Format::render`], with the turn framed as `options` say where
+    /// they say otherwise than the format.
+    pub fn render_with(
+        &self,
+        text: &str,
+        calls: &[Call],
+        tools: Option<&Tools>,
+        options: &RenderOptions,
+    ) -> Result<String, RenderError> {
+        let frame = options.over(walk::frame_of(self));
         let mut args = Vec::with_capacity(calls.len());
         for (i, c) in calls.iter().enumerate() {
             if c.name.is_empty() {
@@ -183,14 +245,14 @@ impl Format {
         let want: Vec<_> = calls.iter().map(|c| c.arguments.parse().ok()).collect();
         let mut checks = 0;
         let mut exhausted = false;
-        let mut walk = Walk::new(self, &items, size, tools, |st| {
+        let mut walk = Walk::new(self, &frame, &items, size, tools, |st| {
             checks += 1;
             if checks > MAX_CHECKS {
                 exhausted = true;
                 return false;
             }
             let r = crate::parse(grammar.clone(), options.clone(), st.out.as_bytes());
-            let text_back = format!("{text}{}", st.between);
+            let text_back = format!("{}{text}{}", st.before, st.between);
             r.text == text_back
                 && r.reasoning.as_deref().unwrap_or("").is_empty()
                 && r.diagnostics.is_empty()

@@ -293,6 +293,64 @@ fn py_str(s: &str, quote: char, out: &mut String) {
     out.push(quote);
 }
 
+/// `n` as Python's `repr` prints it (`str()` of a list or a dict):
+/// `True`, `None`, `'it\'s'` (in double quotes when the string holds a
+/// single quote and no double one), `{'a': [1, 'x']}`. Numbers as written.
+pub(crate) fn py_repr(n: &Node, out: &mut String) {
+    // An explicit stack: any depth renders on any thread's stack.
+    enum Job<'a> {
+        Node(&'a Node),
+        Text(&'static str),
+        Key(&'a str),
+    }
+    let mut todo = vec![Job::Node(n)];
+    while let Some(job) = todo.pop() {
+        match job {
+            Job::Text(t) => out.push_str(t),
+            Job::Key(k) => py_repr_str(k, out),
+            Job::Node(n) => match n {
+                Node::Null => out.push_str("None"),
+                Node::Bool(true) => out.push_str("True"),
+                Node::Bool(false) => out.push_str("False"),
+                Node::Num(t) => out.push_str(t),
+                Node::Str(s) => py_repr_str(s, out),
+                Node::Arr(v) => {
+                    out.push('[');
+                    todo.push(Job::Text("]"));
+                    for (i, x) in v.iter().enumerate().rev() {
+                        todo.push(Job::Node(x));
+                        if i > 0 {
+                            todo.push(Job::Text(", "));
+                        }
+                    }
+                }
+                Node::Obj(m) => {
+                    out.push('{');
+                    todo.push(Job::Text("}"));
+                    for (i, (k, x)) in m.iter().enumerate().rev() {
+                        todo.push(Job::Node(x));
+                        todo.push(Job::Text(": "));
+                        todo.push(Job::Key(k));
+                        if i > 0 {
+                            todo.push(Job::Text(", "));
+                        }
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// A string as Python's `repr` quotes it.
+fn py_repr_str(s: &str, out: &mut String) {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    py_str(s, quote, out);
+}
+
 /// A value in the Python-like notation of `step`; `None` when the notation
 /// cannot hold it (a delimited string holding its delimiter, a literal the
 /// dialect lacks).

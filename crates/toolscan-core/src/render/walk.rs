@@ -23,7 +23,8 @@ use crate::lang::format::{
     ByteSet, Capture, Close, Container, Field, Format, Hint, JsonStep, Label, Lit, Opener, PyArgs,
     Shape, Step, Style, TypeWords, ValueStep,
 };
-use crate::render::value::{json, py_args, xml_escape, Node};
+use crate::lang::payload::{Frame as TurnFrame, PyValues};
+use crate::render::value::{json, py_args, py_repr, xml_escape, Node};
 use crate::scan::marker::is_word;
 use crate::tools::Tools;
 
@@ -99,7 +100,10 @@ struct Current<'a> {
 pub(crate) struct Tape {
     /// The bytes written.
     pub out: String,
-    /// What was written between blocks (it reads back as text).
+    /// What the frame wrote before the text (it reads back as text).
+    pub before: String,
+    /// What was written between blocks, and the frame's separators after
+    /// the text (they read back as text).
     pub between: String,
     /// Which calls went out with their own id.
     pub id_written: Vec<bool>,
@@ -228,6 +232,10 @@ pub(crate) enum Outcome {
 
 pub(crate) struct Walk<'a, F> {
     format: &'a Format,
+    /// How the format's templates frame a turn with calls.
+    frame: Option<&'a TurnFrame>,
+    /// Whether the response has text before its calls.
+    has_text: bool,
     items: &'a [Item<'a>],
     tools: Option<&'a Tools>,
     labels: Vec<HashMap<&'a str, usize>>,
@@ -246,6 +254,7 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
     /// budget.
     pub(crate) fn new(
         format: &'a Format,
+        frame: &'a TurnFrame,
         items: &'a [Item<'a>],
         size: usize,
         tools: Option<&'a Tools>,
@@ -267,6 +276,8 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
             .collect();
         Walk {
             format,
+            frame: frame.is_set().then_some(frame),
+            has_text: false,
             items,
             tools,
             labels,
@@ -281,8 +292,14 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
     /// The first path that writes `text` then every call, as the caller
     /// accepts it: its tape.
     pub(crate) fn run(&mut self, text: &str) -> Result<Tape, Outcome> {
+        let before = match self.frame {
+            Some(f) if !self.items.is_empty() => f.before.as_deref().unwrap_or(""),
+            _ => "",
+        };
+        self.has_text = !text.is_empty();
         self.tape = Tape {
-            out: text.to_owned(),
+            out: format!("{before}{text}"),
+            before: before.to_owned(),
             between: String::new(),
             id_written: vec![false; self.items.len()],
             undo: Vec::new(),
@@ -408,6 +425,22 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
         // start (one that begins with a word byte), is parted from the
         // text before it by a newline or a space, which reads back as
         // text.
+        if first && !o.stream_start {
+            // The frame's separator before the first call.
+            let sep = self.frame.and_then(|f| {
+                if self.has_text {
+                    f.text_sep.as_deref()
+                } else {
+                    f.lead.as_deref()
+                }
+            });
+            if let Some(sep) = sep {
+                if !self.put(&mut s, sep) {
+                    return None;
+                }
+                self.tape.between.push_str(sep);
+            }
+        }
         if !o.stream_start {
             let last = self.tape.out.as_bytes().last().copied();
             let sep = match (last, o.marker.bytes.first()) {
@@ -711,7 +744,19 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                 }
             }
             other => {
-                json(other, style, 0, &mut out);
+                // Python's spelling reads back typed only by the tools'
+                // schema: without one, values are JSON.
+                let python = if self.tools.is_some() {
+                    style.python
+                } else {
+                    PyValues::Json
+                };
+                match (python, other) {
+                    (PyValues::All, _) | (PyValues::Scalars, Node::Null | Node::Bool(_)) => {
+                        py_repr(other, &mut out)
+                    }
+                    _ => json(other, style, 0, &mut out),
+                }
                 if v.entities {
                     out = xml_escape(&out);
                 }
@@ -960,6 +1005,8 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
             let prefer = hint.and_then(|h| h.prefer.as_ref()).map(|l| l.as_str());
             match step {
                 Step::Label(_) => {}
+                // (A frame is read once, by `frame_of`.)
+                Step::Render(h) if h.frame_only() => {}
                 Step::Render(h) => st.hint = Some(h),
                 Step::Ws | Step::Blank | Step::Word => {
                     if !self.put(&mut st, write.unwrap_or("")) {
@@ -1073,6 +1120,12 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
             self.tape.between.push_str(sep);
             return Some(Flow::Block(st, false));
         }
+        if let Some(tail) = self.frame.and_then(|f| f.tail.as_deref()) {
+            if !self.put(&mut st, tail) {
+                return None;
+            }
+            self.tape.between.push_str(tail);
+        }
         let ends = match &st.pending {
             None => true,
             Some(Pending::Fork(alts, i)) => alts[*i].0 == ByteSet::End,
@@ -1101,6 +1154,17 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
     }
 }
 
+/// The format's frame: the first hint that opens an opener's program and
+/// says how the turn is framed.
+pub(crate) fn frame_of(format: &Format) -> Option<&TurnFrame> {
+    format.openers.iter().find_map(|o| {
+        o.program.iter().find_map(|s| match s {
+            Step::Render(h) if h.frame.is_set() => Some(&h.frame),
+            _ => None,
+        })
+    })
+}
+
 /// Indices `0..n`, the preferred one first.
 fn ordered(n: usize, preferred: impl Fn(usize) -> bool) -> Vec<Option<usize>> {
     let mut v: Vec<Option<usize>> = (0..n).filter(|&i| preferred(i)).map(Some).collect();
@@ -1120,4 +1184,222 @@ fn named_id_holds(id: &str, name: &str) -> bool {
     };
     let tail = head.rsplit_once('.').map_or(head, |(_, n)| n);
     tail == name && !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a walk is expected to give.
+    enum Want {
+        /// These bytes, with this much of them reading back as text
+        /// after the response's own text.
+        Writes(&'static str, &'static str),
+        /// No path.
+        NoPath,
+    }
+
+    /// One row: a format, the response's text, its calls (name, JSON
+    /// arguments), whether the read-back accepts, and the outcome.
+    struct Row {
+        format: &'static str,
+        text: &'static str,
+        calls: &'static [(&'static str, &'static str)],
+        accept: bool,
+        want: Want,
+    }
+
+    const TABLE: &[Row] = &[
+        // No calls: the text as it is, no frame.
+        Row {
+            format: "hermes",
+            text: "Just text.",
+            calls: &[],
+            accept: true,
+            want: Want::Writes("Just text.", ""),
+        },
+        // Hermes/Qwen: no separator without text …
+        Row {
+            format: "hermes",
+            text: "",
+            calls: &[("get_weather", r#"{"city": "Paris"}"#)],
+            accept: true,
+            want: Want::Writes(
+                "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+                "",
+            ),
+        },
+        // … a newline after the content, and one between two calls.
+        Row {
+            format: "hermes",
+            text: "Let me check.",
+            calls: &[("a", "{}"), ("b", r#"{"x": 1}"#)],
+            accept: true,
+            want: Want::Writes(
+                "Let me check.\n<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n\
+                 <tool_call>\n{\"name\": \"b\", \"arguments\": {\"x\": 1}}\n</tool_call>",
+                "\n\n",
+            ),
+        },
+        // Numbers as the arguments wrote them.
+        Row {
+            format: "hermes",
+            text: "",
+            calls: &[("f", r#"{"x": -1.5e-05, "y": 1.50, "z": 10E2}"#)],
+            accept: true,
+            want: Want::Writes(
+                "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": -1.5e-05, \"y\": 1.50, \"z\": 10E2}}\n</tool_call>",
+                "",
+            ),
+        },
+        // MiniMax-M2: a newline before the calls, text or not.
+        Row {
+            format: "minimax-m2",
+            text: "",
+            calls: &[("get_weather", r#"{"city": "Paris"}"#)],
+            accept: true,
+            want: Want::Writes(
+                "\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n</invoke>\n</minimax:tool_call>",
+                "\n",
+            ),
+        },
+        // GLM-4.7: a bare `</think>` before the text.
+        Row {
+            format: "glm47",
+            text: "Hi.",
+            calls: &[("get_weather", r#"{"city": "Paris"}"#)],
+            accept: true,
+            want: Want::Writes(
+                "</think>Hi.<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
+                "",
+            ),
+        },
+        // GLM-4.5/4.6: the frame on lines of its own, a newline after the
+        // name and between the tags.
+        Row {
+            format: "glm45",
+            text: "",
+            calls: &[("get_weather", r#"{"city": "Paris"}"#)],
+            accept: true,
+            want: Want::Writes(
+                "\n<think></think>\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+                "",
+            ),
+        },
+        // Qwen3-Coder: a blank line after the content; a boolean and a
+        // null as Python prints them, a list as JSON.
+        Row {
+            format: "qwen3-coder",
+            text: "Ok.",
+            calls: &[("w", r#"{"on": false, "l": null, "t": ["a"]}"#)],
+            accept: true,
+            want: Want::Writes(
+                "Ok.\n\n<tool_call>\n<function=w>\n<parameter=on>\nFalse\n</parameter>\n\
+                 <parameter=l>\nNone\n</parameter>\n<parameter=t>\n[\"a\"]\n</parameter>\n\
+                 </function>\n</tool_call>",
+                "\n\n",
+            ),
+        },
+        // Seed-OSS: every value that is not a string as Python prints it.
+        Row {
+            format: "seed-oss",
+            text: "",
+            calls: &[("search", r#"{"filters": {"fresh": true, "max": 3, "q": "it's"}}"#)],
+            accept: true,
+            want: Want::Writes(
+                "<seed:tool_call>\n<function=search>\n<parameter=filters>{'fresh': True, 'max': 3, 'q': \"it's\"}</parameter>\n</function>\n</seed:tool_call>",
+                "",
+            ),
+        },
+        // A read-back that refuses every path: no path.
+        Row {
+            format: "hermes",
+            text: "",
+            calls: &[("get_weather", r#"{"city": "Paris"}"#)],
+            accept: false,
+            want: Want::NoPath,
+        },
+    ];
+
+    fn format(name: &str) -> Format {
+        crate::catalogue::formats::builtin()
+            .into_iter()
+            .find(|f| f.name() == name)
+            .unwrap_or_else(|| panic!("no built-in format {name}"))
+    }
+
+    #[test]
+    fn walks_write_what_the_table_says() {
+        for (i, row) in TABLE.iter().enumerate() {
+            let f = format(row.format);
+            let args: Vec<Vec<(String, Node)>> = row
+                .calls
+                .iter()
+                .map(|(_, a)| match Node::parse(a) {
+                    Some(Node::Obj(m)) => m,
+                    _ => panic!("row {i}: arguments are not an object"),
+                })
+                .collect();
+            let items: Vec<Item<'_>> = row
+                .calls
+                .iter()
+                .zip(&args)
+                .map(|((name, _), a)| Item {
+                    name,
+                    args: a,
+                    id: None,
+                })
+                .collect();
+            let frame = frame_of(&f).cloned().unwrap_or_default();
+            // (A schema, which Python's spelling needs to read back typed.)
+            let tools = Tools::from_json_str("[]").ok();
+            let mut walk = Walk::new(&f, &frame, &items, 16, tools.as_ref(), |_| row.accept);
+            let got = walk.run(row.text);
+            match (&row.want, got) {
+                (Want::Writes(out, between), Ok(tape)) => {
+                    assert_eq!(tape.out, *out, "row {i} ({})", row.format);
+                    assert_eq!(tape.between, *between, "row {i} ({}): between", row.format);
+                }
+                (Want::NoPath, Err(Outcome::NoPath)) => {}
+                (Want::Writes(..), Err(e)) => panic!("row {i} ({}): {e:?}", row.format),
+                (Want::NoPath, Ok(tape)) => {
+                    panic!("row {i} ({}): wrote {:?}", row.format, tape.out)
+                }
+                (Want::NoPath, Err(e)) => panic!("row {i} ({}): {e:?}", row.format),
+            }
+        }
+    }
+
+    #[test]
+    fn without_a_schema_values_are_json() {
+        let f = format("qwen3-coder");
+        let frame = frame_of(&f).cloned().unwrap_or_default();
+        let args = match Node::parse(r#"{"on": false}"#) {
+            Some(Node::Obj(m)) => m,
+            _ => panic!("arguments are not an object"),
+        };
+        let items = [Item {
+            name: "w",
+            args: &args,
+            id: None,
+        }];
+        let mut walk = Walk::new(&f, &frame, &items, 4, None, |_| true);
+        let out = walk.run("").map(|t| t.out);
+        assert_eq!(
+            out.as_deref().ok(),
+            Some("<tool_call>\n<function=w>\n<parameter=on>\nfalse\n</parameter>\n</function>\n</tool_call>")
+        );
+    }
+
+    #[test]
+    fn the_frame_is_the_formats_and_only_read_once() {
+        let hermes = format("hermes");
+        let frame = frame_of(&hermes).map(|f| f.text_sep.clone());
+        assert_eq!(frame, Some(Some("\n".to_string())));
+        // A format without a frame has none.
+        assert!(frame_of(&format("xlam")).is_none());
+        // The frame's hint says nothing of the step after it.
+        let frame_step = hermes.openers[0].program.first();
+        assert!(matches!(frame_step, Some(Step::Render(h)) if h.frame_only()));
+    }
 }

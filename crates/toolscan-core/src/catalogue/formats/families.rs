@@ -5,7 +5,7 @@
 //! over the same machinery as every other format.
 
 use crate::catalogue::shorthand::{
-    capture, fence, fork, json, label, lit, opt, styled, then, wrapped_spaced, writes,
+    capture, fence, fork, framed, json, label, lit, opt, styled, then, wrapped_spaced, writes,
 };
 use crate::lang::format::{
     ByteSet, CallKeys, Capture, Field, Format, Label, Lit, Opener, Shape, Step, Style, Trim, Trust,
@@ -101,7 +101,8 @@ pub(crate) fn internlm() -> Format {
     .opener(wrapped_spaced(
         "<|action_start|><|plugin|>",
         Lit::new("<|action_end|>"),
-        &CallKeys::new(&["name"], &["parameters", "arguments"]),
+        // (Rendered with `arguments`, as the template writes it.)
+        &CallKeys::new(&["name"], &["arguments", "parameters"]),
         Trust::Definite,
         ["\n", "", ""],
     ))
@@ -165,24 +166,34 @@ fn cohere_keys() -> CallKeys {
 }
 
 pub(crate) fn command_r() -> Format {
+    // Rendered as the official template writes it: `json` on the fence's
+    // line, the list indented by 4 (`tojson(indent=4)`).
     let program = vec![
+        writes("json"),
         Step::Word,
+        writes("\n"),
         Step::Ws,
+        styled(Style {
+            indent: Some(4),
+            ..Style::default()
+        }),
         json(Shape::CallList, cohere_keys(), false),
         Step::Ws,
         Step::LitOrEof(Lit::new("```")),
         Step::Dispatch,
         Step::End,
     ];
-    // The official template puts the fence on the next line.
-    Format::new(
+    // The official template puts the fence on the next line, and the
+    // action on a line of its own.
+    let f = Format::new(
         "command-r",
         "Cohere Command R, R+",
         "Action: ```json [{\"tool_name\", \"parameters\"}, …] ``` (or one object; the fence \
          may start the next line)",
     )
-    .opener(Opener::tentative("Action: ```", program.clone()))
-    .opener(Opener::tentative("Action:\n```", program))
+    .opener(Opener::tentative("Action:\n```", program.clone()))
+    .opener(Opener::tentative("Action: ```", program));
+    framed(f, "", "\n", "\n", "\n")
 }
 
 pub(crate) fn command_r7b() -> Format {
@@ -197,6 +208,8 @@ pub(crate) fn command_r7b() -> Format {
         "<|START_ACTION|>",
         list_closed_by("<|END_ACTION|>", cohere_keys()),
     ));
+    // The template closes an empty reasoning block before the calls.
+    let f = framed(f, "<|START_THINKING|><|END_THINKING|>", "", "", "");
     // The answer is framed (Command A's newer templates write `TEXT` for
     // `RESPONSE`): the frame is markup, the content text.
     [
@@ -242,7 +255,7 @@ pub(crate) fn apertus() -> Format {
 }
 
 pub(crate) fn nemotron() -> Format {
-    Format::new(
+    let f = Format::new(
         "nemotron",
         "Llama-3.x-Nemotron",
         "<TOOLCALL>[{\"name\", \"arguments\"}, …]</TOOLCALL> (or one object)",
@@ -250,7 +263,9 @@ pub(crate) fn nemotron() -> Format {
     .opener(Opener::definite(
         "<TOOLCALL>",
         list_closed_by("</TOOLCALL>", name_args()),
-    ))
+    ));
+    // A newline between the content and the calls.
+    framed(f, "", "\n", "", "")
 }
 
 pub(crate) fn gigachat3() -> Format {

@@ -1,8 +1,8 @@
 //! Formats that write a call as a JSON object (or list) between markers: Hermes and its relatives, Llama 3's JSON, `TOOL_REQUEST`, `[RUN_MODULE]`, bare JSON.
 
 use crate::catalogue::shorthand::{
-    args_closed_by, capture, fence, fork, json, label, lit, opt, then, wrapped, wrapped_spaced,
-    writes,
+    args_closed_by, capture, fence, fork, framed, json, label, lit, opt, then, wrapped,
+    wrapped_spaced, writes,
 };
 use crate::lang::format::{
     CallKeys, Capture, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Trust,
@@ -113,7 +113,8 @@ pub(super) fn hermes() -> Format {
             wrapped(open, close, &keys, trust)
         });
     }
-    f.opener(hermes_fence(&keys))
+    let f = f
+        .opener(hermes_fence(&keys))
         .opener(function_eq())
         .opener(Opener::definite(
             "<function name=\"",
@@ -122,7 +123,10 @@ pub(super) fn hermes() -> Format {
                 args_closed_by("</function>"),
             ]
             .concat(),
-        ))
+        ));
+    // The Qwen, Granite 4 and Bielik templates write a newline between the
+    // content and the first call.
+    framed(f, "", "\n", "", "")
 }
 
 pub(super) fn tool_arguments() -> Format {

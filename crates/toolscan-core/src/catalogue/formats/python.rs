@@ -1,8 +1,9 @@
 //! Formats that write calls in Python-like notation: pythonic lists, OLMo 3, LFM2, Gemma's `tool_code` and its `call:` notation.
 
-use crate::catalogue::shorthand::{capture, fork, json, label, lit, then};
+use crate::catalogue::shorthand::{capture, fork, json, label, lit, prefer, styled, then, writes};
 use crate::lang::format::{
-    ByteSet, CallKeys, ElementEnd, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Trust,
+    ByteSet, CallKeys, ElementEnd, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Style,
+    Trust,
 };
 /// A call in Python keyword notation after its name: `NAME(k=v, …)`.
 fn py_call(step: PyStep) -> Vec<Step> {
@@ -66,13 +67,17 @@ pub(super) fn olmo3() -> Format {
             (Lit::new("\n"), Label::from("line")),
             (Lit::new("</function_calls>"), Label::from("end")),
         ]),
+        // The template writes each call on a line of its own.
+        writes("\n"),
         label("call"),
         Step::Ws,
     ];
     program.extend(py_call(PyStep::keywords().json_literals()));
     program.extend([
         label("line"),
+        writes("\n"),
         Step::Ws,
+        prefer("call"),
         Step::Fork(vec![
             (ByteSet::Bytes(b"<".to_vec()), Label::from("close")),
             // (The stream ended between lines.)
@@ -193,12 +198,21 @@ pub(super) fn gemma_tool_code() -> Format {
 
 /// `OPEN call:NAME{key:value,…} CLOSE`, strings between two `delimiter`s
 /// (FunctionGemma, Gemma 4).
-fn gemma_call(open: &str, close: &str, delimiter: &str) -> Opener {
+///
+/// `sorted`: the template writes the keys sorted (Gemma 4's iterates the
+/// arguments with `dictsort`).
+fn gemma_call(open: &str, close: &str, delimiter: &str, sorted: bool) -> Opener {
+    let style = Style {
+        item_sep: ",".into(),
+        sort_keys: sorted,
+        ..Style::default()
+    };
     Opener::definite(
         open,
         vec![
             lit("call:"),
             capture(Field::Name, &[("{", None)]),
+            styled(style),
             Step::Py(PyStep::bare_keys(delimiter)),
             Step::Ws,
             lit(close),
@@ -218,6 +232,7 @@ pub(super) fn functiongemma() -> Format {
         "<start_function_call>",
         "<end_function_call>",
         "<escape>",
+        false,
     ))
 }
 
@@ -227,5 +242,5 @@ pub(super) fn gemma4() -> Format {
         "Gemma 4",
         "<|tool_call>call:NAME{key:<|\"|>text<|\"|>,key:1}<tool_call|>",
     )
-    .opener(gemma_call("<|tool_call>", "<tool_call|>", "<|\"|>"))
+    .opener(gemma_call("<|tool_call>", "<tool_call|>", "<|\"|>", true))
 }

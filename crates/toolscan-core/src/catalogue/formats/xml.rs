@@ -1,10 +1,13 @@
 //! Formats whose arguments are parameters in XML-like tags: Qwen3-Coder, Seed-OSS, GLM, MiniMax-M2, Claude-style XML, DeepSeek V3.2, Kimi K3, Step 3, `<tool>`/`<use>` tags, key–value lines, Autobyteus XML.
 
-use crate::catalogue::shorthand::{capture, fork, label, lit, opt, prefer, styled, then, writes};
+use crate::catalogue::shorthand::{
+    capture, fork, framed, label, lit, opt, prefer, styled, then, writes,
+};
 use crate::lang::format::{
-    ByteSet, Capture, Close, Container, Field, Format, Label, Lit, Opener, Step, Style, Trim,
+    ByteSet, Capture, Close, Container, Field, Format, Hint, Label, Lit, Opener, Step, Style, Trim,
     TypeWords, ValueStep,
 };
+use crate::lang::payload::PyValues;
 
 /// How a parameter-style body writes one parameter.
 struct Params {
@@ -201,9 +204,23 @@ fn qwen_xml(open: &str, close: &'static str, padded: bool) -> Opener {
         .trim(Trim::Newline)
         .null()
         .ws("\n");
-    if !padded {
-        params = params.value_hint(writes(""));
-    }
+    // Qwen3-Coder's templates print booleans and null with `|string`
+    // (`True`, `None`), lists and objects as JSON; Seed-OSS's print every
+    // value that way (`{'a': True}`).
+    params = params.value_hint(if padded {
+        styled(Style {
+            python: PyValues::Scalars,
+            ..Style::default()
+        })
+    } else {
+        Step::Render(Hint {
+            write: Some(String::new()),
+            ..Hint::style(Style {
+                python: PyValues::All,
+                ..Style::default()
+            })
+        })
+    });
     let mut program = vec![
         writes("\n"),
         Step::Ws,
@@ -250,23 +267,28 @@ fn qwen_bare() -> Opener {
 }
 
 pub(super) fn qwen3_coder() -> Format {
-    Format::new(
+    let f = Format::new(
         "qwen3-coder",
         "Qwen3-Coder, Qwen3.5+, Step-3.5, Nemotron-3",
         "<tool_call><function=NAME><parameter=KEY>\\nvalue\\n</parameter>…</function></tool_call>; \
          values are raw text typed by the tools schema; also without <tool_call>",
     )
     .opener(qwen_xml("<tool_call>", "</tool_call>", true))
-    .opener(qwen_bare())
+    .opener(qwen_bare());
+    // Qwen3-Coder's templates write a blank line between the content and
+    // the first call.
+    framed(f, "", "\n\n", "", "")
 }
 
 pub(super) fn seed_oss() -> Format {
-    Format::new(
+    let f = Format::new(
         "seed-oss",
         "ByteDance Seed-OSS",
         "<seed:tool_call><function=NAME><parameter=KEY>value</parameter>…</function></seed:tool_call>",
     )
-    .opener(qwen_xml("<seed:tool_call>", "</seed:tool_call>", false))
+    .opener(qwen_xml("<seed:tool_call>", "</seed:tool_call>", false));
+    // A blank line between the content and the first call.
+    framed(f, "", "\n\n", "", "")
 }
 
 /// GLM-4.5 and later: `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>…</tool_call>`,
@@ -283,16 +305,28 @@ pub(super) fn glm(name: &str, models: &str, description: &str, ws: &'static str)
         .between(between)
         .call_close("</tool_call>")
         .ws(ws);
-    let mut program = vec![capture(
-        Field::Name,
-        &[
-            ("<arg_key>", Some("param")),
-            ("</tool_call>", Some("params-done")),
-        ],
-    )];
+    // GLM-4.5/4.6 write a newline after the name too (tried first).
+    let after_name = format!("{ws}<arg_key>");
+    let after_bare = format!("{ws}</tool_call>");
+    let mut delims = vec![
+        ("<arg_key>", Some("param")),
+        ("</tool_call>", Some("params-done")),
+    ];
+    if !ws.is_empty() {
+        delims.insert(0, (after_bare.as_str(), Some("params-done")));
+        delims.insert(0, (after_name.as_str(), Some("param")));
+    }
+    let mut program = vec![capture(Field::Name, &delims)];
     program.extend(params.steps());
     program.extend([Step::Dispatch, writes(ws), Step::End]);
-    Format::new(name, models, description).opener(Opener::definite("<tool_call>", program))
+    let f = Format::new(name, models, description).opener(Opener::definite("<tool_call>", program));
+    // The templates close an empty reasoning block before the turn's text
+    // (GLM-4.5/4.6 on lines of their own, GLM-4.7 a bare `</think>`).
+    if ws.is_empty() {
+        framed(f, "</think>", "", "", "")
+    } else {
+        framed(f, "\n<think></think>\n", ws, "", "")
+    }
 }
 
 /// `<invoke name="NAME">` parameters `</invoke>`, then more invokes or
@@ -333,7 +367,7 @@ pub(super) fn minimax_m2() -> Format {
     let params = Params::new("<parameter name=\"", "\">", "</parameter>")
         .call_close("</invoke>")
         .ws("\n");
-    Format::new(
+    let f = Format::new(
         "minimax-m2",
         "MiniMax-M2",
         "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"KEY\">value</parameter>…\
@@ -342,7 +376,9 @@ pub(super) fn minimax_m2() -> Format {
     .opener(Opener::definite(
         "<minimax:tool_call>",
         invokes(&params, "<invoke name=", "</minimax:tool_call>"),
-    ))
+    ));
+    // A newline before the first call, after the content or not.
+    framed(f, "", "\n", "\n", "")
 }
 
 pub(super) fn claude_xml() -> Format {
@@ -395,7 +431,8 @@ pub(super) fn deepseek_v32() -> Format {
     ] {
         f = f.opener(Opener::definite(open, invokes(&params, INVOKE, close)));
     }
-    f
+    // A blank line before the first call, after the content or not.
+    framed(f, "", "\n\n", "\n\n", "")
 }
 
 /// The end of a marker that is framing only where the stream ends: the
