@@ -1008,20 +1008,13 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                 // (A frame is read once, by `frame_of`.)
                 Step::Render(h) if h.frame_only() => {}
                 Step::Render(h) => st.hint = Some(h),
-                Step::Ws | Step::Blank | Step::Word => {
-                    if !self.put(&mut st, write.unwrap_or("")) {
-                        return None;
-                    }
-                }
-                Step::Lit(l) | Step::LitOrEof(l) => {
-                    if !self.put(&mut st, lit_text(l)?) {
-                        return None;
-                    }
-                }
-                Step::OptLit(l) => {
-                    if write != Some("") && !self.put(&mut st, lit_text(l)?) {
-                        return None;
-                    }
+                Step::Ws
+                | Step::Blank
+                | Step::Word
+                | Step::Lit(_)
+                | Step::LitOrEof(_)
+                | Step::OptLit(_) => {
+                    self.markup(&mut st, step, write)?;
                 }
                 Step::Definite
                 | Step::Frame
@@ -1054,10 +1047,7 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                     if c.delims.is_empty() {
                         st.pending = Some(Pending::Stop(&c.stop, c.at_end));
                     } else {
-                        let order = ordered(c.delims.len(), |i| {
-                            c.delims[i].1.as_ref().map(|l| l.as_str()) == prefer && prefer.is_some()
-                        });
-                        return Some(Flow::Choose(st, Kind::Delims { k, pc, c }, order));
+                        return Some(delims(st, k, pc, c, prefer));
                     }
                 }
                 Step::Json(j) => {
@@ -1068,9 +1058,7 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                 }
                 Step::Value(v) => {
                     let (key, value) = self.next_value(&mut st)?;
-                    let container = matches!(value, Node::Obj(m) if !m.is_empty())
-                        || matches!(value, Node::Arr(a) if !a.is_empty());
-                    if container && !v.nest.is_empty() {
+                    if is_container(value) && !v.nest.is_empty() {
                         let order = (0..v.nest.len()).map(Some).collect();
                         return Some(Flow::Choose(st, Kind::Nest { k, v, value }, order));
                     }
@@ -1094,6 +1082,20 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
             }
             pc += 1;
         }
+    }
+
+    /// Writes the markup of a step that writes only markup: a blank or
+    /// word (what the hint says, else nothing), a literal, an optional
+    /// literal (unless the hint leaves it out). `None`: it cannot be
+    /// written here.
+    fn markup(&mut self, st: &mut State<'a>, step: &'a Step, write: Option<&'a str>) -> Option<()> {
+        let text = match step {
+            Step::Lit(l) | Step::LitOrEof(l) => lit_text(l)?,
+            Step::OptLit(_) if write == Some("") => return Some(()),
+            Step::OptLit(l) => lit_text(l)?,
+            _ => write.unwrap_or(""),
+        };
+        self.put(st, text).then_some(())
     }
 
     /// The block ends: the next block, or the end of the response.
@@ -1163,6 +1165,25 @@ pub(crate) fn frame_of(format: &Format) -> Option<&TurnFrame> {
             _ => None,
         })
     })
+}
+
+/// The choice among a capture's delimiters (the hint's first).
+fn delims<'a>(
+    st: State<'a>,
+    k: usize,
+    pc: usize,
+    c: &'a Capture,
+    prefer: Option<&str>,
+) -> Flow<'a> {
+    let order = ordered(c.delims.len(), |i| {
+        c.delims[i].1.as_ref().map(|l| l.as_str()) == prefer && prefer.is_some()
+    });
+    Flow::Choose(st, Kind::Delims { k, pc, c }, order)
+}
+
+/// A non-empty object or array.
+fn is_container(value: &Node) -> bool {
+    matches!(value, Node::Obj(m) if !m.is_empty()) || matches!(value, Node::Arr(a) if !a.is_empty())
 }
 
 /// Indices `0..n`, the preferred one first.
