@@ -89,6 +89,7 @@ pub struct Delta(compact_str::CompactString);
 
 impl Delta {
     /// The text.
+    #[inline]
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -107,18 +108,21 @@ impl Delta {
 
 impl std::ops::Deref for Delta {
     type Target = str;
+    #[inline]
     fn deref(&self) -> &str {
         &self.0
     }
 }
 
 impl AsRef<str> for Delta {
+    #[inline]
     fn as_ref(&self) -> &str {
         &self.0
     }
 }
 
 impl std::borrow::Borrow<str> for Delta {
+    #[inline]
     fn borrow(&self) -> &str {
         &self.0
     }

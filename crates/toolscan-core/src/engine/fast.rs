@@ -40,7 +40,7 @@ impl Parser {
     /// chunk of a steady run or a chunk inside a string or value of a block
     /// ([`inside_value`](Parser::inside_value)). `true`: the chunk was fed;
     /// `false`: nothing was done.
-    #[inline]
+    #[inline(always)]
     pub(super) fn fast<'c>(
         &mut self,
         chunk: &'c [u8],

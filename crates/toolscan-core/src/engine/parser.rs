@@ -276,6 +276,7 @@ impl Parser {
     ///
     /// The one event a token-sized chunk makes is kept inline in
     /// [`Events`]: no allocation.
+    #[inline]
     pub fn feed(&mut self, chunk: &[u8]) -> Events {
         let mut out = Events::new();
         self.feed_with(chunk, &mut out);
