@@ -452,6 +452,13 @@ fn framing_at_end() -> Vec<Step> {
     ]
 }
 
+/// What Kimi K3 writes.
+const KIMI_K3: &str =
+    "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"N\"<|sep|><|open|>argument \
+     key=\"KEY\" type=\"TYPE\"<|sep|>value<|close|>argument<|sep|>… (or <|open|>json \
+     type=\"object\"<|sep|>{json}<|close|>json<|sep|>)<|close|>call<|sep|>…<|close|>tools<|sep|>; \
+     a call after the section ended (a think block or prose between two calls) is read on its own";
+
 pub(super) fn kimi_k3() -> Format {
     const CALL: &str = "<|open|>call tool=\"";
     const CALL_CLOSE: &str = "<|close|>call<|sep|>";
@@ -530,9 +537,33 @@ pub(super) fn kimi_k3() -> Format {
     ]);
     let mut section = vec![Step::Ws, lit(CALL)];
     section.extend(call.iter().cloned());
-    // The message's close ends the completion: framing like the
-    // response's, there only (`<|end_of_msg|>` may follow it). Before
-    // anything else it is text, silently (a tentative block).
+    let end_of_msg = framing_at_end();
+    Format::new("kimi-k3", "Kimi K3", KIMI_K3)
+        .opener(Opener::definite("<|open|>tools<|sep|>", section))
+        // A call after the section's end: a think block or prose between two
+        // calls ends the section, and the next call is read on its own.
+        .opener(Opener::definite(CALL, call))
+        // The message's content is framed: the frame is markup, the content
+        // text.
+        .opener(Opener::definite(
+            "<|open|>response<|sep|>",
+            vec![Step::Frame, Step::End],
+        ))
+        .opener(Opener::definite(
+            "<|close|>response<|sep|>",
+            vec![Step::Frame, Step::End],
+        ))
+        .opener(Opener::tentative(
+            "<|close|>message<|sep|>",
+            kimi_k3_message_close(),
+        ))
+        .opener(Opener::tentative("<|end_of_msg|>", end_of_msg))
+}
+
+/// Kimi K3's message close, which ends the completion: framing like the
+/// response's, there only (`<|end_of_msg|>` may follow it). Before
+/// anything else it is text, silently (a tentative block).
+fn kimi_k3_message_close() -> Vec<Step> {
     let mut message_close = vec![
         Step::Fork(vec![
             (ByteSet::End, Label::from("frame")),
@@ -544,31 +575,7 @@ pub(super) fn kimi_k3() -> Format {
         label("after"),
     ];
     message_close.extend(framing_at_end());
-    let end_of_msg = framing_at_end();
-    Format::new(
-        "kimi-k3",
-        "Kimi K3",
-        "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"N\"<|sep|><|open|>argument \
-         key=\"KEY\" type=\"TYPE\"<|sep|>value<|close|>argument<|sep|>… (or <|open|>json \
-         type=\"object\"<|sep|>{json}<|close|>json<|sep|>)<|close|>call<|sep|>…<|close|>tools<|sep|>; \
-         a call after the section ended (a think block or prose between two calls) is read on its own",
-    )
-    .opener(Opener::definite("<|open|>tools<|sep|>", section))
-    // A call after the section's end: a think block or prose between two
-    // calls ends the section, and the next call is read on its own.
-    .opener(Opener::definite(CALL, call))
-    // The message's content is framed: the frame is markup, the content
-    // text.
-    .opener(Opener::definite(
-        "<|open|>response<|sep|>",
-        vec![Step::Frame, Step::End],
-    ))
-    .opener(Opener::definite(
-        "<|close|>response<|sep|>",
-        vec![Step::Frame, Step::End],
-    ))
-    .opener(Opener::tentative("<|close|>message<|sep|>", message_close))
-    .opener(Opener::tentative("<|end_of_msg|>", end_of_msg))
+    message_close
 }
 
 pub(super) fn step3() -> Format {
