@@ -19,7 +19,7 @@ use std::fmt;
 use serde_json::{json, Value};
 
 use crate::lang::format::Format;
-use crate::render::{Call, RenderError};
+use crate::render::{Call, RenderError, RenderOptions};
 use crate::tools::Tools;
 use describe::Nesting;
 pub use notation::Notation;
@@ -134,12 +134,14 @@ impl Format {
         let notation = Notation::of(self).ok_or(ManifestError::NoArguments)?;
         let mut calls = Vec::with_capacity(tools.len());
         let mut examples = Vec::with_capacity(tools.len());
+        // The calls alone: what comes around them is the turn's.
+        let unframed = RenderOptions::unframed();
         for (i, tool) in tools.iter().enumerate() {
             let args = Value::Object(example::arguments(&tool.parameters));
             let call = Call::from_value(tool.name.as_str(), &args)
                 .ok_or(ManifestError::Example(i, RenderError::Unwritable))?;
             let out = self
-                .render("", std::slice::from_ref(&call), Some(tools))
+                .render_with("", std::slice::from_ref(&call), Some(tools), &unframed)
                 .map_err(|e| ManifestError::Example(i, e))?;
             calls.push(call);
             examples.push(out);
@@ -149,7 +151,7 @@ impl Format {
             [a, b, ..] => vec![a.clone(), b.clone()],
             [] => Vec::new(),
         };
-        let several = self.render("", &two, Some(tools)).ok();
+        let several = self.render_with("", &two, Some(tools), &unframed).ok();
         let nesting = match notation {
             Notation::Parameters => self.nesting(),
             _ => Nesting::default(),
@@ -200,7 +202,9 @@ impl Format {
         };
         let probe = |args: Value, as_json: &[&str]| {
             let call = Call::from_value("probe", &args)?;
-            let out = self.render("", &[call], Some(&tools)).ok()?;
+            let out = self
+                .render_with("", &[call], Some(&tools), &RenderOptions::unframed())
+                .ok()?;
             Some(as_json.iter().any(|j| out.contains(j)))
         };
         Nesting {

@@ -112,6 +112,18 @@ pub struct RenderOptions {
 }
 
 impl RenderOptions {
+    /// No frame at all: the calls alone, as a manifest's examples show
+    /// them (the frame is the turn's, not the call's).
+    pub fn unframed() -> RenderOptions {
+        let none = || Some(String::new());
+        RenderOptions {
+            before: none(),
+            text_sep: none(),
+            lead: none(),
+            tail: none(),
+        }
+    }
+
     /// The format's frame with these options over it.
     fn over(&self, frame: Option<&crate::lang::payload::Frame>) -> crate::lang::payload::Frame {
         let mut f = frame.cloned().unwrap_or_default();
