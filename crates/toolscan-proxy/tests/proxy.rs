@@ -1364,7 +1364,7 @@ async fn emulated_tools_go_upstream_as_text_and_come_back_as_tool_calls() {
                 json!([
                     {"role": "system", "content": want_system},
                     {"role": "user", "content": "Weather in Paris?"},
-                    {"role": "assistant", "content": "Checking.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"},
+                    {"role": "assistant", "content": "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"},
                     {"role": "user", "content": "<tool_response>\n18 °C, sunny\n</tool_response>"},
                     {"role": "user", "content": "And in Zürich and 東京 tomorrow?"}
                 ])
