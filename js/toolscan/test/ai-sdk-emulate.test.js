@@ -132,7 +132,7 @@ test("hermes: the rendered history is the format's markup", async () => {
   });
   await result.consumeStream();
   const [, , assistant, results] = model.doStreamCalls[1].prompt;
-  assert.match(assistant.content[0].text, /^Checking\. <tool_call>\n\{"name": "get_weather", "arguments": \{"city": "Paris"\}\}\n<\/tool_call>/);
+  assert.match(assistant.content[0].text, /^Checking\. \n<tool_call>\n\{"name": "get_weather", "arguments": \{"city": "Paris"\}\}\n<\/tool_call>/);
   assert.equal(results.content[0].text, '<tool_response>\n{"city":"Paris","celsius":18}\n</tool_response>');
 });
 
