@@ -978,23 +978,31 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
         Flow::Choose(st, Kind::Then { k, opts, lead }, order)
     }
 
+    /// Counts step `pc` (`step`, if the program has one) against the
+    /// budget, and refuses a step the path has run already (a program loop
+    /// writes nothing new). `None`: give up.
+    fn visit(&mut self, st: &mut State<'a>, pc: usize, step: Option<&'a Step>) -> Option<&'a Step> {
+        if self.budget == 0 {
+            self.out_of_budget = true;
+            return None;
+        }
+        self.budget -= 1;
+        let step = step?;
+        if !matches!(step, Step::Label(_) | Step::Render(_)) {
+            if st.seen.contains(&pc) {
+                return None;
+            }
+            st.seen.push(pc);
+        }
+        Some(step)
+    }
+
     /// Runs opener `k`'s program from step `pc`, up to its next choice or
     /// its end.
     fn go(&mut self, mut st: State<'a>, k: usize, mut pc: usize) -> Option<Flow<'a>> {
         let prog: &'a [Step] = &self.opener(k).program;
         loop {
-            if self.budget == 0 {
-                self.out_of_budget = true;
-                return None;
-            }
-            self.budget -= 1;
-            let step = prog.get(pc)?;
-            if !matches!(step, Step::Label(_) | Step::Render(_)) {
-                if st.seen.contains(&pc) {
-                    return None;
-                }
-                st.seen.push(pc);
-            }
+            let step = self.visit(&mut st, pc, prog.get(pc))?;
             let hint = match step {
                 Step::Label(_) | Step::Render(_) => None,
                 _ => st.hint.take(),
