@@ -15,11 +15,10 @@ use axum::http::{header, Method};
 use axum::middleware::Next;
 use axum::response::Response;
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
-use tokio_util::sync::CancellationToken;
 use toolscan_sse::Tally;
 use tracing::{field, info, info_span, Instrument, Span};
 
+use crate::cut::Cut;
 use crate::state::Proxy;
 use crate::{Metrics, CHAT_COMPLETIONS};
 
@@ -110,7 +109,7 @@ pub(crate) async fn access(
 struct Access {
     /// The proxy's shutdown cut: a stream that ends once it is cancelled
     /// was cut (logged `shutdown`).
-    cut: CancellationToken,
+    cut: Cut,
     span: Span,
     metrics: Metrics,
     chat: bool,
@@ -142,10 +141,10 @@ impl Access {
             .and_then(|v| v.parse().ok());
         let (parts, body) = response.into_parts();
         let counted = Counted {
-            inner: body.into_data_stream(),
+            inner: body,
             access: self,
         };
-        Response::from_parts(parts, Body::from_stream(counted))
+        Response::from_parts(parts, Body::new(counted))
     }
 
     fn log(&mut self, outcome: &str) {
@@ -180,27 +179,36 @@ impl Access {
     }
 }
 
-/// A streamed response body on its way out, counted.
+/// A streamed response body on its way out, counted (a body around the
+/// body, frame by frame: no stream in between). It never says its end
+/// ahead (`is_end_stream`), so the server polls it to the end, where the
+/// line is written.
 struct Counted {
-    inner: axum::body::BodyDataStream,
+    inner: Body,
     access: Access,
 }
 
-impl Stream for Counted {
-    type Item = Result<Bytes, axum::Error>;
+impl axum::body::HttpBody for Counted {
+    type Data = Bytes;
+    type Error = axum::Error;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, axum::Error>>> {
         let this = self.get_mut();
-        let polled = this.inner.poll_next_unpin(cx);
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
         match &polled {
-            Poll::Ready(Some(Ok(chunk))) => {
-                this.access.bytes += chunk.len() as u64;
-                if Some(this.access.bytes) == this.access.length {
-                    this.access.end("complete");
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(chunk) = frame.data_ref() {
+                    this.access.bytes += chunk.len() as u64;
+                    if Some(this.access.bytes) == this.access.length {
+                        this.access.end("complete");
+                    }
                 }
             }
             Poll::Ready(Some(Err(_))) => this.access.end("error"),
-            Poll::Ready(None) if this.access.cut.is_cancelled() => this.access.end("shutdown"),
+            Poll::Ready(None) if this.access.cut.is_cut() => this.access.end("shutdown"),
             Poll::Ready(None) => this.access.end("complete"),
             Poll::Pending => {}
         }

@@ -52,7 +52,8 @@ pub(crate) async fn untouched(upstream: reqwest::RequestBuilder) -> Response {
                 status: Some(status.as_u16()),
                 ..UpstreamSaid::default()
             };
-            let body = Body::from_stream(response.bytes_stream());
+            // reqwest's body as it is, not through a stream of its bytes.
+            let body = Body::new(reqwest::Body::from(response));
             tagged(with_parts(status, headers, body), upstream)
         }
         Err(e) => unreachable_upstream(e),

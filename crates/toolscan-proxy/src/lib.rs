@@ -112,13 +112,13 @@ use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
-use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 mod access;
 mod chat;
 mod client_io;
 mod config_error;
+mod cut;
 mod emulate;
 mod errors;
 mod forward;
@@ -195,7 +195,7 @@ pub fn try_router(config: Settings) -> Result<Router, ConfigError> {
 }
 
 /// The router, and the token that cuts its open streams (see [`serve`]).
-fn build(config: Settings) -> Result<(Router, CancellationToken), ConfigError> {
+fn build(config: Settings) -> Result<(Router, cut::Cut), ConfigError> {
     let proxy = Arc::new(Proxy::new(&config)?);
     // Said once per router (`validate` builds a `Proxy` too, silently).
     if proxy.api_base {

@@ -14,12 +14,11 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use std::future::Future;
-use tokio_util::sync::WaitForCancellationFutureOwned;
 use toolscan_sse::{RewriteError, Tally};
 use tracing::{info, warn, Span};
 
 use crate::access::{elapsed_ms, tagged, UpstreamSaid};
+use crate::cut::CutWatch;
 use crate::errors::{
     error_chain, error_event, rewrite_error_message, upstream_error, upstream_failed,
 };
@@ -138,7 +137,7 @@ pub(crate) async fn relay(
     let relay = match rewritten.next().await {
         Some(Ok(first)) => {
             let mut relay = Relay::new(Some(first), Some(rewritten), start, metrics);
-            relay.cut = Some(Box::pin(proxy.cut.clone().cancelled_owned()));
+            relay.cut = Some(proxy.cut.watch());
             relay.timing = upstream.tally.clone().map(|t| (model, t));
             relay
         }
@@ -219,7 +218,7 @@ pub(crate) struct Relay {
     inner: Option<RewrittenStream>,
     /// Resolves at the end of the shutdown grace period: the stream then
     /// ends with an error event.
-    cut: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    cut: Option<CutWatch>,
     span: Span,
     start: Instant,
     bytes: u64,
@@ -284,11 +283,7 @@ impl Stream for Relay {
         let Some(inner) = this.inner.as_mut() else {
             return Poll::Ready(None);
         };
-        if this
-            .cut
-            .as_mut()
-            .is_some_and(|cut| cut.as_mut().poll(cx).is_ready())
-        {
+        if this.cut.as_mut().is_some_and(|cut| cut.poll_cut(cx)) {
             // Dropping the upstream stream closes its connection.
             this.inner = None;
             let message = "the proxy is shutting down: the stream is cut";

@@ -15,10 +15,11 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::AbortHandle;
 use tracing::{info, warn};
 
+use crate::cut::Cut;
 use crate::state::redact;
 use crate::Settings;
 
@@ -94,15 +95,7 @@ where
         let service = TowerToHyperService::new(app.clone());
         let conn = builder.serve_connection(TokioIo::new(io), service);
         let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            // The client left before its answer: dropping the connection
-            // drops its request, and the upstream's.
-            tokio::select! {
-                _ = conn => {}
-                () = left => {}
-            }
-            drop(permit);
-        });
+        spawn_watched(conn, left, permit);
     }
     drop(listener);
     finish(graceful, cut, grace).await;
@@ -110,10 +103,43 @@ where
     Ok(())
 }
 
+/// Runs a connection in a task of its own, and its watch in another: when
+/// the watch finds the client gone before its answer, it aborts the
+/// connection's task (dropping the connection drops its request, and the
+/// upstream's); when the connection ends, its task aborts the watch. Two
+/// tasks, not one `select!` over both, so that the connection's every wake
+/// (one or two an upstream event) does not poll the watch too. `permit`
+/// (the connection's place under `--max-connections`) is released with
+/// the connection's task.
+fn spawn_watched<C, W>(conn: C, left: W, permit: OwnedSemaphorePermit)
+where
+    C: Future + Send + 'static,
+    W: Future<Output = ()> + Send + 'static,
+{
+    let (watch_tx, watch_rx) = tokio::sync::oneshot::channel::<AbortHandle>();
+    let serving = tokio::spawn(async move {
+        let _ = conn.await;
+        drop(permit);
+        if let Ok(watch) = watch_rx.await {
+            watch.abort();
+        }
+    });
+    let abort = serving.abort_handle();
+    let watch = tokio::spawn(async move {
+        left.await;
+        abort.abort();
+    });
+    // (Fails only when the connection's task already ended and took the
+    // receiver with it: then the watch is aborted here.)
+    if let Err(watch) = watch_tx.send(watch.abort_handle()) {
+        watch.abort();
+    }
+}
+
 /// After the signal: the connections finish (idle ones close at once)
 /// within `grace`; then the streams still open are cut, with an error
 /// event each, and get a moment to send it.
-async fn finish(graceful: GracefulShutdown, cut: CancellationToken, grace: Duration) {
+async fn finish(graceful: GracefulShutdown, cut: Cut, grace: Duration) {
     let mut done = std::pin::pin!(graceful.shutdown());
     if tokio::time::timeout(grace, &mut done).await.is_ok() {
         return;

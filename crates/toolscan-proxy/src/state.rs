@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::cut::Cut;
 use axum::http::Uri;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 use toolscan_core::{format_for_model, Check, Grammar, IdMint, Options, Tools};
 use toolscan_sse::Tally;
 use tracing::warn;
@@ -32,7 +32,7 @@ pub(crate) struct Proxy {
     pub(crate) metrics: Metrics,
     /// Cancelled at the end of the shutdown grace period: the streams
     /// still open end with an error event.
-    pub(crate) cut: CancellationToken,
+    pub(crate) cut: Cut,
     /// The kept responses (`--responses-store N`, N > 0).
     pub(crate) responses: Option<Arc<crate::responses::ResponseStore>>,
 }
@@ -119,7 +119,7 @@ impl Proxy {
             fixed,
             by_model,
             auto,
-            cut: CancellationToken::new(),
+            cut: Cut::default(),
             responses: (settings.responses_store > 0).then(|| {
                 Arc::new(crate::responses::ResponseStore::new(
                     settings.responses_store,

@@ -92,6 +92,7 @@ mod config;
 mod deltas;
 mod error;
 mod light;
+mod scan;
 mod stream;
 mod tally;
 

@@ -1,11 +1,14 @@
 //! The common case read without building a `serde_json::Value`: a chunk of
 //! one choice whose delta is text only, no `tool_calls`, no
 //! `finish_reason`. Its content is borrowed from the event's data (copied
-//! only when it holds escapes); every other field is skipped unread.
+//! only when it holds escapes); every other field is checked as JSON and
+//! skipped unread.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
+
+use crate::scan::{Cursor, RawStr};
 
 /// Top-level fields of a chunk that are the same in every chunk of a
 /// response (or carry no content): a chunk with nothing else is not worth
@@ -20,30 +23,6 @@ pub(crate) const ENVELOPE: [&str; 7] = [
     "obfuscation",
 ];
 
-/// A chunk, as far as the fast path needs it.
-#[derive(Deserialize)]
-pub(crate) struct Chunk<'a> {
-    #[serde(borrow)]
-    choices: Option<Vec<ChoiceView<'a>>>,
-}
-
-#[derive(Deserialize)]
-struct ChoiceView<'a> {
-    index: Option<u64>,
-    #[serde(borrow)]
-    delta: Option<Delta<'a>>,
-    #[serde(borrow)]
-    finish_reason: Option<&'a serde_json::value::RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Delta<'a> {
-    #[serde(borrow)]
-    content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    tool_calls: Option<&'a serde_json::value::RawValue>,
-}
-
 /// What the fast path may handle in a chunk: its one choice's index and
 /// text (`None`: no content).
 pub(crate) struct Text<'a> {
@@ -52,28 +31,126 @@ pub(crate) struct Text<'a> {
 }
 
 /// The chunk's one text-only choice, if that is all it is; `None` sends it
-/// down the general path.
+/// down the general path. Read in one pass ([`Cursor`]), never more than
+/// `serde_json` would read into a chunk's `choices[0].index`,
+/// `.delta.content`, `.delta.tool_calls` and `.finish_reason` (the tests
+/// hold the two together, field for field): where it is unsure, the
+/// general path decides. (Deserializing those fields with `serde_json` was
+/// the largest part of a proxied text event's rewrite.)
 pub(crate) fn text_only(data: &str) -> Option<Text<'_>> {
-    let chunk: Chunk<'_> = serde_json::from_str(data).ok()?;
-    let mut choices = chunk.choices?;
-    if choices.len() != 1 {
+    let mut c = Cursor::new(data);
+    // `None`: not seen; `Some(None)`: `null`.
+    let mut choice: Option<Option<ChoiceRead<'_>>> = None;
+    c.object(|key, c| {
+        if key != "choices" {
+            return c.value().map(|_| ());
+        }
+        if choice.is_some() {
+            // A field twice: `serde_json` refuses the chunk.
+            return None;
+        }
+        if c.null() {
+            choice = Some(None);
+            return Some(());
+        }
+        let mut one = None;
+        let mut count = 0;
+        c.array(|c| {
+            count += 1;
+            if count > 1 {
+                return None;
+            }
+            one = Some(ChoiceRead::read(c)?);
+            Some(())
+        })?;
+        choice = Some(Some(one?));
+        Some(())
+    })?;
+    if !c.at_end() {
         return None;
     }
-    let c = choices.pop()?;
-    if c.finish_reason.is_some_and(|r| r.get() != "null") {
+    let c = choice??;
+    if c.finish_reason.is_some_and(|r| r != "null") || c.tool_calls.is_some_and(|t| t != "null") {
         return None;
     }
-    let (content, tool_calls) = match c.delta {
-        Some(d) => (d.content, d.tool_calls),
-        None => (None, None),
+    let content = match c.content {
+        None => None,
+        Some(raw) if !raw.escaped => Some(Cow::Borrowed(raw.inner)),
+        Some(raw) => {
+            let at = offset(data, raw.inner)?;
+            let quoted = data.get(at.checked_sub(1)?..at + raw.inner.len() + 1)?;
+            Some(Cow::Owned(serde_json::from_str::<String>(quoted).ok()?))
+        }
     };
-    if tool_calls.is_some_and(|t| t.get() != "null") {
-        return None;
-    }
     Some(Text {
         index: c.index.unwrap_or(0),
         content,
     })
+}
+
+/// Where `part` (borrowed from `data`) begins in `data`.
+fn offset(data: &str, part: &str) -> Option<usize> {
+    (part.as_ptr() as usize).checked_sub(data.as_ptr() as usize)
+}
+
+/// One choice of a chunk, as far as the fast path reads it.
+#[derive(Default)]
+struct ChoiceRead<'a> {
+    index: Option<u64>,
+    content: Option<RawStr<'a>>,
+    tool_calls: Option<&'a str>,
+    finish_reason: Option<&'a str>,
+}
+
+impl<'a> ChoiceRead<'a> {
+    /// A choice object; `None` for anything `serde_json` would not read
+    /// into its fields (or that this does not try to read).
+    fn read(c: &mut Cursor<'a>) -> Option<ChoiceRead<'a>> {
+        let mut r = ChoiceRead::default();
+        let (mut index, mut delta, mut finish) = (false, false, false);
+        c.object(|key, c| {
+            let seen = match key {
+                "index" => &mut index,
+                "delta" => &mut delta,
+                "finish_reason" => &mut finish,
+                _ => return c.value().map(|_| ()),
+            };
+            // A field twice: `serde_json` refuses the chunk.
+            if std::mem::replace(seen, true) {
+                return None;
+            }
+            match key {
+                "index" if c.null() => {}
+                "index" => r.index = Some(c.u64()?),
+                "delta" if c.null() => {}
+                "delta" => r.delta(c)?,
+                _ => r.finish_reason = Some(c.value()?),
+            }
+            Some(())
+        })?;
+        Some(r)
+    }
+
+    /// The choice's delta object.
+    fn delta(&mut self, c: &mut Cursor<'a>) -> Option<()> {
+        let (mut content, mut tool_calls) = (false, false);
+        c.object(|key, c| {
+            let seen = match key {
+                "content" => &mut content,
+                "tool_calls" => &mut tool_calls,
+                _ => return c.value().map(|_| ()),
+            };
+            if std::mem::replace(seen, true) {
+                return None;
+            }
+            match key {
+                "content" if c.null() => {}
+                "content" => self.content = Some(c.string()?),
+                _ => self.tool_calls = Some(c.value()?),
+            }
+            Some(())
+        })
+    }
 }
 
 /// A text-only chunk whose text the parser changed (held back, or released
@@ -181,5 +258,168 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
             }
         }
         d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The fast path's reading by `serde_json`, as it was before the
+    // one-pass reading: the oracle the cursor is held to.
+    #[derive(Deserialize)]
+    struct Chunk<'a> {
+        #[serde(borrow)]
+        choices: Option<Vec<ChoiceView<'a>>>,
+    }
+
+    #[derive(Deserialize)]
+    struct ChoiceView<'a> {
+        index: Option<u64>,
+        #[serde(borrow)]
+        delta: Option<Delta<'a>>,
+        #[serde(borrow)]
+        finish_reason: Option<&'a serde_json::value::RawValue>,
+    }
+
+    #[derive(Deserialize)]
+    struct Delta<'a> {
+        #[serde(borrow)]
+        content: Option<Cow<'a, str>>,
+        #[serde(borrow)]
+        tool_calls: Option<&'a serde_json::value::RawValue>,
+    }
+
+    fn by_serde(data: &str) -> Option<(u64, Option<String>)> {
+        let chunk: Chunk<'_> = serde_json::from_str(data).ok()?;
+        let mut choices = chunk.choices?;
+        if choices.len() != 1 {
+            return None;
+        }
+        let c = choices.pop()?;
+        if c.finish_reason.is_some_and(|r| r.get() != "null") {
+            return None;
+        }
+        let (content, tool_calls) = match c.delta {
+            Some(d) => (d.content, d.tool_calls),
+            None => (None, None),
+        };
+        if tool_calls.is_some_and(|t| t.get() != "null") {
+            return None;
+        }
+        Some((c.index.unwrap_or(0), content.map(Cow::into_owned)))
+    }
+
+    fn by_cursor(data: &str) -> Option<(u64, Option<String>)> {
+        text_only(data).map(|t| (t.index, t.content.map(Cow::into_owned)))
+    }
+
+    /// The cursor takes a chunk only as `serde_json` reads it; it may give
+    /// up on one that `serde_json` reads (the general path then takes
+    /// it), never the reverse.
+    fn agree(data: &str) {
+        let cursor = by_cursor(data);
+        if cursor.is_some() {
+            assert_eq!(cursor, by_serde(data), "{data:?}");
+        }
+    }
+
+    const CHUNK: &str = r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi \"there\"\n"},"logprobs":null,"finish_reason":null}],"usage":null}"#;
+
+    #[test]
+    fn chunks_of_every_shape_read_as_serde_json_reads_them() {
+        let cases = [
+            CHUNK,
+            r#"{"choices":[{"delta":{"content":"a"}}]}"#,
+            r#"{"choices":[{"index":2,"delta":{"content":null}}]}"#,
+            r#"{"choices":[{"index":null,"delta":null,"finish_reason":null}]}"#,
+            r#"{"choices":[{"delta":{"content":"a","tool_calls":null}}]}"#,
+            r#"{"choices":[{"delta":{"content":"a","tool_calls":[]}}]}"#,
+            r#"{"choices":[{"delta":{"content":"a"},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b"}}]}"#,
+            r#"{"choices":[]}"#,
+            r#"{"choices":null}"#,
+            r#"{}"#,
+            r#"{"choices":[{"delta":{"content":"\u00e9\ud83d\ude00"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"\ud800"}}]}"#,
+            r#"{"choices":[{"index":-1,"delta":{"content":"a"}}]}"#,
+            r#"{"choices":[{"index":1.0,"delta":{"content":"a"}}]}"#,
+            r#"{"choices":[{"index":1,"index":2,"delta":{"content":"a"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"a","content":"b"}}]}"#,
+            r#"{"choices":[{"delta":{"content":1}}]}"#,
+            r#"{"choices":[{"delta":[]}]}"#,
+            r#"{"choices":[[0,{"content":"a"},null]]}"#,
+            r#"{"ch\u006fices":[{"delta":{"content":"a"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"a"}}],"choices":null}"#,
+            r#"{"choices":[{"delta":{"content":"a"}}]} x"#,
+            r#"{"choices":[{"delta":{"content":"a"}}]"#,
+            r#" {"x":[1,{"y":[true,false,null,-0.5e3]}],"choices":[{"delta":{"content":""}}]} "#,
+            r#"[[{"delta":{"content":"a"}}]]"#,
+        ];
+        for c in cases {
+            agree(c);
+        }
+        // The common shapes are taken, not given up on.
+        let taken = |i: usize| by_cursor(cases[i]);
+        assert_eq!(taken(0), Some((0, Some("Hi \"there\"\n".into()))));
+        assert_eq!(taken(1), Some((0, Some("a".into()))));
+        assert_eq!(taken(2), Some((2, None)));
+        assert_eq!(taken(3), Some((0, None)));
+        assert_eq!(taken(4), Some((0, Some("a".into()))));
+        assert_eq!(taken(11), Some((0, Some("\u{e9}\u{1f600}".into()))));
+        assert_eq!(taken(24), Some((0, Some(String::new()))));
+        // What `serde_json` refuses, or the fast path does not handle.
+        for i in [5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, 21, 22, 23] {
+            assert_eq!(taken(i), None, "{}", cases[i]);
+        }
+    }
+
+    /// Random edits of real chunks (deletions, repeats, JSON's own bytes
+    /// inserted), 20 000 of them: the cursor never takes a chunk that
+    /// `serde_json` reads otherwise or refuses.
+    #[test]
+    fn edited_chunks_read_as_serde_json_reads_them() {
+        let seeds = [
+            CHUNK,
+            r#"{"choices":[{"index":1,"delta":{"content":"x\u0041","tool_calls":null},"finish_reason":null}]}"#,
+        ];
+        let pieces = [
+            "\"", "\\", ",", ":", "{", "}", "[", "]", "null", "0", "-", "e", " ", "\\u", "\u{1}",
+            "\u{e9}",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut taken = 0;
+        for round in 0..20_000 {
+            let mut text = seeds[round % seeds.len()].to_string();
+            for _ in 0..1 + next(3) {
+                let mut at = next(text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let mut end = (at + next(8)).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end += 1;
+                }
+                match next(3) {
+                    0 => text.replace_range(at..end, ""),
+                    1 => text.insert_str(at, pieces[next(pieces.len())]),
+                    _ => {
+                        let copy = text[at..end].to_string();
+                        text.insert_str(at, &copy);
+                    }
+                }
+            }
+            agree(&text);
+            taken += usize::from(by_cursor(&text).is_some());
+        }
+        // Many edits leave a chunk the fast path takes: the comparison is
+        // not an empty one.
+        assert!(taken > 1_000, "only {taken} edited chunks taken");
     }
 }
