@@ -424,3 +424,32 @@ fn text_ending_in_a_wrong_case_marker_prefix_goes_out_at_any_address() {
         );
     }
 }
+
+/// `feed_chunks`, 2026-12-02, on the final code of stop 37, after 926 188
+/// executions: OPEN, not yet fixed. `auto`, starting inside reasoning,
+/// small limits, one call at most, `complete_at_stop`: a call held inside
+/// the open reasoning block is a call in one chunking and, in 1–7-byte
+/// chunks, trips the hold's limit (a `Limit` diagnostic, its bytes
+/// reasoning). Kept as the fuzzer wrote it (`tests/fuzz_findings/`:
+/// format byte, options byte, chunking byte, then the model output).
+/// What it will protect: chunking invariance of the hold's limit.
+#[test]
+#[ignore = "open finding: the hold's limit in `auto` depends on the chunking"]
+fn the_limit_of_a_call_held_in_reasoning_in_auto_does_not_depend_on_the_chunking() {
+    let limits = Limits::new()
+        .with_max_call_bytes(200)
+        .with_max_depth(4)
+        .with_max_holdback(48)
+        .with_max_name_bytes(12);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
+    let data = std::fs::read(dir.join("hold-limit-auto-one-call.bin"))
+        .expect("the finding is in the repository");
+    let o = options()
+        .with_reasoning(true)
+        .with_starts_in_reasoning(true)
+        .with_limits(limits)
+        .with_max_calls(1)
+        .with_complete_at_stop(true);
+    toolscan_testkit::chunk::invariant(|| parser("auto", o.clone()), &data[3..])
+        .unwrap_or_else(|e| panic!("{e}"));
+}
