@@ -260,11 +260,7 @@ fn a_program_that_loops_without_reading_gives_up_at_one_place_under_any_chunking
 #[test]
 fn the_limit_of_calls_held_in_reasoning_trips_at_one_offset_under_any_chunking() {
     let input: &[u8] = b"\x05<think>\n\n{\"name\": \"get_weather\"}\x80\"}}}: {\x01\x00apertustion}}\n:3d\\f\\u0\x13\x00\x00\x00\x00\x00\x00\x00u\x01\x00\x02\x80\"}}}";
-    let limits = Limits::new()
-        .with_max_call_bytes(200)
-        .with_max_depth(4)
-        .with_max_holdback(48)
-        .with_max_name_bytes(12);
+    let limits = small_limits();
     let o = options()
         .with_reasoning(true)
         .with_limits(limits)
@@ -285,11 +281,7 @@ fn the_limit_of_calls_held_in_reasoning_trips_at_one_offset_under_any_chunking()
 /// invariance of the hold's limit.
 #[test]
 fn the_limit_of_calls_held_in_reasoning_trips_at_one_offset_in_the_fuzzers_inputs() {
-    let limits = Limits::new()
-        .with_max_call_bytes(200)
-        .with_max_depth(4)
-        .with_max_holdback(48)
-        .with_max_name_bytes(12);
+    let limits = small_limits();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
     for (file, format, reasoning) in [
         ("hold-limit-json.bin", "json", false),
@@ -436,11 +428,7 @@ fn text_ending_in_a_wrong_case_marker_prefix_goes_out_at_any_address() {
 #[test]
 #[ignore = "open finding: the hold's limit in `auto` depends on the chunking"]
 fn the_limit_of_a_call_held_in_reasoning_in_auto_does_not_depend_on_the_chunking() {
-    let limits = Limits::new()
-        .with_max_call_bytes(200)
-        .with_max_depth(4)
-        .with_max_holdback(48)
-        .with_max_name_bytes(12);
+    let limits = small_limits();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
     let data = std::fs::read(dir.join("hold-limit-auto-one-call.bin"))
         .expect("the finding is in the repository");
@@ -452,4 +440,14 @@ fn the_limit_of_a_call_held_in_reasoning_in_auto_does_not_depend_on_the_chunking
         .with_complete_at_stop(true);
     toolscan_testkit::chunk::invariant(|| parser("auto", o.clone()), &data[3..])
         .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The fuzz targets' small limits (option bit 4): a 200-byte call, depth
+/// 4, 48 bytes of hold-back, 12-byte names.
+fn small_limits() -> Limits {
+    Limits::new()
+        .with_max_call_bytes(200)
+        .with_max_depth(4)
+        .with_max_holdback(48)
+        .with_max_name_bytes(12)
 }
