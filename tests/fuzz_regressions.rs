@@ -418,15 +418,17 @@ fn text_ending_in_a_wrong_case_marker_prefix_goes_out_at_any_address() {
 }
 
 /// `feed_chunks`, 2026-12-02, on the final code of stop 37, after 926 188
-/// executions: OPEN, not yet fixed. `auto`, starting inside reasoning,
-/// small limits, one call at most, `complete_at_stop`: a call held inside
-/// the open reasoning block is a call in one chunking and, in 1–7-byte
-/// chunks, trips the hold's limit (a `Limit` diagnostic, its bytes
-/// reasoning). Kept as the fuzzer wrote it (`tests/fuzz_findings/`:
-/// format byte, options byte, chunking byte, then the model output).
-/// What it will protect: chunking invariance of the hold's limit.
+/// executions. `auto`, starting inside reasoning, small limits, one call
+/// at most, `complete_at_stop`: a call is held inside the open reasoning
+/// block, and after it comes a code fence whose JSON is no call (60 bytes
+/// of reasoning in all, past the 48 the hold allows). In 1–7-byte chunks
+/// the hold's limit tripped at the byte after the fence gave up; whole,
+/// the fence read to the end of the input first, no text byte came after
+/// it, and the end of the stream sent the call. The end of the stream now
+/// checks the bound too. Kept as the fuzzer wrote it
+/// (`tests/fuzz_findings/`: format byte, options byte, chunking byte, then
+/// the model output).
 #[test]
-#[ignore = "open finding: the hold's limit in `auto` depends on the chunking"]
 fn the_limit_of_a_call_held_in_reasoning_in_auto_does_not_depend_on_the_chunking() {
     let limits = small_limits();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
@@ -438,8 +440,62 @@ fn the_limit_of_a_call_held_in_reasoning_in_auto_does_not_depend_on_the_chunking
         .with_limits(limits)
         .with_max_calls(1)
         .with_complete_at_stop(true);
-    toolscan_testkit::chunk::invariant(|| parser("auto", o.clone()), &data[3..])
-        .unwrap_or_else(|e| panic!("{e}"));
+    let input = &data[3..];
+    let ev = events("auto", &o, input);
+    // Quoted: all of it is reasoning, byte for byte (the invalid bytes as
+    // U+FFFD).
+    assert!(
+        !ev.iter().any(|e| matches!(e, Event::ToolCallEnd { .. })),
+        "the held call was quoted: {ev:?}"
+    );
+    let reasoning: String = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Reasoning { delta } => Some(delta.as_ref()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasoning, String::from_utf8_lossy(input));
+    // The call ends at byte 76; 48 bytes of reasoning after it are allowed.
+    let limit: Vec<_> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Diagnostic(d) if d.kind == toolscan::DiagnosticKind::Limit => Some(d.offset),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(limit, vec![77 + 48], "{ev:?}");
+}
+
+/// The same, written small: a held call, then a code fence that is no
+/// call, read to the end of the input. The reasoning after the call is
+/// over the hold's bound, whole or byte by byte.
+#[test]
+fn a_fence_that_is_no_call_after_a_held_call_counts_toward_the_holds_bound() {
+    let limits = Limits::new().with_max_holdback(48);
+    let o = options()
+        .with_reasoning(true)
+        .with_starts_in_reasoning(true)
+        .with_limits(limits);
+    let text = "abcdefghij".repeat(4);
+    let over = format!("x\u{2726} tool_call: read_fi\n{text}\n```json\n{{\"city\": \"Pl>");
+    let ev = events("auto", &o, over.as_bytes());
+    assert!(
+        ev.iter().any(
+            |e| matches!(e, Event::Diagnostic(d) if d.kind == toolscan::DiagnosticKind::Limit)
+        ),
+        "{ev:?}"
+    );
+    assert!(!ev.iter().any(|e| matches!(e, Event::ToolCallEnd { .. })));
+    // Under the bound (a shorter fence): the reasoning never closed, so
+    // the held call is a call.
+    let under = format!("x\u{2726} tool_call: read_fi\n```json\n{{\"city\": \"Pl>");
+    let ev = events("auto", &o, under.as_bytes());
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::ToolCallEnd { name, .. } if name == "read_fi")),
+        "{ev:?}"
+    );
 }
 
 /// The fuzz targets' small limits (option bit 4): a 200-byte call, depth

@@ -86,6 +86,16 @@ impl Hold {
         let all = limits.max_call_bytes.saturating_sub(pos.since(start));
         text.min(all)
     }
+
+    /// Whether text (or a skipped value) read past the hold's bound: a
+    /// text byte was read where [`Hold::room`] was 0. Text mode reads no
+    /// such byte, but a block that ends in text or in a skipped value has
+    /// read its bytes in a block's window, wherever the chunk ended, and
+    /// the next byte only would find the bound passed.
+    fn passed(&self, start: Offset, pos: Offset, limits: &Limits) -> bool {
+        let text = pos.since(self.text_from);
+        text > limits.max_holdback || (text > 0 && pos.since(start) > limits.max_call_bytes)
+    }
 }
 
 /// What a chunk's mode may read of it while calls are held.
@@ -191,6 +201,16 @@ impl Holds {
                 })
             }
         }
+    }
+
+    /// At the end of the stream, outside a block: whether the text after
+    /// the last held call went past the hold's bound (see `Hold::passed`),
+    /// which ends the hold as a text byte past it would have.
+    pub(crate) fn passed_bound(&self, pending: &Pending, limits: &Limits) -> bool {
+        self.hold.as_ref().is_some_and(|h| {
+            let start = pending.raw.as_ref().map_or(pending.pos, |r| r.start);
+            h.passed(start, pending.pos, limits)
+        })
     }
 
     /// A held block read to the end of `ch` without meeting a closer: the

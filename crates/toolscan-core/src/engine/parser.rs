@@ -219,6 +219,14 @@ impl Parser {
         }
         let out = &mut SinkRef(sink);
         self.stream.finished = true;
+        // Text that a block gave back, or a value it skipped, went past the
+        // hold's bound: the calls were quoted, as when more text follows.
+        let s = &self.stream;
+        if !matches!(self.mode, Mode::Block(_))
+            && s.holds.passed_bound(&s.pending, &s.session.limits)
+        {
+            self.release_hold(true, out);
+        }
         // The reasoning block never closed: the held calls were meant.
         self.send_held(true, out);
         self.finish_block(out);
