@@ -489,7 +489,7 @@ fn a_fence_that_is_no_call_after_a_held_call_counts_toward_the_holds_bound() {
     assert!(!ev.iter().any(|e| matches!(e, Event::ToolCallEnd { .. })));
     // Under the bound (a shorter fence): the reasoning never closed, so
     // the held call is a call.
-    let under = format!("x\u{2726} tool_call: read_fi\n```json\n{{\"city\": \"Pl>");
+    let under = "x\u{2726} tool_call: read_fi\n```json\n{\"city\": \"Pl>";
     let ev = events("auto", &o, under.as_bytes());
     assert!(
         ev.iter()
