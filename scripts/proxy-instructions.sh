@@ -23,6 +23,9 @@
 #
 # Needs valgrind and nginx (installed with apt-get when missing); builds
 # the release binaries. Linux only; not run in CI.
+#
+# PROXY_CG_KEEP=DIR keeps each run's callgrind profile in DIR
+# (SIDE-EVENTS.out, for callgrind_annotate: where the instructions go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 streams=${1:-10}
@@ -105,6 +108,10 @@ count() {
   wait "$pid" 2>/dev/null || true
   pid=
   # The dump after the zeroing is the file with the suffix `.1`.
+  if [ -n "${PROXY_CG_KEEP:-}" ]; then
+    mkdir -p "$PROXY_CG_KEEP"
+    cat "$tmp"/cg.*.1 >"$PROXY_CG_KEEP/$side-$events.out"
+  fi
   grep -h '^totals:' "$tmp"/cg.*.1 | awk '{print $2}'
 }
 
