@@ -59,8 +59,13 @@ export function toolscanMiddleware(options = {}) {
   // wrapLanguageModel hands them the very object transformParams returned),
   // so the original tools are kept beside that object, out of the request.
   const stashed = new WeakMap();
-  // Whether a call's input streams while it is written (else it is sent
-  // whole once it closed: see Translator).
+  // Whether a call's input streams while it is written. Else (the
+  // default) a call's parts are sent only once it closed, all at once, so
+  // that a call that breaks (malformed, cut short) never reached the
+  // consumer: the AI SDK would report a tool error for a call the model
+  // never finished, and a chat UI would show a call stuck in
+  // "input-streaming". Its markup then arrives as text. The parser keeps
+  // that rule (`wholeCalls`, the one toolscan's OpenAI rewriting keeps).
   const live = options.streamArguments === true;
 
   function parserFor(params, model) {
@@ -74,6 +79,7 @@ export function toolscanMiddleware(options = {}) {
     // `auto`): the wrapped model's own id is the best guess.
     if (opts.format == null && opts.model == null && model?.modelId) opts.model = model.modelId;
     if (toolChoice?.type === "tool") opts.onlyTool = toolChoice.toolName;
+    opts.wholeCalls = !live;
     return new Parser(opts);
   }
 
@@ -101,14 +107,14 @@ export function toolscanMiddleware(options = {}) {
       }
       return {
         ...result,
-        stream: translateStream(result.stream, parser, reporterFor(params), live),
+        stream: translateStream(result.stream, parser, reporterFor(params)),
       };
     },
 
     async wrapGenerate({ doGenerate, params, model }) {
       const parser = parserFor(params, model);
       if (parser == null) return doGenerate();
-      const t = new Translator(parser, reporterFor(params), live);
+      const t = new Translator(parser, reporterFor(params));
       const parts = [];
       let result;
       try {
@@ -165,16 +171,9 @@ function toParserTool(t) {
  * since a call may split one upstream text part in two.
  */
 class Translator {
-  constructor(parser, report, live = false) {
+  constructor(parser, report) {
     this.parser = parser;
     this.report = report;
-    // false (the default): a call's parts are sent only once it closed,
-    // all at once, so that a call that breaks (malformed, cut short) never
-    // reached the consumer: the AI SDK would report a tool error for a
-    // call the model never finished, and a chat UI would show a call
-    // stuck in "input-streaming". Its markup then arrives as text.
-    this.live = live;
-    this.held = new Map(); // call index → {id, name, input}, until it closes (not live)
     this.prefix = `ts${Math.random().toString(36).slice(2, 10)}`;
     this.n = 0;
     this.textId = null;
@@ -223,30 +222,20 @@ class Translator {
           }
           out.push({ type: "reasoning-delta", id: this.reasoningId, delta: e.delta });
           break;
+        // A call's events as the parser sends them: whole at its end (its
+        // start, arguments and end at once), or live with
+        // `streamArguments`.
         case "tool_call_start":
           this.closeCalls(out);
-          if (!this.live) {
-            this.held.set(e.index, { id: e.id, name: e.name });
-            break;
-          }
           this.closeRuns(out);
           this.open.set(e.index, e.id);
           out.push({ type: "tool-input-start", id: e.id, toolName: e.name });
           break;
         case "tool_call_args":
-          if (this.live) {
-            out.push({ type: "tool-input-delta", id: this.open.get(e.index), delta: e.delta });
-          }
+          out.push({ type: "tool-input-delta", id: this.open.get(e.index), delta: e.delta });
           break;
         case "tool_call_end":
           this.calls++;
-          if (this.held.delete(e.index)) {
-            this.closeRuns(out);
-            out.push({ type: "tool-input-start", id: e.id, toolName: e.name });
-            if (e.arguments !== "") {
-              out.push({ type: "tool-input-delta", id: e.id, delta: e.arguments });
-            }
-          }
           this.open.delete(e.index);
           out.push({ type: "tool-input-end", id: e.id });
           out.push({ type: "tool-call", toolCallId: e.id, toolName: e.name, input: e.arguments });
@@ -269,12 +258,11 @@ class Translator {
     return out;
   }
 
-  // A call that began but that the parser gave up on (cut short,
-  // malformed, over a limit: its markup comes back as text). Held, it is
-  // forgotten; live, its input stream is closed so no consumer waits on
-  // it, and no tool-call follows.
+  // A call that began live but that the parser gave up on (cut short,
+  // malformed, over a limit: its markup comes back as text): its input
+  // stream is closed so no consumer waits on it, and no tool-call follows.
+  // (A whole call is never open here: its parts go out together.)
   closeCalls(out) {
-    this.held.clear();
     for (const id of this.open.values()) {
       out.push({ type: "tool-input-end", id, providerMetadata: { toolscan: { abandoned: true } } });
     }
@@ -316,8 +304,8 @@ class Translator {
 // Upstream parts that are no content, so they do not end a text run.
 const QUIET = new Set(["stream-start", "response-metadata", "raw", "error"]);
 
-function translateStream(upstream, parser, report, live) {
-  const t = new Translator(parser, report, live);
+function translateStream(upstream, parser, report) {
+  const t = new Translator(parser, report);
   const reader = upstream.getReader();
   let freed = false;
   const free = () => {

@@ -128,6 +128,13 @@ export interface ParserOptions {
   onlyTool?: string;
   /** Normalise tool names to the tools list's spelling. */
   normalizeToolNames?: boolean;
+  /**
+   * A call's `tool_call_start` and `tool_call_args` wait for its end, which sends the three at once
+   * (all its arguments as one delta); a call that breaks sends none of them (its markup arrives as
+   * text). For a consumer that must not act on, or show, a call the model did not finish. Streaming
+   * parsers only: `parse()` returns completed calls anyway.
+   */
+  wholeCalls?: boolean;
   /** How call ids are minted: `"random"` (default), `"seeded"` (from `seed`), `"mistral"` (9 characters). */
   ids?: "random" | "seeded" | "mistral";
   /** The seed of `"seeded"` or `"mistral"` ids. */

@@ -3,9 +3,14 @@
 //! [`Parser::feed_with`](crate::Parser::feed_with) hands every event to a
 //! sink as an [`EventRef`] borrowing its text, so the text path allocates
 //! nothing. A `Vec<Event>` is a sink that owns what it receives (and merges
-//! consecutive deltas); [`from_fn`] makes a sink of a closure.
+//! consecutive deltas); [`from_fn`] makes a sink of a closure; [`WholeCalls`]
+//! holds each call until it ended.
 
 use std::ops::DerefMut;
+
+mod whole;
+
+pub use whole::{Gated, WholeCalls, WholeSink};
 
 use crate::event::{Event, EventRef};
 

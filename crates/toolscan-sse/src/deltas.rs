@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use toolscan_core::sink::WholeCalls;
 use toolscan_core::{Check, Diagnostic, EventRef, FinishReason, Sink};
 
 use crate::tally::Tally;
@@ -72,16 +73,6 @@ impl Indices {
     }
 }
 
-/// The call whose entries wait for its end: its parser index, id, name
-/// and arguments so far.
-#[derive(Debug)]
-struct Held {
-    index: usize,
-    id: String,
-    name: String,
-    arguments: String,
-}
-
 /// The OpenAI delta rules of one choice, over its parser's events: text
 /// to `content`, reasoning apart, each call one `tool_calls` entry with
 /// all its arguments in the feed that completes it — or, with live
@@ -122,8 +113,9 @@ pub struct Deltas {
     tally: Option<Arc<Tally>>,
     /// Whether a call's entries wait for its end.
     hold: bool,
-    /// The open call, while `hold` makes it wait (`None` otherwise).
-    held: Option<Held>,
+    /// Where they wait, when `hold`: the core's rule, which the bindings
+    /// in other languages share.
+    gate: WholeCalls,
     /// Whether reasoning goes to [`Delta::text`], in its place among the
     /// text.
     reasoning_as_text: bool,
@@ -143,7 +135,7 @@ impl Deltas {
             completed: 0,
             tally: None,
             hold: !stream_arguments,
-            held: None,
+            gate: WholeCalls::new(),
             reasoning_as_text: false,
             token_seen: false,
         }
@@ -301,44 +293,6 @@ pub struct DeltaSink<'a> {
 }
 
 impl DeltaSink<'_> {
-    /// Whether `event` is taken by the held call (its start and arguments
-    /// wait; its end sends its one entry). A held call is dropped by any
-    /// other event but its schema diagnostics: it failed, and its bytes
-    /// come back as text.
-    fn hold(&mut self, event: &EventRef<'_>) -> bool {
-        let r = &mut *self.rules;
-        match *event {
-            EventRef::ToolCallStart { index, id, name } => {
-                r.held = Some(Held {
-                    index,
-                    id: id.to_owned(),
-                    name: name.to_owned(),
-                    arguments: String::new(),
-                });
-                return true;
-            }
-            EventRef::ToolCallArgs { index, delta } => {
-                if let Some(held) = r.held.as_mut().filter(|h| h.index == index) {
-                    held.arguments.push_str(delta);
-                    return true;
-                }
-            }
-            EventRef::ToolCallEnd { index, .. } => {
-                if let Some(held) = r.held.take().filter(|h| h.index == index) {
-                    self.out.entries.push(Entry::Start {
-                        index: r.indices.text(held.index),
-                        id: held.id,
-                        name: held.name,
-                        arguments: held.arguments,
-                    });
-                }
-            }
-            EventRef::Diagnostic(d) if d.kind.is_schema() => {}
-            _ => r.held = None,
-        }
-        false
-    }
-
     /// A call's arguments, live: appended to the delta's last entry when
     /// it is the same call's, else a new entry.
     fn args(&mut self, index: usize, delta: &str) {
@@ -361,13 +315,9 @@ impl DeltaSink<'_> {
             }),
         }
     }
-}
 
-impl Sink for DeltaSink<'_> {
-    fn event(&mut self, event: EventRef<'_>) {
-        if self.rules.hold && self.hold(&event) {
-            return;
-        }
+    /// An event the rules send on.
+    fn take(&mut self, event: EventRef<'_>) {
         if let (EventRef::Text(t) | EventRef::Reasoning(t), Some(tally)) =
             (&event, &self.rules.tally)
         {
@@ -421,6 +371,18 @@ impl Sink for DeltaSink<'_> {
             }
             EventRef::Done { finish_reason } => self.out.done = Some(finish_reason),
             _ => {}
+        }
+    }
+}
+
+impl Sink for DeltaSink<'_> {
+    fn event(&mut self, event: EventRef<'_>) {
+        if self.rules.hold {
+            // A held call's start and arguments come with its end, and
+            // make one entry (its arguments are appended to its start).
+            self.rules.gate.pass(event).for_each(|e| self.take(e));
+        } else {
+            self.take(event);
         }
     }
 }

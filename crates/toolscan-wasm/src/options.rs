@@ -41,6 +41,10 @@ struct Given {
     random_seed: Option<u64>,
     limits: Option<GivenLimits>,
     invalid_utf8: Option<String>,
+    /// A call's events wait for its end (`WholeCalls`); a streaming
+    /// parser's option (`parse` gives completed calls only anyway).
+    #[serde(default)]
+    whole_calls: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -61,6 +65,9 @@ pub(crate) struct Config {
     /// Bytes that are not UTF-8 are refused (`invalidUtf8: "throw"`)
     /// rather than read as U+FFFD with a diagnostic.
     pub strict_utf8: bool,
+    /// `wholeCalls`: a call's start and arguments wait for its end, and a
+    /// call that breaks sends none (the core's `WholeCalls`).
+    pub whole_calls: bool,
 }
 
 /// Reads the options' JSON text (empty: every default).
@@ -185,6 +192,7 @@ impl Given {
             grammar,
             options,
             strict_utf8,
+            whole_calls: self.whole_calls,
         })
     }
 }

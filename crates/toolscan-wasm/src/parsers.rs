@@ -3,7 +3,8 @@
 
 use std::cell::RefCell;
 
-use toolscan_core::{Event, Parser};
+use toolscan_core::sink::WholeCalls;
+use toolscan_core::{Event, Parser, Sink};
 
 use crate::buffers::{answer, answer_with, with_input};
 use crate::json::{write_events, Failure};
@@ -18,6 +19,8 @@ struct Slot {
     strict: Option<Strict>,
     /// `finish` was called: `feed` is refused, `finish` answers nothing.
     finished: bool,
+    /// `Some` with `wholeCalls`: where a call's events wait for its end.
+    whole: Option<WholeCalls>,
 }
 
 thread_local! {
@@ -41,6 +44,7 @@ pub(crate) fn new(len: usize) -> i32 {
         parser: Parser::new(config.grammar, config.options),
         strict: config.strict_utf8.then(Strict::default),
         finished: false,
+        whole: config.whole_calls.then(WholeCalls::new),
     };
     SLOTS.with_borrow_mut(|slots| {
         let handle = match slots.iter().position(Option::is_none) {
@@ -113,7 +117,10 @@ pub(crate) fn feed(handle: i32, len: usize) -> i32 {
                     })
                 })?;
             }
-            slot.parser.feed_with(chunk, &mut *events);
+            match &mut slot.whole {
+                Some(whole) => slot.parser.feed_with(chunk, &mut whole.sink(events)),
+                None => slot.parser.feed_with(chunk, &mut *events),
+            }
             Ok(())
         })
     })
@@ -134,10 +141,15 @@ pub(crate) fn finish(handle: i32, at_stop: bool) -> i32 {
                 ));
             }
         }
+        let mut whole = slot.whole.as_mut().map(|w| w.sink(&mut *events));
+        let sink: &mut dyn Sink = match &mut whole {
+            Some(w) => w,
+            None => &mut *events,
+        };
         if at_stop {
-            slot.parser.finish_at_stop_with(&mut *events);
+            slot.parser.finish_at_stop_with(sink);
         } else {
-            slot.parser.finish_with(&mut *events);
+            slot.parser.finish_with(sink);
         }
         Ok(())
     })

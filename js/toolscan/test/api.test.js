@@ -71,6 +71,38 @@ test("a call streams out as the contract's events, with JSON Lines field names",
   assert.deepEqual(events.at(-1), { type: "done", finish_reason: "tool_calls" });
 });
 
+test("wholeCalls: a call's events wait for its end; a call that breaks sends none", () => {
+  // Fed a byte at a time: nothing of the call before the feed of its last byte.
+  const p = new Parser({ format: "hermes", ids: "seeded", seed: 0, wholeCalls: true });
+  const bytes = new TextEncoder().encode(`Sure. ${HERMES} Done.`);
+  const feeds = [];
+  for (let i = 0; i < bytes.length; i++) feeds.push(p.feed(bytes.subarray(i, i + 1)));
+  feeds.push(p.finish());
+  p.free();
+  const withCall = feeds.findIndex((f) => f.some((e) => e.type.startsWith("tool_call")));
+  assert.equal(withCall, new TextEncoder().encode(`Sure. ${HERMES}`).length - 1, "the feed of the call's last byte");
+  assert.deepEqual(
+    feeds[withCall].filter((e) => e.type.startsWith("tool_call")).map((e) => e.type),
+    ["tool_call_start", "tool_call_args", "tool_call_end"],
+  );
+  const end = feeds[withCall].find((e) => e.type === "tool_call_end");
+  assert.equal(feeds[withCall].find((e) => e.type === "tool_call_args").delta, end.arguments);
+  assert.deepEqual(parseArguments(end), { city: "Zürich" });
+
+  // Cut short: its markup is text, and no call event went out.
+  const cut = HERMES.slice(0, HERMES.indexOf("Zürich"));
+  const q = new Parser({ format: "hermes", wholeCalls: true });
+  const events = feedAll(q, [cut.slice(0, 15), cut.slice(15)]);
+  q.free();
+  assert.deepEqual(events.filter((e) => e.type.startsWith("tool_call")), []);
+  assert.equal(events.filter((e) => e.type === "text").map((e) => e.delta).join(""), cut);
+  // Without the option the same input started a call.
+  const r = new Parser({ format: "hermes" });
+  const live = feedAll(r, [cut.slice(0, 15), cut.slice(15)]);
+  r.free();
+  assert.ok(live.some((e) => e.type === "tool_call_start"));
+});
+
 test("random ids differ from parser to parser; seeded ids repeat", () => {
   const id = (opts) => parse(HERMES, { format: "hermes", ...opts }).tool_calls[0].id;
   assert.notEqual(id({}), id({}));
