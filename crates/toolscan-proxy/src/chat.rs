@@ -23,6 +23,7 @@ use crate::emulate;
 use crate::errors::{invalid_request, unreachable_upstream, Refused};
 use crate::forward::pass_through;
 use crate::headers::{request_headers, response_headers};
+use crate::idle;
 use crate::relay::{relay_stream, rewrite_whole, succeeded, Answer};
 use crate::state::Proxy;
 
@@ -149,15 +150,13 @@ pub(crate) async fn chat(
     span.record("parse", if reads_calls { "calls" } else { "reasoning" });
     let tally = Arc::new(Tally::default());
     let config = proxy.rewrite_config(grammar, options, &settings, &tally);
-    let response = match proxy
+    let request = proxy
         .client
         .post(proxy.target(&parts.uri))
         // Identity: the rewrite reads the bytes.
         .headers(request_headers(&parts.headers, false))
-        .body(body)
-        .send()
-        .await
-    {
+        .body(body);
+    let response = match idle::send(request, proxy.settings.upstream_idle_timeout).await {
         Ok(response) => response,
         Err(e) => return unreachable_upstream(e),
     };
@@ -181,7 +180,8 @@ async fn answer(
         failed: false,
         tally: Some(tally),
     };
-    let (response, is_sse) = match succeeded(response, &upstream).await {
+    let idle = proxy.settings.upstream_idle_timeout;
+    let (response, is_sse) = match succeeded(response, &upstream, idle).await {
         Ok(ok) => ok,
         Err(refused) => return refused,
     };

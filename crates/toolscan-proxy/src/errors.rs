@@ -3,6 +3,7 @@
 //! as an SSE event after.
 
 use std::io;
+use std::time::Duration;
 
 use axum::http::header::{self, HeaderValue};
 use axum::http::StatusCode;
@@ -13,6 +14,7 @@ use toolscan_sse::RewriteError;
 use tracing::warn;
 
 use crate::access::{tagged, UpstreamSaid};
+use crate::idle::{self, UpstreamError};
 
 /// An OpenAI error object.
 pub(crate) fn error_response(status: StatusCode, message: &str, kind: &str) -> Response {
@@ -98,12 +100,9 @@ pub(crate) fn upstream_error(
 }
 
 /// The upstream could not be reached (or did not answer): `502`.
-pub(crate) fn unreachable_upstream(e: reqwest::Error) -> Response {
+pub(crate) fn unreachable_upstream(e: UpstreamError) -> Response {
     let timed_out = e.is_timeout();
-    let message = format!(
-        "cannot reach the upstream: {}",
-        error_chain(&e.without_url())
-    );
+    let message = format!("cannot reach the upstream: {e}");
     warn!(%message, "upstream unreachable");
     let upstream = UpstreamSaid {
         failed: true,
@@ -118,12 +117,13 @@ pub(crate) fn unreachable_upstream(e: reqwest::Error) -> Response {
 }
 
 /// The upstream answered 5xx: `502`, with the start of what it said.
-pub(crate) async fn upstream_failed(mut response: reqwest::Response) -> Response {
+pub(crate) async fn upstream_failed(response: reqwest::Response, idle: Duration) -> Response {
     const KEEP: usize = 2048;
     let status = response.status();
+    let mut body = idle::body(response, idle);
     let mut said = Vec::new();
     while said.len() < KEEP {
-        match response.chunk().await {
+        match idle::chunk(&mut body).await {
             Ok(Some(chunk)) => said.extend_from_slice(&chunk),
             _ => break,
         }

@@ -15,6 +15,7 @@ use bytes::Bytes;
 use crate::access::{tagged, UpstreamSaid};
 use crate::errors::unreachable_upstream;
 use crate::headers::{request_headers, response_headers, with_parts};
+use crate::idle;
 use crate::state::Proxy;
 
 /// Any route the proxy does not read: both ways untouched, streamed.
@@ -39,12 +40,13 @@ pub(crate) async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -
     if has_body {
         upstream = upstream.body(reqwest::Body::wrap_stream(body.into_data_stream()));
     }
-    untouched(upstream).await
+    untouched(&proxy, upstream).await
 }
 
 /// Sends `upstream` and passes its answer on as it comes, streamed.
-pub(crate) async fn untouched(upstream: reqwest::RequestBuilder) -> Response {
-    match upstream.send().await {
+pub(crate) async fn untouched(proxy: &Proxy, upstream: reqwest::RequestBuilder) -> Response {
+    let idle = proxy.settings.upstream_idle_timeout;
+    match idle::send(upstream, idle).await {
         Ok(response) => {
             let status = response.status();
             let headers = response_headers(response.headers(), false);
@@ -52,8 +54,9 @@ pub(crate) async fn untouched(upstream: reqwest::RequestBuilder) -> Response {
                 status: Some(status.as_u16()),
                 ..UpstreamSaid::default()
             };
-            // reqwest's body as it is, not through a stream of its bytes.
-            let body = Body::new(reqwest::Body::from(response));
+            // reqwest's body as it is (with the idle timeout), not through
+            // a stream of its bytes.
+            let body = Body::new(idle::body(response, idle));
             tagged(with_parts(status, headers, body), upstream)
         }
         Err(e) => unreachable_upstream(e),
@@ -80,5 +83,5 @@ pub(crate) async fn pass_through(
         .post(proxy.target(&parts.uri))
         .headers(headers)
         .body(body);
-    untouched(upstream).await
+    untouched(proxy, upstream).await
 }

@@ -124,6 +124,7 @@ mod errors;
 mod forward;
 mod headers;
 pub mod health;
+mod idle;
 mod line_guard;
 mod metrics;
 mod path;

@@ -12,8 +12,10 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use futures_util::Stream;
 
+use crate::idle::UpstreamError;
+
 /// The upstream body's chunks, their transport errors as `io::Error`s
-/// (`TimedOut` for a read that timed out; no URL in the message), and a
+/// (`TimedOut` for the idle timeout or a read that timed out), and a
 /// line over `max_line` bytes or an event over `max_event` bytes as an
 /// `InvalidData` error.
 pub(crate) struct LineGuard<S> {
@@ -92,7 +94,7 @@ impl<S> LineGuard<S> {
 
 impl<S> Stream for LineGuard<S>
 where
-    S: Stream<Item = Result<Bytes, reqwest::Error>> + Unpin,
+    S: Stream<Item = Result<Bytes, UpstreamError>> + Unpin,
 {
     type Item = Result<Bytes, io::Error>;
 
@@ -116,7 +118,7 @@ where
                 } else {
                     io::ErrorKind::Other
                 };
-                Poll::Ready(Some(Err(io::Error::new(kind, e.without_url()))))
+                Poll::Ready(Some(Err(io::Error::new(kind, e))))
             }
             other => other.map(|o| o.map(|r| r.map_err(io::Error::other))),
         }

@@ -7,22 +7,22 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
+use http_body_util::BodyDataStream;
 use toolscan_sse::{RewriteError, Tally};
 use tracing::{info, warn, Span};
 
 use crate::access::{elapsed_ms, tagged, UpstreamSaid};
 use crate::cut::CutWatch;
-use crate::errors::{
-    error_chain, error_event, rewrite_error_message, upstream_error, upstream_failed,
-};
+use crate::errors::{error_event, rewrite_error_message, upstream_error, upstream_failed};
 use crate::headers::{response_headers, with_parts};
+use crate::idle::{self, UpstreamError};
 use crate::line_guard::LineGuard;
 use crate::state::Proxy;
 use crate::Metrics;
@@ -76,14 +76,15 @@ pub(crate) struct Streamed {
 pub(crate) async fn succeeded(
     response: reqwest::Response,
     upstream: &UpstreamSaid,
+    idle: Duration,
 ) -> Result<(reqwest::Response, bool), Response> {
     let status = response.status();
     if status.is_server_error() {
-        return Err(upstream_failed(response).await);
+        return Err(upstream_failed(response, idle).await);
     }
     if !status.is_success() {
         let headers = response_headers(response.headers(), false);
-        let body = Body::from_stream(response.bytes_stream());
+        let body = Body::new(idle::body(response, idle));
         return Err(tagged(with_parts(status, headers, body), upstream.clone()));
     }
     let encoding = response
@@ -110,10 +111,11 @@ pub(crate) async fn succeeded(
 pub(crate) fn guarded(
     proxy: &Proxy,
     response: reqwest::Response,
-) -> LineGuard<impl Stream<Item = reqwest::Result<Bytes>>> {
+) -> LineGuard<impl Stream<Item = Result<Bytes, UpstreamError>>> {
     let settings = &proxy.settings;
+    let body = idle::body(response, settings.upstream_idle_timeout);
     LineGuard::new(
-        response.bytes_stream(),
+        BodyDataStream::new(body),
         settings.max_sse_line,
         settings.max_sse_event,
     )
@@ -159,26 +161,25 @@ pub(crate) async fn relay(
 /// The whole body of `response`, at most `max` bytes: else why not (and
 /// whether it timed out).
 pub(crate) async fn read_whole(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     max: usize,
+    idle: Duration,
 ) -> Result<Bytes, (bool, String)> {
     let over =
         || format!("the upstream's answer is larger than {max} bytes (--max-response-bytes)");
     if response.content_length().is_some_and(|n| n > max as u64) {
         return Err((false, over()));
     }
+    let mut from = idle::body(response, idle);
     let mut body = Vec::new();
     loop {
-        match response.chunk().await {
+        match idle::chunk(&mut from).await {
             Ok(Some(chunk)) if body.len() + chunk.len() > max => return Err((false, over())),
             Ok(Some(chunk)) => body.extend_from_slice(&chunk),
             Ok(None) => return Ok(Bytes::from(body)),
             Err(e) => {
                 let timed_out = e.is_timeout();
-                let message = format!(
-                    "the upstream failed while sending its answer: {}",
-                    error_chain(&e.without_url())
-                );
+                let message = format!("the upstream failed while sending its answer: {e}");
                 return Err((timed_out, message));
             }
         }
@@ -193,7 +194,14 @@ pub(crate) async fn rewrite_whole(
     config: &toolscan_sse::Config,
 ) -> Response {
     let metrics = &proxy.metrics;
-    let body = match read_whole(answer.response, proxy.settings.max_response_bytes).await {
+    let settings = &proxy.settings;
+    let body = match read_whole(
+        answer.response,
+        settings.max_response_bytes,
+        settings.upstream_idle_timeout,
+    )
+    .await
+    {
         Ok(body) => body,
         Err((timed_out, message)) => return upstream_error(timed_out, &message, answer.upstream),
     };

@@ -38,6 +38,7 @@ use crate::emulate;
 use crate::errors::{json_response, rewrite_error_message, unreachable_upstream, upstream_error};
 use crate::forward::pass_through;
 use crate::headers::request_headers;
+use crate::idle;
 use crate::relay::{guarded, read_whole, relay, succeeded, RewrittenStream, Streamed};
 use crate::responses::error::RequestError;
 use crate::responses::{
@@ -84,14 +85,12 @@ pub(crate) async fn responses(
         .map(|options| proxy.rewrite_config(grammar, options, &settings, &tally));
     span.record("parse", if config.is_some() { "calls" } else { "off" });
     let target = proxy.target(&Uri::from_static(crate::CHAT_COMPLETIONS));
-    let response = match proxy
+    let request = proxy
         .client
         .post(target)
         .headers(chat_headers(&parts.headers))
-        .body(body)
-        .send()
-        .await
-    {
+        .body(body);
+    let response = match idle::send(request, proxy.settings.upstream_idle_timeout).await {
         Ok(response) => response,
         Err(e) => return unreachable_upstream(e),
     };
@@ -148,7 +147,8 @@ fn sse_headers() -> HeaderMap {
 impl Answer<'_> {
     /// The upstream's answer, translated (streamed or whole).
     async fn send(self, response: reqwest::Response, start: std::time::Instant) -> Response {
-        let (response, is_sse) = match succeeded(response, &self.upstream).await {
+        let idle = self.proxy.settings.upstream_idle_timeout;
+        let (response, is_sse) = match succeeded(response, &self.upstream, idle).await {
             Ok(ok) => ok,
             Err(refused) => return refused,
         };
@@ -162,8 +162,9 @@ impl Answer<'_> {
     /// A whole answer: read (within `max_response_bytes`), its calls read,
     /// translated into a `response`.
     async fn whole(self, response: reqwest::Response) -> Response {
-        let max = self.proxy.settings.max_response_bytes;
-        let body = match read_whole(response, max).await {
+        let settings = &self.proxy.settings;
+        let (max, idle) = (settings.max_response_bytes, settings.upstream_idle_timeout);
+        let body = match read_whole(response, max, idle).await {
             Ok(body) => body,
             Err((timed_out, message)) => return upstream_error(timed_out, &message, self.upstream),
         };
@@ -319,14 +320,12 @@ pub(crate) async fn passthrough(
     span.record("parse", "calls");
     let tally = Arc::new(Tally::default());
     let config = proxy.rewrite_config(grammar, options, &settings, &tally);
-    let response = match proxy
+    let request = proxy
         .client
         .post(proxy.target(&parts.uri))
         .headers(request_headers(&parts.headers, false))
-        .body(bytes)
-        .send()
-        .await
-    {
+        .body(bytes);
+    let response = match idle::send(request, proxy.settings.upstream_idle_timeout).await {
         Ok(response) => response,
         Err(e) => return unreachable_upstream(e),
     };
@@ -335,13 +334,14 @@ pub(crate) async fn passthrough(
         failed: false,
         tally: Some(tally),
     };
-    let (response, is_sse) = match succeeded(response, &upstream).await {
+    let idle = proxy.settings.upstream_idle_timeout;
+    let (response, is_sse) = match succeeded(response, &upstream, idle).await {
         Ok(ok) => ok,
         Err(refused) => return refused,
     };
     if !is_sse {
         let max = proxy.settings.max_response_bytes;
-        let body = match read_whole(response, max).await {
+        let body = match read_whole(response, max, idle).await {
             Ok(body) => body,
             Err((timed_out, message)) => return upstream_error(timed_out, &message, upstream),
         };

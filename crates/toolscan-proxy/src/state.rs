@@ -106,7 +106,8 @@ impl Proxy {
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(settings.connect_timeout)
-            .read_timeout(settings.upstream_idle_timeout)
+            // No `read_timeout`: the idle timeout is `idle.rs`'s, one timer
+            // an answer rather than one a read.
             .tcp_nodelay(true)
             .build()
             .map_err(ConfigError::Client)?;

@@ -1002,6 +1002,43 @@ async fn a_stalled_upstream_ends_the_stream_with_an_error_event() {
     assert!(streamed(&data[..data.len() - 1]).calls.is_empty());
 }
 
+/// An upstream that keeps sending, each event well within the idle
+/// timeout, for longer than the timeout in all: the stream is never cut,
+/// read for calls or passed through untouched (the timer of an answer is
+/// set again from its last read, not once from its start).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_keeps_sending_is_not_cut_by_the_idle_timeout() {
+    let upstream = Upstream::start(&["--delay-ms", "0"]);
+    let timeout = Duration::from_millis(400);
+    let config = ProxyConfig::new(upstream.url.clone()).with_upstream_idle_timeout(timeout);
+    let proxy = Proxy::start(config).await;
+    for parsed in [true, false] {
+        let request = request_with(true, |o| {
+            o.insert("replay_delay_ms".into(), json!(60));
+            if !parsed {
+                o.remove("tools");
+            }
+        });
+        let started = Instant::now();
+        let response = post_chat(&proxy, &request).await;
+        assert_eq!(response.status(), 200);
+        let body = response.text().await.unwrap();
+        let took = started.elapsed();
+        let data = data_of(&body);
+        assert_eq!(
+            data.last().map(String::as_str),
+            Some("[DONE]"),
+            "parsed {parsed}: {body}"
+        );
+        assert!(!body.contains("upstream_error"), "parsed {parsed}: {body}");
+        // Long enough that one timer set at the start would have fired.
+        assert!(
+            took > timeout * 2,
+            "parsed {parsed}: the stream took only {took:?}"
+        );
+    }
+}
+
 /// An upstream that accepts the connection and never answers: `504`
 /// after the idle timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
