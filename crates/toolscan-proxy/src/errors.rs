@@ -14,7 +14,7 @@ use toolscan_sse::RewriteError;
 use tracing::warn;
 
 use crate::access::{tagged, UpstreamSaid};
-use crate::idle::{self, UpstreamError};
+use crate::idle::{self, error_chain, UpstreamError};
 
 /// An OpenAI error object.
 pub(crate) fn error_response(status: StatusCode, message: &str, kind: &str) -> Response {
@@ -65,21 +65,6 @@ pub(crate) fn rewrite_error_message(e: RewriteError<io::Error>) -> String {
         }
         other => other.to_string(),
     }
-}
-
-/// An error and its sources, `: `-separated.
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = s.source();
-    }
-    message
 }
 
 /// The upstream failed before the answer began: `504` if it timed out,

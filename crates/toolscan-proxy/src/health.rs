@@ -11,7 +11,8 @@ use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 
-use crate::errors::{error_chain, error_response};
+use crate::errors::error_response;
+use crate::idle::error_chain;
 use crate::state::Proxy;
 
 /// The paths, answered here by default.

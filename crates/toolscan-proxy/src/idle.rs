@@ -21,8 +21,6 @@ use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-use crate::errors::error_chain;
-
 /// Why the upstream's answer could not be had: the transport (reqwest's
 /// error, its URL removed: it may hold a secret), or the idle timeout.
 #[derive(Debug)]
@@ -62,6 +60,22 @@ impl fmt::Display for UpstreamError {
 }
 
 impl std::error::Error for UpstreamError {}
+
+/// An error and its sources, `: `-separated (how an upstream's failure
+/// is told, here and in `errors.rs`).
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = s.source();
+    }
+    message
+}
 
 /// Sends `request`; the upstream's answer, once its head came within
 /// `idle`.
