@@ -35,7 +35,7 @@ use serde_json::{Map, Value};
 use crate::choice::{finish_reason, Choice};
 use crate::config::Config;
 use crate::deltas::Delta;
-use crate::light::ENVELOPE;
+use crate::light::{Like, Seen, ENVELOPE};
 
 /// What to send for an upstream chunk: the pieces [`ChunkRewriter::chunk`]
 /// and [`ChunkRewriter::end`] append, in order.
@@ -91,6 +91,9 @@ pub struct ChunkRewriter {
     later: String,
     /// Whether `later` holds such a chunk.
     stale: bool,
+    /// Where `later`'s content string stands (read from `later` as it is
+    /// now), if it has one: the next chunk is read against it.
+    seen: Option<Seen>,
     /// A choice's events the fast path fed and found changed, for the
     /// general path to use rather than feed the content again.
     prefed: Option<(u64, Delta)>,
@@ -108,6 +111,7 @@ impl ChunkRewriter {
             envelope: Map::new(),
             later: String::new(),
             stale: false,
+            seen: None,
             prefed: None,
             over: false,
         }
@@ -140,7 +144,11 @@ impl ChunkRewriter {
     /// feed, if the fast path fed it: see `prefed`).
     fn fast(&mut self, data: &str, out: &mut Vec<Emit>) -> bool {
         self.prefed = None;
-        let Some(t) = crate::light::text_only(data) else {
+        let like = self.seen.map(|seen| Like {
+            data: &self.later,
+            seen,
+        });
+        let Some(t) = crate::light::text_only(data, like) else {
             return false;
         };
         if !self.admits(t.index) {
@@ -168,22 +176,23 @@ impl ChunkRewriter {
                     } else {
                         tracing::trace!("toolscan-sse: chunk held back entirely");
                     }
-                    self.later_chunk(data);
+                    self.later_chunk(data, t.seen);
                     return true;
                 }
             }
         }
         out.push(Emit::Upstream);
-        self.later_chunk(data);
+        self.later_chunk(data, t.seen);
         true
     }
 
     /// The fast path read `data`: its envelope is the latest, taken when
     /// one is needed.
-    fn later_chunk(&mut self, data: &str) {
+    fn later_chunk(&mut self, data: &str, seen: Option<Seen>) {
         self.later.clear();
         self.later.push_str(data);
         self.stale = true;
+        self.seen = seen;
     }
 
     /// Takes the envelope of the last chunk the fast path read, if it is

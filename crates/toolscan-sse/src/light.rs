@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use crate::scan::{Cursor, RawStr};
+use crate::scan::{Cursor, RawStr, NUMBERS};
 
 /// Top-level fields of a chunk that are the same in every chunk of a
 /// response (or carry no content): a chunk with nothing else is not worth
@@ -28,6 +28,101 @@ pub(crate) const ENVELOPE: [&str; 7] = [
 pub(crate) struct Text<'a> {
     pub(crate) index: u64,
     pub(crate) content: Option<Cow<'a, str>>,
+    /// Where the content string stands in the chunk, if it has one: what
+    /// [`Like`] needs to read the next chunk against this one.
+    pub(crate) seen: Option<Seen>,
+}
+
+/// Where a text-only chunk (one [`text_only`] took) keeps its content
+/// string, quotes included, the numbers it skipped, and its choice's
+/// index.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seen {
+    /// The content string's opening quote; `start < end <= len`.
+    start: usize,
+    /// The byte after its closing quote.
+    end: usize,
+    /// The spans of the first numbers [`Cursor::value`] skipped (the
+    /// fields the fast path does not read), in order, none overlapping the
+    /// content; `numbers[..counted]` are set.
+    numbers: [(usize, usize); NUMBERS],
+    counted: usize,
+    index: u64,
+}
+
+/// A chunk [`text_only`] took, and where its content is: the chunks of a
+/// stream are alike but for their text (and a number or two: a time, a
+/// stamp), so the next is first compared with it.
+#[derive(Clone, Copy)]
+pub(crate) struct Like<'s> {
+    /// The chunk's data, as it came.
+    pub(crate) data: &'s str,
+    /// What `text_only` found in `data` (read from that very text).
+    pub(crate) seen: Seen,
+}
+
+/// A part of a chunk that may differ from the chunk it is like.
+#[derive(Clone, Copy, PartialEq)]
+enum Part {
+    Number,
+    Content,
+}
+
+impl Like<'_> {
+    /// `data` read against the chunk it is like: when its bytes are that
+    /// chunk's but for the content string and the skipped numbers, each
+    /// replaced by a valid string or number, it is the same JSON but for
+    /// those tokens (a token put in place of another of its kind keeps the
+    /// other tokens, and every field the fast path reads), so it reads as
+    /// that chunk with this content. `None`: the chunks differ elsewhere
+    /// (the caller reads `data` whole).
+    fn read<'a>(self, data: &'a str) -> Option<Text<'a>> {
+        let seen = self.seen;
+        let (old, new) = (self.data.as_bytes(), data.as_bytes());
+        let numbers = seen.numbers.get(..seen.counted)?;
+        let at = numbers.partition_point(|&(s, _)| s < seen.start);
+        let parts = numbers[..at]
+            .iter()
+            .map(|&span| (span, Part::Number))
+            .chain([((seen.start, seen.end), Part::Content)])
+            .chain(numbers[at..].iter().map(|&span| (span, Part::Number)));
+        let mut next = seen;
+        let mut content = None;
+        // Read up to `o` of the old chunk, up to `n` of the new.
+        let (mut o, mut n) = (0, 0);
+        let mut k = 0;
+        for ((s, e), part) in parts {
+            let same = old.get(o..s)?;
+            if new.get(n..n + same.len())? != same {
+                return None;
+            }
+            n += same.len();
+            let first = *new.get(n)?;
+            let mut c = Cursor::new(data);
+            c.skip_to(n);
+            match part {
+                Part::Number if first == b'-' || first.is_ascii_digit() => {
+                    c.number()?;
+                    *next.numbers.get_mut(k)? = (n, c.position());
+                    k += 1;
+                }
+                Part::Content if first == b'"' => {
+                    content = Some(c.string()?);
+                    (next.start, next.end) = (n, c.position());
+                }
+                _ => return None,
+            }
+            (o, n) = (e, c.position());
+        }
+        if new.get(n..)? != old.get(o..)? {
+            return None;
+        }
+        Some(Text {
+            index: seen.index,
+            content: Some(decode(data, content?)?),
+            seen: Some(next),
+        })
+    }
 }
 
 /// The chunk's one text-only choice, if that is all it is; `None` sends it
@@ -36,8 +131,13 @@ pub(crate) struct Text<'a> {
 /// `.delta.content`, `.delta.tool_calls` and `.finish_reason` (the tests
 /// hold the two together, field for field): where it is unsure, the
 /// general path decides. (Deserializing those fields with `serde_json` was
-/// the largest part of a proxied text event's rewrite.)
-pub(crate) fn text_only(data: &str) -> Option<Text<'_>> {
+/// the largest part of a proxied text event's rewrite.) A chunk `like` the
+/// last one taken but for its text is read against it, without reading
+/// the rest again.
+pub(crate) fn text_only<'a>(data: &'a str, like: Option<Like<'_>>) -> Option<Text<'a>> {
+    if let Some(text) = like.and_then(|like| like.read(data)) {
+        return Some(text);
+    }
     let mut c = Cursor::new(data);
     // `None`: not seen; `Some(None)`: `null`.
     let mut choice: Option<Option<ChoiceRead<'_>>> = None;
@@ -69,23 +169,45 @@ pub(crate) fn text_only(data: &str) -> Option<Text<'_>> {
     if !c.at_end() {
         return None;
     }
+    let numbers_read = c.skipped_numbers();
     let c = choice??;
     if c.finish_reason.is_some_and(|r| r != "null") || c.tool_calls.is_some_and(|t| t != "null") {
         return None;
     }
-    let content = match c.content {
-        None => None,
-        Some(raw) if !raw.escaped => Some(Cow::Borrowed(raw.inner)),
+    let index = c.index.unwrap_or(0);
+    let (content, seen) = match c.content {
+        None => (None, None),
         Some(raw) => {
-            let at = offset(data, raw.inner)?;
-            let quoted = data.get(at.checked_sub(1)?..at + raw.inner.len() + 1)?;
-            Some(Cow::Owned(serde_json::from_str::<String>(quoted).ok()?))
+            let start = offset(data, raw.inner)?.checked_sub(1)?;
+            let end = start + raw.inner.len() + 2;
+            let mut numbers = [(0, 0); NUMBERS];
+            let skipped = numbers_read;
+            numbers[..skipped.len()].copy_from_slice(skipped);
+            let seen = Seen {
+                start,
+                end,
+                numbers,
+                counted: skipped.len(),
+                index,
+            };
+            (Some(decode(data, raw)?), Some(seen))
         }
     };
     Some(Text {
-        index: c.index.unwrap_or(0),
+        index,
         content,
+        seen,
     })
+}
+
+/// A string's value: borrowed from `data` when it holds no escapes.
+fn decode<'a>(data: &'a str, raw: RawStr<'a>) -> Option<Cow<'a, str>> {
+    if !raw.escaped {
+        return Some(Cow::Borrowed(raw.inner));
+    }
+    let at = offset(data, raw.inner)?;
+    let quoted = data.get(at.checked_sub(1)?..at + raw.inner.len() + 1)?;
+    Some(Cow::Owned(serde_json::from_str::<String>(quoted).ok()?))
 }
 
 /// Where `part` (borrowed from `data`) begins in `data`.
@@ -311,7 +433,7 @@ mod tests {
     }
 
     fn by_cursor(data: &str) -> Option<(u64, Option<String>)> {
-        text_only(data).map(|t| (t.index, t.content.map(Cow::into_owned)))
+        text_only(data, None).map(|t| (t.index, t.content.map(Cow::into_owned)))
     }
 
     /// The cursor takes a chunk only as `serde_json` reads it; it may give
@@ -421,5 +543,89 @@ mod tests {
         // Many edits leave a chunk the fast path takes: the comparison is
         // not an empty one.
         assert!(taken > 1_000, "only {taken} edited chunks taken");
+    }
+
+    /// A chunk read against the last one taken reads as it reads alone:
+    /// the content swapped for strings of every kind (escapes, a quote or
+    /// control character that ends or breaks the string, a non-string), and
+    /// random edits anywhere (which must fall back to reading it whole).
+    #[test]
+    fn a_chunk_read_against_the_last_reads_as_it_reads_alone() {
+        let seeds = [
+            CHUNK,
+            r#"{"choices":[{"index":1,"delta":{"content":"x\u0041","tool_calls":null},"finish_reason":null}]}"#,
+            r#" { "choices" : [ { "delta" : { "content" : "a" } } ] } "#,
+            r#"{"replay_sent_us":1733000000000000,"choices":[{"index":3,"delta":{"content":"a"},"t":[1,-2.5e3]}],"created":17,"x":{"y":0},"z":5,"w":6}"#,
+        ];
+        let contents = [
+            r#""""#,
+            r#""plain""#,
+            r#""\"quoted\"""#,
+            r#""\u00e9\n""#,
+            "\"\u{e9}\u{1f600}\"",
+            r#""a"b""#,
+            r#""a\"#,
+            r#""a"#,
+            "\"a\u{1}\"",
+            r#""\x""#,
+            r#""</tool_call>""#,
+            "null",
+            "1",
+            r#""a","content":"b""#,
+            r#"  "a""#,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut compared = 0;
+        for a in seeds {
+            let seen = text_only(a, None)
+                .and_then(|t| t.seen)
+                .expect("a seed is taken with its content");
+            let like = Like { data: a, seen };
+            let mut others: Vec<String> = contents
+                .iter()
+                .map(|c| format!("{}{c}{}", &a[..seen.start], &a[seen.end..]))
+                .collect();
+            for _ in 0..3_000 {
+                let mut text = a.to_string();
+                let mut at = next(text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                match next(3) {
+                    0 => text.insert(at, ['"', '\\', ' ', '}', 'x', '7', '-', '.', 'e'][next(9)]),
+                    1 if at < text.len() => {
+                        let mut end = at + 1;
+                        while !text.is_char_boundary(end) {
+                            end += 1;
+                        }
+                        text.replace_range(at..end, "");
+                    }
+                    _ => text.insert(at, '\u{e9}'),
+                }
+                others.push(text);
+            }
+            let span = |s: Option<Seen>| s.map(|s| (s.start, s.end, s.index, s.numbers, s.counted));
+            for b in &others {
+                let (against, itself) = (text_only(b, Some(like)), text_only(b, None));
+                // Where it finds the content and numbers is where reading the
+                // chunk whole finds them: the next chunk is read against it.
+                assert_eq!(
+                    span(against.as_ref().and_then(|t| t.seen)),
+                    span(itself.as_ref().and_then(|t| t.seen)),
+                    "{b:?} read against {a:?}"
+                );
+                let owned =
+                    |t: Option<Text<'_>>| t.map(|t| (t.index, t.content.map(Cow::into_owned)));
+                assert_eq!(owned(against), owned(itself), "{b:?} read against {a:?}");
+                compared += 1;
+            }
+        }
+        assert!(compared > 12_000);
     }
 }

@@ -20,7 +20,17 @@ pub(crate) struct Cursor<'a> {
     at: usize,
     /// The arrays and objects open around the cursor.
     depth: usize,
+    /// The first [`NUMBERS`] numbers [`Cursor::value`] skipped, as spans
+    /// of the text in its order; `numbers[..counted]` are set.
+    numbers: [(usize, usize); NUMBERS],
+    /// How many of `numbers` are set; `counted <= NUMBERS`.
+    counted: usize,
 }
+
+/// How many skipped numbers a cursor notes (the envelope's `created`, a
+/// server's timings or stamps: fields of a chunk that change from chunk to
+/// chunk of a stream).
+pub(crate) const NUMBERS: usize = 4;
 
 /// A string as it stands in the text: its contents between the quotes,
 /// and whether they hold escapes (then they are not its value).
@@ -36,6 +46,27 @@ impl<'a> Cursor<'a> {
             text,
             at: 0,
             depth: 0,
+            numbers: [(0, 0); NUMBERS],
+            counted: 0,
+        }
+    }
+
+    /// The spans of the first [`NUMBERS`] numbers [`Cursor::value`]
+    /// skipped, in the text's order.
+    pub(crate) fn skipped_numbers(&self) -> &[(usize, usize)] {
+        &self.numbers[..self.counted]
+    }
+
+    /// Where the cursor is.
+    pub(crate) fn position(&self) -> usize {
+        self.at
+    }
+
+    /// Moves the cursor to `at` (a character boundary within the text, at
+    /// depth 0: the caller knows what stands there).
+    pub(crate) fn skip_to(&mut self, at: usize) {
+        if self.text.is_char_boundary(at) {
+            self.at = at;
         }
     }
 
@@ -79,26 +110,27 @@ impl<'a> Cursor<'a> {
         self.eat(b'"')?;
         let b = self.bytes();
         let start = self.at;
+        let mut at = start;
         let mut escaped = false;
         loop {
-            self.at += stop(&b[self.at..])?;
-            match b[self.at] {
+            at += stop(b.get(at..)?)?;
+            match *b.get(at)? {
                 b'"' => {
-                    let inner = &self.text[start..self.at];
-                    self.at += 1;
+                    // Both ends are ASCII bytes: character boundaries.
+                    let inner = self.text.get(start..at)?;
+                    self.at = at + 1;
                     return Some(RawStr { inner, escaped });
                 }
                 b'\\' => {
                     escaped = true;
-                    self.at += 1;
-                    match *b.get(self.at)? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 1,
+                    match *b.get(at + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
                         b'u' => {
-                            let hex = b.get(self.at + 1..self.at + 5)?;
+                            let hex = b.get(at + 2..at + 6)?;
                             if !hex.iter().all(u8::is_ascii_hexdigit) {
                                 return None;
                             }
-                            self.at += 5;
+                            at += 6;
                         }
                         _ => return None,
                     }
@@ -110,7 +142,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A number: its text.
-    fn number(&mut self) -> Option<&'a str> {
+    pub(crate) fn number(&mut self) -> Option<&'a str> {
         self.peek()?;
         let b = self.bytes();
         let start = self.at;
@@ -184,6 +216,10 @@ impl<'a> Cursor<'a> {
             }
             _ => {
                 self.number()?;
+                if let Some(slot) = self.numbers.get_mut(self.counted) {
+                    *slot = (start, self.at);
+                    self.counted += 1;
+                }
             }
         }
         Some(&self.text[start..self.at])
@@ -253,33 +289,39 @@ impl<'a> Cursor<'a> {
 
 /// Where the first quote, backslash or control character of `bytes` is:
 /// eight bytes a step (a word's bytes tested at once, as `serde_json`
-/// skips a string), then byte by byte.
+/// skips a string), the last few bytes in one more word padded with a
+/// plain byte. Most strings of a chunk (its keys, short values) end in the
+/// first word.
 fn stop(bytes: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let mut w = [0; 8];
+        w.copy_from_slice(word);
+        if let Some(k) = first_stop(u64::from_le_bytes(w)) {
+            return Some(at + k);
+        }
+        at += 8;
+    }
+    let rest = bytes.get(at..)?;
+    let mut w = [b'a'; 8];
+    w.get_mut(..rest.len())?.copy_from_slice(rest);
+    first_stop(u64::from_le_bytes(w)).map(|k| at + k)
+}
+
+/// The first byte of the little-endian word `x` that is a quote, a
+/// backslash or a control character.
+#[inline(always)]
+fn first_stop(x: u64) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     // The high bit of each byte of `x` that is zero; a byte above the
     // first such one may be marked wrongly, the first never.
     let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let mut at = 0;
-    let mut words = bytes.chunks_exact(8);
-    for word in &mut words {
-        let mut w = [0; 8];
-        w.copy_from_slice(word);
-        let x = u64::from_le_bytes(w);
-        let marks = zero(x ^ (ONES * u64::from(b'"')))
-            | zero(x ^ (ONES * u64::from(b'\\')))
-            // Bytes below 0x20 (their high bits: `x - 0x20…` borrows).
-            | (x.wrapping_sub(ONES * 0x20) & !x & HIGH);
-        if marks != 0 {
-            return Some(at + (marks.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    let k = words
-        .remainder()
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-    Some(at + k)
+    let marks = zero(x ^ (ONES * u64::from(b'"')))
+        | zero(x ^ (ONES * u64::from(b'\\')))
+        // Bytes below 0x20 (their high bits: `x - 0x20…` borrows).
+        | (x.wrapping_sub(ONES * 0x20) & !x & HIGH);
+    (marks != 0).then(|| (marks.trailing_zeros() / 8) as usize)
 }
 
 #[cfg(test)]
