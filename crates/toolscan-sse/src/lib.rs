@@ -90,6 +90,7 @@ mod choice;
 mod chunks;
 mod config;
 mod deltas;
+mod encode;
 mod error;
 mod light;
 mod scan;
@@ -102,7 +103,7 @@ pub use deltas::{Call, Delta, DeltaSink, Deltas, Entry};
 pub use error::{BodyError, DecodeError, RewriteError};
 pub use tally::Tally;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures_core::Stream;
 use futures_util::StreamExt;
 use sse_stream::SseByteStream;
@@ -149,6 +150,7 @@ where
     let state = State {
         events: Box::pin(SseByteStream::new(upstream)),
         rewriter: Rewriter::new(config),
+        out: BytesMut::new(),
         ended: false,
         failed: None,
     };
@@ -158,9 +160,9 @@ where
             return Some((Err(e), st));
         }
         loop {
-            let mut out = Vec::new();
+            let out = &mut st.out;
             match st.events.next().await {
-                Some(Ok(event)) => match st.rewriter.event(event, &mut out) {
+                Some(Ok(event)) => match st.rewriter.event(event, out) {
                     Flow::Continue => {}
                     Flow::Done => st.ended = true,
                     Flow::TooManyChoices => {
@@ -174,11 +176,12 @@ where
                 }
                 None => {
                     st.ended = true;
-                    st.rewriter.end(&mut out);
+                    st.rewriter.end(out);
                 }
             }
-            if !out.is_empty() {
-                return Some((Ok(Bytes::from(out)), st));
+            if !st.out.is_empty() {
+                let bytes = st.out.split().freeze();
+                return Some((Ok(bytes), st));
             }
             if let Some(e) = st.failed.take() {
                 return Some((Err(e), st));
@@ -194,6 +197,9 @@ where
 struct State<S: futures_util::TryStream> {
     events: std::pin::Pin<Box<SseByteStream<S>>>,
     rewriter: Rewriter,
+    /// The bytes of the events to send; emptied into each item (its
+    /// allocation is taken back once the items sent from it are dropped).
+    out: BytesMut,
     ended: bool,
     /// The error that ends the stream, after what came before it.
     failed: Option<RewriteError<S::Error>>,

@@ -9,6 +9,7 @@
 //!   other fields (`event`, `id`, `retry`), an added chunk is an event of
 //!   its own.
 
+use bytes::BytesMut;
 use sse_stream::Sse;
 
 use crate::chunks::{ChunkRewriter, Emit};
@@ -44,7 +45,7 @@ impl Rewriter {
     }
 
     /// Rewrites one upstream event; the output goes to `out`.
-    pub(crate) fn event(&mut self, sse: Sse, out: &mut Vec<u8>) -> Flow {
+    pub(crate) fn event(&mut self, sse: Sse, out: &mut BytesMut) -> Flow {
         let Some(data) = sse.data.as_deref() else {
             write(out, sse);
             return Flow::Continue;
@@ -65,7 +66,7 @@ impl Rewriter {
     }
 
     /// Ends every choice that is still open (the upstream ended).
-    pub(crate) fn end(&mut self, out: &mut Vec<u8>) {
+    pub(crate) fn end(&mut self, out: &mut BytesMut) {
         let mut emits = std::mem::take(&mut self.emits);
         self.chunks.end(&mut emits);
         self.send(&mut emits, None, out);
@@ -74,7 +75,7 @@ impl Rewriter {
 
     /// Writes `emits` (drained) as SSE events; `upstream` is the event they
     /// answer, if any.
-    fn send(&self, emits: &mut Vec<Emit>, mut upstream: Option<Sse>, out: &mut Vec<u8>) {
+    fn send(&self, emits: &mut Vec<Emit>, mut upstream: Option<Sse>, out: &mut BytesMut) {
         for emit in emits.drain(..) {
             match emit {
                 Emit::Upstream => {
@@ -101,9 +102,8 @@ impl Rewriter {
 /// Appends the encoding of `sse` to `out`. The events come from the
 /// decoder (or are made here), so their metadata always encodes; if it
 /// ever did not, the event is dropped with a warning.
-fn write(out: &mut Vec<u8>, sse: Sse) {
-    match sse.encode() {
-        Ok(bytes) => out.extend_from_slice(&bytes),
-        Err(e) => tracing::warn!(error = %e, "toolscan-sse: an SSE event could not be encoded"),
+fn write(out: &mut BytesMut, sse: Sse) {
+    if let Err(e) = crate::encode::write(out, &sse) {
+        tracing::warn!(field = ?e, "toolscan-sse: an SSE event could not be encoded");
     }
 }
