@@ -18,7 +18,8 @@
 #             and its call rewritten into `tool_calls`)
 #
 # Prints, per stage, the median over the rounds of each side's µs of CPU
-# per upstream event and p99 latency, and the ratios to nginx. Installs
+# per upstream event (and, in brackets, the part of it in the kernel) and
+# p99 latency, and the ratios to nginx. Installs
 # nginx with apt-get when it is missing; builds the release binaries
 # (`cargo build --release`). Linux only. Not run in CI: it is a
 # measurement, not a test.
@@ -104,7 +105,7 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 
-echo "== median over $rounds round(s): µs of proxy CPU per upstream event (p99 ms)"
+echo "== median over $rounds round(s): µs of proxy CPU per upstream event [of it in the kernel] (p99 ms)"
 python3 - "$tmp/results" <<'EOF'
 import statistics, sys
 rows = {}
@@ -112,7 +113,8 @@ for line in open(sys.argv[1]):
     side, *fields = line.split()
     kv = dict(f.split("=", 1) for f in fields)
     rows.setdefault((int(kv["streams"]), side), []).append(
-        (float(kv["cpu_us_per_event"]), float(kv["p99_ms"]), kv["complete"]))
+        (float(kv["cpu_us_per_event"]), float(kv["p99_ms"]), kv["complete"],
+         float(kv.get("sys_us_per_event", "nan"))))
 stages = sorted({s for s, _ in rows})
 print(f"| streams | nginx | forward | parse | forward ÷ nginx | parse ÷ nginx |")
 print("|---:|---:|---:|---:|---:|---:|")
@@ -126,8 +128,9 @@ for n in stages:
             continue
         cpu = statistics.median(x[0] for x in r)
         p99 = statistics.median(x[1] for x in r)
+        system = statistics.median(x[3] for x in r)
         med[side] = cpu
-        cells.append(f"{cpu:.2f} ({p99:.1f})")
+        cells.append(f"{cpu:.2f} [{system:.2f}] ({p99:.1f})")
     ratio = lambda s: f"{med[s] / med['nginx']:.2f}×" if s in med and med.get("nginx") else "—"
     print(f"| {n} | " + " | ".join(cells) + f" | {ratio('forward')} | {ratio('parse')} |")
 EOF

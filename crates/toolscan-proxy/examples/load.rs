@@ -207,6 +207,21 @@ fn cpu_seconds(prefix: &str) -> Option<f64> {
     Some(ticks as f64 / 100.0)
 }
 
+/// CPU seconds of processes `pids`, and of those the seconds in the kernel
+/// (`None` off Linux).
+fn process_cpu_split(pids: &[u32]) -> Option<(f64, f64)> {
+    let (mut all, mut system) = (0u64, 0u64);
+    for pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after = stat.rsplit_once(')')?.1;
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let stime = fields.get(12)?.parse::<u64>().ok()?;
+        all += fields.get(11)?.parse::<u64>().ok()? + stime;
+        system += stime;
+    }
+    Some((all as f64 / 100.0, system as f64 / 100.0))
+}
+
 /// CPU seconds of processes `pids`, all their threads (`None` off Linux).
 fn process_cpu_seconds(pids: &[u32]) -> Option<f64> {
     let mut ticks = 0u64;
@@ -234,6 +249,15 @@ impl ProxyCpu {
             ProxyCpu::Processes(pids) => process_cpu_seconds(pids),
         }
     }
+
+    /// The kernel's part of [`ProxyCpu::seconds`] (for other processes
+    /// only: `None` for threads of this one).
+    fn system_seconds(&self) -> Option<f64> {
+        match self {
+            ProxyCpu::Threads(_) => None,
+            ProxyCpu::Processes(pids) => process_cpu_split(pids).map(|(_, system)| system),
+        }
+    }
 }
 
 struct Stage {
@@ -243,6 +267,8 @@ struct Stage {
     latencies: Vec<u64>,
     wall: f64,
     proxy_cpu: Option<f64>,
+    /// The kernel's part of `proxy_cpu`.
+    proxy_system: Option<f64>,
     loadgen_cpu: Option<f64>,
 }
 
@@ -329,6 +355,7 @@ async fn run_stage(
         .expect("an HTTP client");
     let url: Arc<str> = Arc::from(url);
     let proxy_before = proxy.seconds();
+    let system_before = proxy.system_seconds();
     let loadgen_before = cpu_seconds(LOADGEN_THREAD);
     let start = Instant::now();
     // Starts spread over the ramp: no burst of connections, and events do
@@ -356,6 +383,7 @@ async fn run_stage(
         latencies,
         wall,
         proxy_cpu: used(proxy_before, proxy.seconds()),
+        proxy_system: used(system_before, proxy.system_seconds()),
         loadgen_cpu: used(loadgen_before, cpu_seconds(LOADGEN_THREAD)),
     }
 }
@@ -506,11 +534,16 @@ fn main() {
         let us_per_event = stage
             .proxy_cpu
             .map(|c| c * stage.wall * 1e6 / (n * (args.tokens + 2)) as f64);
+        let sys_per_event = stage
+            .proxy_system
+            .map(|c| c * stage.wall * 1e6 / (n * (args.tokens + 2)) as f64);
         let per_event = us_per_event.map_or("n/a".to_string(), |us| format!("{us:.1}"));
+        let field = |us: Option<f64>| us.map_or("nan".to_string(), |us| format!("{us:.2}"));
         println!(
-            "RESULT streams={n} complete={} p50_ms={p50:.2} p99_ms={p99:.2} cpu_us_per_event={}",
+            "RESULT streams={n} complete={} p50_ms={p50:.2} p99_ms={p99:.2} cpu_us_per_event={} sys_us_per_event={}",
             stage.complete,
-            us_per_event.map_or("nan".to_string(), |us| format!("{us:.2}")),
+            field(us_per_event),
+            field(sys_per_event),
         );
         println!(
             "{:>8} {:>10} {:>8.2} {:>8.2} {:>10.2} {:>10.2} {:>10} {:>12} {:>10}   ({:.1} s)",
