@@ -49,7 +49,27 @@ impl<S> LineGuard<S> {
     /// Counts `chunk`'s lines and events; the error if one is over its
     /// bound. (`\r\n`, `\n` and `\r` end an SSE line; an empty line ends
     /// an event.)
+    /// Counts `chunk`'s lines and events; an error past a bound.
+    ///
+    /// The common chunk is whole events, ending in a blank line (`\n\n`):
+    /// when the event so far and all of the chunk fit in both bounds, no
+    /// line or event in it can pass one, and after it a new event begins,
+    /// so it is not read line by line.
     fn count(&mut self, chunk: &[u8]) -> Result<(), io::Error> {
+        let fits = self
+            .event
+            .saturating_add(self.line)
+            .saturating_add(chunk.len())
+            <= self.max_line.min(self.max_event);
+        if fits && chunk.ends_with(b"\n\n") {
+            (self.line, self.event, self.after_cr) = (0, 0, false);
+            return Ok(());
+        }
+        self.count_lines(chunk)
+    }
+
+    /// [`LineGuard::count`], line by line.
+    fn count_lines(&mut self, chunk: &[u8]) -> Result<(), io::Error> {
         let mut from = 0;
         for at in memchr::memchr2_iter(b'\n', b'\r', chunk) {
             let run = at - from;
@@ -152,5 +172,44 @@ mod tests {
         let mut g = guard(10, 100);
         let e = g.count(b"data: 0123456789").unwrap_err();
         assert!(e.to_string().contains("--max-sse-line"), "{e}");
+    }
+
+    /// A chunk taken whole (it ends in a blank line and fits) leaves the
+    /// guard as counting its lines does, and trips it where that does:
+    /// random chunks of line ends and bytes, under small bounds.
+    #[test]
+    fn a_chunk_taken_whole_counts_as_its_lines_do() {
+        let bytes = [b'\n', b'\r', b'x', b'x', b'x'];
+        let mut state = 0x853c_49e6_748f_ea9bu64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut whole = 0;
+        for _ in 0..20_000 {
+            let (max_line, max_event) = (1 + next(12), 1 + next(30));
+            let (mut fast, mut slow) = (guard(max_line, max_event), guard(max_line, max_event));
+            for _ in 0..1 + next(6) {
+                let mut chunk: Vec<u8> = (0..next(14)).map(|_| bytes[next(5)]).collect();
+                if next(2) == 0 {
+                    chunk.extend_from_slice(b"\n\n");
+                }
+                let state = |g: &LineGuard<()>| (g.line, g.event, g.after_cr);
+                let before = state(&fast);
+                let (a, b) = (fast.count(&chunk).is_ok(), slow.count_lines(&chunk).is_ok());
+                assert_eq!(
+                    a, b,
+                    "{chunk:?} after {before:?}, bounds {max_line}, {max_event}"
+                );
+                if !a {
+                    break;
+                }
+                assert_eq!(state(&fast), state(&slow), "{chunk:?} after {before:?}");
+                whole += usize::from(chunk.ends_with(b"\n\n"));
+            }
+        }
+        assert!(whole > 5_000);
     }
 }
