@@ -180,13 +180,8 @@ mod tests {
     #[test]
     fn a_chunk_taken_whole_counts_as_its_lines_do() {
         let bytes = [b'\n', b'\r', b'x', b'x', b'x'];
-        let mut state = 0x853c_49e6_748f_ea9bu64;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut rng = toolscan_testkit::rng::Rng::new(0x853c_49e6_748f_ea9b);
+        let mut next = move |n: usize| rng.below(n);
         let mut whole = 0;
         for _ in 0..20_000 {
             let (max_line, max_event) = (1 + next(12), 1 + next(30));

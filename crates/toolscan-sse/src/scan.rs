@@ -62,12 +62,12 @@ impl<'a> Cursor<'a> {
         self.at
     }
 
-    /// Moves the cursor to `at` (a character boundary within the text, at
-    /// depth 0: the caller knows what stands there).
-    pub(crate) fn skip_to(&mut self, at: usize) {
-        if self.text.is_char_boundary(at) {
-            self.at = at;
-        }
+    /// A cursor at `at` of `text`, at depth 0 (the caller knows what
+    /// stands there); `None` if `at` is not a character boundary.
+    pub(crate) fn at(text: &'a str, at: usize) -> Option<Cursor<'a>> {
+        let mut c = Cursor::new(text);
+        c.at = text.is_char_boundary(at).then_some(at)?;
+        Some(c)
     }
 
     fn bytes(&self) -> &'a [u8] {
