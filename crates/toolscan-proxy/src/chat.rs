@@ -25,7 +25,8 @@ use crate::forward::pass_through;
 use crate::headers::{request_headers, response_headers};
 use crate::idle;
 use crate::relay::{relay_stream, rewrite_whole, succeeded, Answer};
-use crate::state::Proxy;
+use crate::state::{path_of, Proxy};
+use crate::upstream::{Outgoing, Reply};
 
 /// The layer before [`chat`]: the body read whole within
 /// `max_request_bytes` (a larger declared `Content-Length` is refused
@@ -150,12 +151,11 @@ pub(crate) async fn chat(
     span.record("parse", if reads_calls { "calls" } else { "reasoning" });
     let tally = Arc::new(Tally::default());
     let config = proxy.rewrite_config(grammar, options, &settings, &tally);
+    // Identity: the rewrite reads the bytes.
+    let headers = request_headers(&parts.headers, false);
     let request = proxy
         .client
-        .post(proxy.target(&parts.uri))
-        // Identity: the rewrite reads the bytes.
-        .headers(request_headers(&parts.headers, false))
-        .body(body);
+        .send(Outgoing::post(path_of(&parts.uri), headers, body));
     let response = match idle::send(request, proxy.settings.upstream_idle_timeout).await {
         Ok(response) => response,
         Err(e) => return unreachable_upstream(e),
@@ -169,14 +169,14 @@ pub(crate) async fn chat(
 /// whole).
 async fn answer(
     proxy: &Proxy,
-    response: reqwest::Response,
+    response: Reply,
     config: toolscan_sse::Config,
     tally: Arc<Tally>,
     model: String,
     start: std::time::Instant,
 ) -> Response {
     let upstream = UpstreamSaid {
-        status: Some(response.status().as_u16()),
+        status: Some(response.status.as_u16()),
         failed: false,
         tally: Some(tally),
     };
@@ -185,8 +185,8 @@ async fn answer(
         Ok(ok) => ok,
         Err(refused) => return refused,
     };
-    let status = response.status();
-    let headers = response_headers(response.headers(), true);
+    let status = response.status;
+    let headers = response_headers(&response.headers, true);
     let answer = Answer {
         status,
         headers,

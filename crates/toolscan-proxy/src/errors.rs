@@ -14,7 +14,8 @@ use toolscan_sse::RewriteError;
 use tracing::warn;
 
 use crate::access::{tagged, UpstreamSaid};
-use crate::idle::{self, error_chain, UpstreamError};
+use crate::idle;
+use crate::upstream::{error_chain, Reply, UpstreamError};
 
 /// An OpenAI error object.
 pub(crate) fn error_response(status: StatusCode, message: &str, kind: &str) -> Response {
@@ -102,9 +103,9 @@ pub(crate) fn unreachable_upstream(e: UpstreamError) -> Response {
 }
 
 /// The upstream answered 5xx: `502`, with the start of what it said.
-pub(crate) async fn upstream_failed(response: reqwest::Response, idle: Duration) -> Response {
+pub(crate) async fn upstream_failed(response: Reply, idle: Duration) -> Response {
     const KEEP: usize = 2048;
-    let status = response.status();
+    let status = response.status;
     let mut body = idle::body(response, idle);
     let mut said = Vec::new();
     while said.len() < KEEP {

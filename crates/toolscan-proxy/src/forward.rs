@@ -16,7 +16,8 @@ use crate::access::{tagged, UpstreamSaid};
 use crate::errors::unreachable_upstream;
 use crate::headers::{request_headers, response_headers, with_parts};
 use crate::idle;
-use crate::state::Proxy;
+use crate::state::{path_of, Proxy};
+use crate::upstream::{OutBody, Outgoing};
 
 /// Any route the proxy does not read: both ways untouched, streamed.
 /// `OPTIONS *` asks about the server itself: answered here (the upstream's
@@ -33,29 +34,27 @@ pub(crate) async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -
     let (parts, body) = request.into_parts();
     let has_body = parts.headers.contains_key(header::CONTENT_LENGTH)
         || parts.headers.contains_key(header::TRANSFER_ENCODING);
-    let mut upstream = proxy
-        .client
-        .request(parts.method, proxy.target(&parts.uri))
-        .headers(request_headers(&parts.headers, true));
+    let headers = request_headers(&parts.headers, true);
+    let mut upstream = Outgoing::new(parts.method, path_of(&parts.uri), headers);
     if has_body {
-        upstream = upstream.body(reqwest::Body::wrap_stream(body.into_data_stream()));
+        upstream.body = OutBody::Stream(body);
     }
     untouched(&proxy, upstream).await
 }
 
 /// Sends `upstream` and passes its answer on as it comes, streamed.
-pub(crate) async fn untouched(proxy: &Proxy, upstream: reqwest::RequestBuilder) -> Response {
+pub(crate) async fn untouched(proxy: &Proxy, upstream: Outgoing) -> Response {
     let idle = proxy.settings.upstream_idle_timeout;
-    match idle::send(upstream, idle).await {
+    match idle::send(proxy.client.send(upstream), idle).await {
         Ok(response) => {
-            let status = response.status();
-            let headers = response_headers(response.headers(), false);
+            let status = response.status;
+            let headers = response_headers(&response.headers, false);
             let upstream = UpstreamSaid {
                 status: Some(status.as_u16()),
                 ..UpstreamSaid::default()
             };
-            // reqwest's body as it is (with the idle timeout), not through
-            // a stream of its bytes.
+            // The upstream's body as it is (with the idle timeout), not
+            // through a stream of its bytes.
             let body = Body::new(idle::body(response, idle));
             tagged(with_parts(status, headers, body), upstream)
         }
@@ -67,7 +66,7 @@ pub(crate) async fn untouched(proxy: &Proxy, upstream: reqwest::RequestBuilder) 
 /// no reasoning separation): forwarded, its answer passed on as it comes.
 ///
 /// `untouched_body`: the body is the client's own (else its length is
-/// reqwest's to set).
+/// set anew).
 pub(crate) async fn pass_through(
     proxy: &Proxy,
     parts: &request::Parts,
@@ -78,10 +77,5 @@ pub(crate) async fn pass_through(
     if !untouched_body {
         headers.remove(header::CONTENT_LENGTH);
     }
-    let upstream = proxy
-        .client
-        .post(proxy.target(&parts.uri))
-        .headers(headers)
-        .body(body);
-    untouched(proxy, upstream).await
+    untouched(proxy, Outgoing::post(path_of(&parts.uri), headers, body)).await
 }

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::{StatusCode, Uri};
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use crate::errors::error_response;
-use crate::idle::error_chain;
 use crate::state::Proxy;
+use crate::upstream::{error_chain, Outgoing};
 
 /// The paths, answered here by default.
 pub const HEALTH: &str = "/health";
@@ -30,19 +30,12 @@ pub(crate) async fn health() -> &'static str {
 
 /// `/ready`: the upstream answers.
 pub(crate) async fn ready(State(proxy): State<Arc<Proxy>>) -> Response {
-    let probe = proxy
-        .client
-        .get(proxy.target(&Uri::from_static("/v1/models")))
-        .timeout(READY_TIMEOUT)
-        .send()
-        .await;
-    let why = match probe {
-        Ok(r) if !r.status().is_server_error() => return "ready".into_response(),
-        Ok(r) => format!("the upstream answered {}", r.status()),
-        Err(e) => format!(
-            "cannot reach the upstream: {}",
-            error_chain(&e.without_url())
-        ),
+    let mut probe = Outgoing::new(Method::GET, "/v1/models", HeaderMap::new());
+    probe.timeout = Some(READY_TIMEOUT);
+    let why = match proxy.client.send(probe).await {
+        Ok(r) if !r.status.is_server_error() => return "ready".into_response(),
+        Ok(r) => format!("the upstream answered {}", r.status),
+        Err(e) => format!("cannot reach the upstream: {}", error_chain(&e)),
     };
     error_response(StatusCode::SERVICE_UNAVAILABLE, &why, "upstream_error")
 }

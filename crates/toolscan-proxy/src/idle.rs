@@ -11,7 +11,6 @@
 //! again from that read's time. A stream that keeps sending wakes it once
 //! per timeout, not once per event.
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -21,84 +20,30 @@ use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-/// Why the upstream's answer could not be had: the transport (reqwest's
-/// error, its URL removed: it may hold a secret), or the idle timeout.
-#[derive(Debug)]
-pub(crate) enum UpstreamError {
-    Transport(reqwest::Error),
-    /// Nothing came for this long.
-    Idle(Duration),
-}
+use crate::upstream::{Reply, ReplyBody, UpstreamError};
 
-impl UpstreamError {
-    /// Whether the upstream was too slow (a `504` before the answer began).
-    pub(crate) fn is_timeout(&self) -> bool {
-        match self {
-            UpstreamError::Transport(e) => e.is_timeout(),
-            UpstreamError::Idle(_) => true,
-        }
-    }
-}
-
-impl From<reqwest::Error> for UpstreamError {
-    fn from(e: reqwest::Error) -> UpstreamError {
-        UpstreamError::Transport(e.without_url())
-    }
-}
-
-impl fmt::Display for UpstreamError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            UpstreamError::Transport(e) => f.write_str(&error_chain(e)),
-            UpstreamError::Idle(after) => write!(
-                f,
-                "the upstream sent nothing for {} s (--upstream-idle-timeout)",
-                after.as_secs_f64()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for UpstreamError {}
-
-/// An error and its sources, `: `-separated (how an upstream's failure
-/// is told, here and in `errors.rs`).
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = s.source();
-    }
-    message
-}
-
-/// Sends `request`; the upstream's answer, once its head came within
-/// `idle`.
+/// The upstream's answer (`send`, the request on its way), once its head
+/// came within `idle`.
 pub(crate) async fn send(
-    request: reqwest::RequestBuilder,
+    send: impl Future<Output = Result<Reply, UpstreamError>>,
     idle: Duration,
-) -> Result<reqwest::Response, UpstreamError> {
-    match tokio::time::timeout(idle, request.send()).await {
-        Ok(sent) => sent.map_err(UpstreamError::from),
+) -> Result<Reply, UpstreamError> {
+    match tokio::time::timeout(idle, send).await {
+        Ok(sent) => sent,
         Err(_) => Err(UpstreamError::Idle(idle)),
     }
 }
 
-/// The body of `response`, each read within `idle` of the one before (or
+/// The body of `reply`, each read within `idle` of the one before (or
 /// of now, for the first).
-pub(crate) fn body(response: reqwest::Response, idle: Duration) -> Idle {
-    Idle::new(reqwest::Body::from(response), idle)
+pub(crate) fn body(reply: Reply, idle: Duration) -> Idle {
+    Idle::new(reply.body, idle)
 }
 
 /// An upstream body whose reads may be at most `timeout` apart; past it,
 /// the body ends with [`UpstreamError::Idle`].
 pub(crate) struct Idle {
-    inner: reqwest::Body,
+    inner: ReplyBody,
     timeout: Duration,
     /// When the last read came (or the body was made): the deadline is
     /// `last + timeout`.
@@ -114,7 +59,7 @@ pub(crate) struct Idle {
 }
 
 impl Idle {
-    fn new(inner: reqwest::Body, timeout: Duration) -> Idle {
+    fn new(inner: ReplyBody, timeout: Duration) -> Idle {
         let last = Instant::now();
         Idle {
             inner,
@@ -169,7 +114,7 @@ impl Body for Idle {
             }
             Poll::Ready(Some(Err(e))) => {
                 this.done = true;
-                Poll::Ready(Some(Err(e.into())))
+                Poll::Ready(Some(Err(e)))
             }
             Poll::Ready(None) => {
                 this.done = true;

@@ -136,6 +136,7 @@ mod route;
 mod serve;
 mod settings;
 mod state;
+mod upstream;
 
 pub use config_error::ConfigError;
 pub use metrics::Metrics;

@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use futures_util::Stream;
 
-use crate::idle::UpstreamError;
+use crate::upstream::UpstreamError;
 
 /// The upstream body's chunks, their transport errors as `io::Error`s
 /// (`TimedOut` for the idle timeout or a read that timed out), and a

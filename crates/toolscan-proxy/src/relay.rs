@@ -22,9 +22,10 @@ use crate::access::{elapsed_ms, tagged, UpstreamSaid};
 use crate::cut::CutWatch;
 use crate::errors::{error_event, rewrite_error_message, upstream_error, upstream_failed};
 use crate::headers::{response_headers, with_parts};
-use crate::idle::{self, UpstreamError};
+use crate::idle;
 use crate::line_guard::LineGuard;
 use crate::state::Proxy;
+use crate::upstream::{Reply, UpstreamError};
 use crate::Metrics;
 
 pub(crate) type RewrittenStream =
@@ -35,7 +36,7 @@ pub(crate) struct Answer {
     pub(crate) status: StatusCode,
     /// The headers the client gets.
     pub(crate) headers: HeaderMap,
-    pub(crate) response: reqwest::Response,
+    pub(crate) response: Reply,
     pub(crate) upstream: UpstreamSaid,
 }
 
@@ -74,21 +75,21 @@ pub(crate) struct Streamed {
 /// bad request) the client's to see as it came, an answer encoded although
 /// `identity` was asked for (it is read: it cannot be) a `502`.
 pub(crate) async fn succeeded(
-    response: reqwest::Response,
+    response: Reply,
     upstream: &UpstreamSaid,
     idle: Duration,
-) -> Result<(reqwest::Response, bool), Response> {
-    let status = response.status();
+) -> Result<(Reply, bool), Response> {
+    let status = response.status;
     if status.is_server_error() {
         return Err(upstream_failed(response, idle).await);
     }
     if !status.is_success() {
-        let headers = response_headers(response.headers(), false);
+        let headers = response_headers(&response.headers, false);
         let body = Body::new(idle::body(response, idle));
         return Err(tagged(with_parts(status, headers, body), upstream.clone()));
     }
     let encoding = response
-        .headers()
+        .headers
         .get(header::CONTENT_ENCODING)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
         .filter(|v| !v.trim().eq_ignore_ascii_case("identity"));
@@ -99,7 +100,7 @@ pub(crate) async fn succeeded(
         return Err(upstream_error(false, &message, upstream.clone()));
     }
     let is_sse = response
-        .headers()
+        .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
@@ -110,7 +111,7 @@ pub(crate) async fn succeeded(
 /// (`max_sse_line`, `max_sse_event`).
 pub(crate) fn guarded(
     proxy: &Proxy,
-    response: reqwest::Response,
+    response: Reply,
 ) -> LineGuard<impl Stream<Item = Result<Bytes, UpstreamError>>> {
     let settings = &proxy.settings;
     let body = idle::body(response, settings.upstream_idle_timeout);
@@ -161,7 +162,7 @@ pub(crate) async fn relay(
 /// The whole body of `response`, at most `max` bytes: else why not (and
 /// whether it timed out).
 pub(crate) async fn read_whole(
-    response: reqwest::Response,
+    response: Reply,
     max: usize,
     idle: Duration,
 ) -> Result<Bytes, (bool, String)> {

@@ -22,7 +22,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::{header, request, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::http::{header, request, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use bytes::Bytes;
@@ -44,7 +44,8 @@ use crate::responses::error::RequestError;
 use crate::responses::{
     self, answer, passthrough, sse, EventStream, Ids, Passthrough, ResponseStore, Translated,
 };
-use crate::state::Proxy;
+use crate::state::{path_of, Proxy};
+use crate::upstream::{Outgoing, Reply};
 
 /// A stream of SSE bytes, its errors as text.
 type SseBytes = Pin<Box<dyn Stream<Item = Result<Bytes, io::Error>> + Send>>;
@@ -84,12 +85,8 @@ pub(crate) async fn responses(
         .options_for(Some(&translated.chat))
         .map(|options| proxy.rewrite_config(grammar, options, &settings, &tally));
     span.record("parse", if config.is_some() { "calls" } else { "off" });
-    let target = proxy.target(&Uri::from_static(crate::CHAT_COMPLETIONS));
-    let request = proxy
-        .client
-        .post(target)
-        .headers(chat_headers(&parts.headers))
-        .body(body);
+    let chat = Outgoing::post(crate::CHAT_COMPLETIONS, chat_headers(&parts.headers), body);
+    let request = proxy.client.send(chat);
     let response = match idle::send(request, proxy.settings.upstream_idle_timeout).await {
         Ok(response) => response,
         Err(e) => return unreachable_upstream(e),
@@ -99,7 +96,7 @@ pub(crate) async fn responses(
         translated,
         config,
         upstream: UpstreamSaid {
-            status: Some(response.status().as_u16()),
+            status: Some(response.status.as_u16()),
             failed: false,
             tally: Some(tally),
         },
@@ -146,7 +143,7 @@ fn sse_headers() -> HeaderMap {
 
 impl Answer<'_> {
     /// The upstream's answer, translated (streamed or whole).
-    async fn send(self, response: reqwest::Response, start: std::time::Instant) -> Response {
+    async fn send(self, response: Reply, start: std::time::Instant) -> Response {
         let idle = self.proxy.settings.upstream_idle_timeout;
         let (response, is_sse) = match succeeded(response, &self.upstream, idle).await {
             Ok(ok) => ok,
@@ -161,7 +158,7 @@ impl Answer<'_> {
 
     /// A whole answer: read (within `max_response_bytes`), its calls read,
     /// translated into a `response`.
-    async fn whole(self, response: reqwest::Response) -> Response {
+    async fn whole(self, response: Reply) -> Response {
         let settings = &self.proxy.settings;
         let (max, idle) = (settings.max_response_bytes, settings.upstream_idle_timeout);
         let body = match read_whole(response, max, idle).await {
@@ -196,7 +193,7 @@ impl Answer<'_> {
 
     /// A streamed answer: its chunks rewritten (when calls are read), then
     /// translated into Responses events, sent as they come.
-    async fn stream(self, response: reqwest::Response, start: std::time::Instant) -> Response {
+    async fn stream(self, response: Reply, start: std::time::Instant) -> Response {
         let model = self.translated.chat.get("model").and_then(Value::as_str);
         let model = model.unwrap_or_default().to_owned();
         let body = guarded(self.proxy, response);
@@ -320,17 +317,16 @@ pub(crate) async fn passthrough(
     span.record("parse", "calls");
     let tally = Arc::new(Tally::default());
     let config = proxy.rewrite_config(grammar, options, &settings, &tally);
+    let headers = request_headers(&parts.headers, false);
     let request = proxy
         .client
-        .post(proxy.target(&parts.uri))
-        .headers(request_headers(&parts.headers, false))
-        .body(bytes);
+        .send(Outgoing::post(path_of(&parts.uri), headers, bytes));
     let response = match idle::send(request, proxy.settings.upstream_idle_timeout).await {
         Ok(response) => response,
         Err(e) => return unreachable_upstream(e),
     };
     let upstream = UpstreamSaid {
-        status: Some(response.status().as_u16()),
+        status: Some(response.status.as_u16()),
         failed: false,
         tally: Some(tally),
     };

@@ -12,15 +12,13 @@ use toolscan_sse::Tally;
 use tracing::warn;
 
 use crate::settings::{ModelSettings, Settings};
+use crate::upstream::Client;
 use crate::{ConfigError, Metrics};
 
 /// The resolved configuration every request shares.
 pub(crate) struct Proxy {
     pub(crate) settings: Settings,
-    pub(crate) client: reqwest::Client,
-    /// The upstream URL without its trailing `/`; a request's path and query
-    /// are appended.
-    pub(crate) base: String,
+    pub(crate) client: Client,
     /// The configured URL ended in `/v1`, dropped from `base`.
     pub(crate) api_base: bool,
     /// `Some`: every completion is read with this.
@@ -102,20 +100,11 @@ impl Proxy {
             .map(|(model, format)| Ok((model.clone(), grammar(format)?)))
             .collect::<Result<_, ConfigError>>()?;
         let auto = registry.grammar("auto").map_err(ConfigError::Format)?;
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(settings.connect_timeout)
-            // No `read_timeout`: the idle timeout is `idle.rs`'s, one timer
-            // an answer rather than one a read.
-            .tcp_nodelay(true)
-            .build()
-            .map_err(ConfigError::Client)?;
+        let client = Client::new(&base, settings.connect_timeout)?;
         Ok(Proxy {
             metrics: settings.metrics.clone().unwrap_or_default(),
             settings: settings.clone(),
             client,
-            base,
             api_base,
             fixed,
             by_model,
@@ -223,13 +212,12 @@ impl Proxy {
             .with_max_choices(self.settings.max_choices)
             .with_tally(Arc::clone(tally))
     }
+}
 
-    /// The upstream URL of a request: the base and the request's path and
-    /// query, nothing else of its target.
-    pub(crate) fn target(&self, uri: &Uri) -> String {
-        let path = uri.path_and_query().map_or("/", |p| p.as_str());
-        format!("{}{}", self.base, path)
-    }
+/// A request's path and query: what of its target goes upstream, after
+/// the upstream's base URL.
+pub(crate) fn path_of(uri: &Uri) -> &str {
+    uri.path_and_query().map_or("/", |p| p.as_str())
 }
 
 /// The settings, the upstream's user and password as `***`.
@@ -315,13 +303,10 @@ mod tests {
 
     #[test]
     fn only_the_path_and_query_of_a_target_are_kept() {
-        let p = proxy(ProxyConfig::new("http://upstream:8000/prefix/"));
         let uri: Uri = "http://elsewhere.invalid/v1/models?a=1".parse().unwrap();
-        assert_eq!(p.target(&uri), "http://upstream:8000/prefix/v1/models?a=1");
-        let uri: Uri = "//elsewhere.invalid/x"
-            .parse()
-            .unwrap_or(Uri::from_static("/x"));
-        assert!(p.target(&uri).starts_with("http://upstream:8000/prefix/"));
+        assert_eq!(path_of(&uri), "/v1/models?a=1");
+        let uri: Uri = "http://elsewhere.invalid".parse().unwrap();
+        assert_eq!(path_of(&uri), "/");
     }
 
     #[test]
