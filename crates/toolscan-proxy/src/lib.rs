@@ -119,6 +119,7 @@ mod chat;
 mod client_io;
 mod config_error;
 mod cut;
+mod drain;
 mod emulate;
 mod errors;
 mod forward;

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -20,6 +19,7 @@ use tokio::task::AbortHandle;
 use tracing::{info, warn};
 
 use crate::cut::Cut;
+use crate::drain::Draining;
 use crate::state::redact;
 use crate::Settings;
 
@@ -65,7 +65,8 @@ where
         // A client that closes its side after its request still gets the
         // answer; one that left is seen by its watch (`client_io.rs`).
         .half_close(true);
-    let graceful = GracefulShutdown::new();
+    // Set when the shutdown begins: each connection drains.
+    let draining = Cut::default();
     let permits = Arc::new(Semaphore::new(cap));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -94,11 +95,12 @@ where
         let (io, left) = crate::client_io::watched(tcp);
         let service = TowerToHyperService::new(app.clone());
         let conn = builder.serve_connection(TokioIo::new(io), service);
-        let conn = graceful.watch(conn);
+        let conn = Draining::new(conn, draining.watch());
         spawn_watched(conn, left, permit);
     }
     drop(listener);
-    finish(graceful, cut, grace).await;
+    draining.cancel();
+    finish(&permits, cap, cut, grace).await;
     info!("proxy stopped");
     Ok(())
 }
@@ -136,11 +138,13 @@ where
     }
 }
 
-/// After the signal: the connections finish (idle ones close at once)
-/// within `grace`; then the streams still open are cut, with an error
-/// event each, and get a moment to send it.
-async fn finish(graceful: GracefulShutdown, cut: Cut, grace: Duration) {
-    let mut done = std::pin::pin!(graceful.shutdown());
+/// After the signal, the connections draining: they finish (idle ones
+/// close at once) within `grace`, each giving its place under the cap
+/// back (`permits`, `cap` of them); then the streams still open are cut,
+/// with an error event each, and get a moment to send it.
+async fn finish(permits: &Semaphore, cap: usize, cut: Cut, grace: Duration) {
+    let all = u32::try_from(cap).unwrap_or(u32::MAX);
+    let mut done = std::pin::pin!(permits.acquire_many(all));
     if tokio::time::timeout(grace, &mut done).await.is_ok() {
         return;
     }

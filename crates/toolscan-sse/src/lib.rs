@@ -103,12 +103,11 @@ pub use deltas::{Call, Delta, DeltaSink, Deltas, Entry};
 pub use error::{BodyError, DecodeError, RewriteError};
 pub use tally::Tally;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures_core::Stream;
-use futures_util::StreamExt;
 use sse_stream::SseByteStream;
 
-use crate::stream::{Flow, Rewriter};
+use crate::stream::Rewritten;
 
 /// Rewrites an upstream streaming `chat.completions` body (SSE, as byte
 /// chunks cut anywhere) into an SSE body in which text tool calls are
@@ -146,77 +145,7 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let max_choices = config.max_choices;
-    let state = State {
-        events: Box::pin(SseByteStream::new(upstream)),
-        rewriter: Rewriter::new(config),
-        out: BytesMut::new(),
-        ended: false,
-        failed: None,
-    };
-    futures_util::stream::unfold(state, move |mut st| async move {
-        if st.ended {
-            let e = st.failed.take()?;
-            return Some((Err(e), st));
-        }
-        loop {
-            let out = &mut st.out;
-            match st.events.next().await {
-                Some(Ok(event)) => match st.rewriter.event(event, out) {
-                    Flow::Continue => {}
-                    Flow::Done => st.ended = true,
-                    Flow::TooManyChoices => {
-                        st.ended = true;
-                        st.failed = Some(RewriteError::TooManyChoices(max_choices));
-                    }
-                },
-                Some(Err(e)) => {
-                    st.ended = true;
-                    return Some((Err(upstream_error(e)), st));
-                }
-                None => {
-                    st.ended = true;
-                    st.rewriter.end(out);
-                }
-            }
-            if !st.out.is_empty() {
-                let bytes = st.out.split().freeze();
-                return Some((Ok(bytes), st));
-            }
-            if let Some(e) = st.failed.take() {
-                return Some((Err(e), st));
-            }
-            if st.ended {
-                return None;
-            }
-        }
-    })
-}
-
-/// The state of [`rewrite_stream`].
-struct State<S: futures_util::TryStream> {
-    events: std::pin::Pin<Box<SseByteStream<S>>>,
-    rewriter: Rewriter,
-    /// The bytes of the events to send; emptied into each item (its
-    /// allocation is taken back once the items sent from it are dropped).
-    out: BytesMut,
-    ended: bool,
-    /// The error that ends the stream, after what came before it.
-    failed: Option<RewriteError<S::Error>>,
-}
-
-/// The decoder's error, with the upstream's own error taken back out of
-/// it.
-fn upstream_error<E: std::error::Error + Send + Sync + 'static>(
-    e: sse_stream::Error,
-) -> RewriteError<E> {
-    match e {
-        sse_stream::Error::Body(boxed) => match boxed.downcast::<E>() {
-            Ok(e) => RewriteError::Upstream(*e),
-            Err(other) => RewriteError::Decode(DecodeError(sse_stream::Error::Body(other))),
-        },
-        other => RewriteError::Decode(DecodeError(other)),
-    }
+    Rewritten::new(SseByteStream::new(upstream), config)
 }
 
 /// Rewrites a whole (non-streaming) `chat.completion` body: each choice's

@@ -99,7 +99,15 @@ impl Like<'_> {
             n += same.len();
             let first = *new.get(n)?;
             let mut c = Cursor::at(data, n)?;
+            let was = old.get(s..e)?;
             match part {
+                Part::Number if same_number(was, new, n) => {
+                    // As it was: the bytes say so, not read again.
+                    *next.numbers.get_mut(k)? = (n, n + was.len());
+                    k += 1;
+                    (o, n) = (e, n + was.len());
+                    continue;
+                }
                 Part::Number if first == b'-' || first.is_ascii_digit() => {
                     c.number()?;
                     *next.numbers.get_mut(k)? = (n, c.position());
@@ -122,6 +130,17 @@ impl Like<'_> {
             seen: Some(next),
         })
     }
+}
+
+/// Whether `new` holds the number `old` (a valid number token, read from
+/// the last chunk) at `at`, whole: its bytes, then a byte no number goes
+/// on with.
+fn same_number(old: &[u8], new: &[u8], at: usize) -> bool {
+    let end = at + old.len();
+    new.get(at..end) == Some(old)
+        && !new
+            .get(end)
+            .is_some_and(|&b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
 }
 
 /// The chunk's one text-only choice, if that is all it is; `None` sends it
@@ -590,15 +609,16 @@ mod tests {
                 while !text.is_char_boundary(at) {
                     at -= 1;
                 }
-                match next(3) {
-                    0 => text.insert(at, ['"', '\\', ' ', '}', 'x', '7', '-', '.', 'e'][next(9)]),
-                    1 if at < text.len() => {
-                        let mut end = at + 1;
-                        while !text.is_char_boundary(end) {
-                            end += 1;
-                        }
-                        text.replace_range(at..end, "");
-                    }
+                let odd = ['"', '\\', ' ', '}', 'x', '7', '-', '.', 'e'][next(9)];
+                let mut end = (at + 1).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end += 1;
+                }
+                match next(4) {
+                    0 => text.insert(at, odd),
+                    1 => text.replace_range(at..end, ""),
+                    // Of the same length: a number changed in place.
+                    2 => text.replace_range(at..end, &odd.to_string()),
                     _ => text.insert(at, '\u{e9}'),
                 }
                 others.push(text);

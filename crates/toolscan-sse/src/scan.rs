@@ -147,11 +147,11 @@ impl<'a> Cursor<'a> {
         let b = self.bytes();
         let start = self.at;
         let digits = |at: &mut usize| {
-            let from = *at;
-            while b.get(*at).is_some_and(u8::is_ascii_digit) {
-                *at += 1;
-            }
-            *at > from
+            let run = b.get(*at..).map_or(0, |rest| {
+                rest.iter().take_while(|d| d.is_ascii_digit()).count()
+            });
+            *at += run;
+            run > 0
         };
         let mut at = self.at;
         if b.get(at) == Some(&b'-') {

@@ -74,7 +74,7 @@ impl Framing {
             Framing::Close => Decoded::More,
             Framing::Chunked(chunk) => {
                 let decoded = chunked(chunk, buf);
-                if decoded == Decoded::More && eof {
+                if eof && matches!(decoded, Decoded::More) {
                     return Decoded::Invalid(
                         "the upstream closed the connection before the answer's end",
                     );
