@@ -152,7 +152,11 @@ pub(crate) fn of_answer(
 fn chunked(chunk: &mut Chunk, buf: &mut BytesMut) -> Decoded {
     loop {
         match *chunk {
-            Chunk::Size => match httparse::parse_chunk_size(buf) {
+            Chunk::Size if buf.is_empty() => return Decoded::More,
+            Chunk::Size => match plain_size(buf).map_or_else(
+                || httparse::parse_chunk_size(buf),
+                |read| Ok(httparse::Status::Complete(read)),
+            ) {
                 Ok(httparse::Status::Complete((used, size))) => {
                     buf.advance(used);
                     *chunk = if size == 0 {
@@ -207,6 +211,25 @@ fn chunked(chunk: &mut Chunk, buf: &mut BytesMut) -> Decoded {
             Chunk::Done => return Decoded::End,
         }
     }
+}
+
+/// A chunk-size line of hex digits and CRLF alone, as servers write it:
+/// how long it is and the size it says (`None` for anything else, which
+/// `httparse` reads: extensions, whitespace, an incomplete line, an error).
+fn plain_size(buf: &[u8]) -> Option<(usize, u64)> {
+    let mut size: u64 = 0;
+    // At most 16 digits: a u64.
+    for (i, &b) in buf.iter().enumerate().take(17) {
+        let digit = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            b'\r' if i > 0 && buf.get(i + 1) == Some(&b'\n') => return Some((i + 2, size)),
+            _ => return None,
+        };
+        size = (size << 4) | u64::from(digit);
+    }
+    None
 }
 
 #[cfg(test)]
@@ -306,6 +329,42 @@ mod tests {
                 assert_eq!(got, want, "{framing:?} {input:?} in steps of {step}");
             }
         }
+    }
+
+    #[test]
+    fn a_plain_chunk_size_line_reads_as_httparse_reads_it() {
+        let lines: &[&[u8]] = &[
+            b"0\r\n",
+            b"1a\r\nxx",
+            b"FFFF\r\n",
+            b"ffffffffffffffff\r\n",
+            b"10000000000000000\r\n",
+            b"1;ext\r\n",
+            b"1 \r\n",
+            b"\r\n",
+            b"1\r",
+            b"1\rx",
+            b"12",
+            b"g\r\n",
+        ];
+        for line in lines {
+            let plain = plain_size(line);
+            let httparse = match httparse::parse_chunk_size(line) {
+                Ok(httparse::Status::Complete(read)) => Some(read),
+                _ => None,
+            };
+            // Where it reads a line, it reads it as httparse does; the rest
+            // (`None`) is httparse's to read.
+            if plain.is_some() {
+                assert_eq!(plain, httparse, "{:?}", String::from_utf8_lossy(line));
+            }
+        }
+        let taken: Vec<bool> = lines.iter().map(|l| plain_size(l).is_some()).collect();
+        assert_eq!(
+            taken,
+            [true, true, true, true, false, false, false, false, false, false, false, false]
+        );
+        assert_eq!(plain_size(b"1a\r\nxx"), Some((4, 26)));
     }
 
     #[test]
