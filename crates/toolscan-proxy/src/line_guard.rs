@@ -49,7 +49,6 @@ impl<S> LineGuard<S> {
     /// Counts `chunk`'s lines and events; the error if one is over its
     /// bound. (`\r\n`, `\n` and `\r` end an SSE line; an empty line ends
     /// an event.)
-    /// Counts `chunk`'s lines and events; an error past a bound.
     ///
     /// The common chunk is whole events, ending in a blank line (`\n\n`):
     /// when the event so far and all of the chunk fit in both bounds, no

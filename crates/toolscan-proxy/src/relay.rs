@@ -230,6 +230,8 @@ pub(crate) struct Relay {
     cut: Option<CutWatch>,
     span: Span,
     start: Instant,
+    /// When the last chunk went, if the last poll sent one.
+    sent: Option<Instant>,
     bytes: u64,
     metrics: Metrics,
     /// The model of a read stream, and what its rewrite found: observed
@@ -250,6 +252,7 @@ impl Relay {
             cut: None,
             span: Span::current(),
             start,
+            sent: None,
             bytes: 0,
             metrics,
             timing: None,
@@ -301,12 +304,16 @@ impl Stream for Relay {
             return Poll::Ready(Some(Ok(error_event(message))));
         }
         // The time a poll that finds upstream bytes takes is the time the
-        // rewrite holds them: the latency the proxy adds.
-        let began = Instant::now();
+        // rewrite holds them: the latency the proxy adds. The poll right
+        // after a chunk went (which mostly finds nothing) reads no clock:
+        // it counts from that chunk's time.
+        let began = this.sent.take().unwrap_or_else(Instant::now);
         match inner.as_mut().poll_next(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Some(Ok(chunk))) => {
-                this.metrics.added(began.elapsed());
+                let now = Instant::now();
+                this.metrics.added(now.saturating_duration_since(began));
+                this.sent = Some(now);
                 this.bytes += chunk.len() as u64;
                 Poll::Ready(Some(Ok(chunk)))
             }
