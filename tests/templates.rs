@@ -1842,6 +1842,11 @@ fn template_options(file: &str) -> Option<toolscan::render::RenderOptions> {
         "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja" => o("</think>", "\n", "\n", "\n"),
         "Qwen3.5-4B.jinja" => o("\n</think>\n\n", "\n\n", "", ""),
         "stepfun-ai-Step-3.5-Flash.jinja" => o("\n</think>\n", "", "", ""),
+        // Llama 3's templates end the call without Llama 4's newline.
+        "meta-llama-Llama-3.1-8B-Instruct.jinja"
+        | "meta-llama-Llama-3.2-3B-Instruct.jinja"
+        | "tool_chat_template_llama3.1_json.jinja"
+        | "tool_chat_template_llama3.2_json.jinja" => o("", "", "", ""),
         _ => return None,
     })
 }

@@ -1352,6 +1352,11 @@ pub(crate) struct Hint {
     /// `opt_lit` left out, and for an `end` what separates the block from
     /// the next one.
     pub write: Option<String>,
+    /// What the next `then` writes when another call follows: the literal
+    /// that goes on to it, after any whitespace the hint begins with
+    /// (`""`: the block ends there and the next call opens a block of its
+    /// own). None: the first of its literals.
+    pub sep: Option<String>,
     /// The branch of the next `fork`, `one_of`, `then` or `capture` tried
     /// first.
     pub prefer: Option<Label>,
@@ -1398,6 +1403,15 @@ impl Hint {
         }
     }
 
+    /// A hint of what the next `then` writes between two calls (see
+    /// [`Hint::sep`]).
+    pub(crate) fn sep(s: &str) -> Hint {
+        Hint {
+            sep: Some(s.into()),
+            ..Hint::default()
+        }
+    }
+
     /// A hint that the next choice tries `label` first.
     pub(crate) fn prefer(label: &'static str) -> Hint {
         Hint {
@@ -1427,12 +1441,13 @@ impl Hint {
     pub(crate) fn frame_only(&self) -> bool {
         self.frame.is_set()
             && self.write.is_none()
+            && self.sep.is_none()
             && self.prefer.is_none()
             && self.style == Style::default()
     }
 }
 
-/// `{"render": {"write": TEXT, "prefer": LABEL, "item_sep": ", ",
+/// `{"render": {"write": TEXT, "sep": TEXT, "prefer": LABEL, "item_sep": ", ",
 /// "key_sep": ": ", "indent": N, "ascii": BOOL, "sort_keys": BOOL,
 /// "quote": "'" | "\"", "types": "names" | "bool",
 /// "python": "json" | "scalars" | "all", "frame": TEXT,
@@ -1444,6 +1459,7 @@ impl Payload for Hint {
         };
         h.only(&[
             "write",
+            "sep",
             "prefer",
             "item_sep",
             "key_sep",
@@ -1481,6 +1497,7 @@ impl Payload for Hint {
         };
         Ok(Hint {
             write: h.str("write")?.map(str::to_owned),
+            sep: h.str("sep")?.map(str::to_owned),
             prefer: h.lit("prefer")?.map(|l| Label::from(l.to_owned())),
             style: Style {
                 item_sep: h.str("item_sep")?.map_or(d.item_sep, str::to_owned),
@@ -1511,6 +1528,9 @@ impl Payload for Hint {
         let mut h = Map::new();
         if let Some(w) = &self.write {
             h.insert("write".into(), w.clone().into());
+        }
+        if let Some(w) = &self.sep {
+            h.insert("sep".into(), w.clone().into());
         }
         if let Some(p) = &self.prefer {
             h.insert("prefer".into(), p.as_str().into());
@@ -2467,7 +2487,7 @@ mod tests {
                 json!({"render": {"colour": "red"}}),
                 err(
                     "/program/0/render/colour",
-                    "unknown key; expected one of write, prefer, item_sep, key_sep, indent, \
+                    "unknown key; expected one of write, sep, prefer, item_sep, key_sep, indent, \
                      ascii, sort_keys, quote, types, python, frame, text_sep, lead, tail",
                 ),
             ),

@@ -942,18 +942,22 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
         Some(Flow::Go(s, k, self.target(k, to.as_str())?))
     }
 
-    /// A `then`: the literals that go on (the hint's closer first when no
-    /// call is left) and the block's end, in the order they are tried.
+    /// A `then`: the literals that go on and the block's end, in the
+    /// order they are tried: the hint's closer first when no call is left
+    /// (`write`), its separator first when one is (`sep`).
     fn then(
         &self,
         st: State<'a>,
         k: usize,
         opts: &'a [(Lit, Label)],
         write: Option<&'a str>,
+        sep: Option<&'a str>,
     ) -> Flow<'a> {
         let more = st.ci < self.items.len() && st.call.is_none();
-        // A written closer's leading whitespace goes before
-        // any literal of this `then`.
+        // A written literal's leading whitespace goes before any literal
+        // of this `then` (the closer's too, between calls, when the hint
+        // has no separator).
+        let write = if more { sep.or(write) } else { write };
         let closer = write.map(str::trim_start);
         let lead = match (write, closer) {
             (Some(w), Some(c)) => &w[..w.len() - c.len()],
@@ -962,7 +966,7 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
         // The literals (the written one first) and the block's
         // end, in the order this point calls for.
         let mut order: Vec<Option<usize>> = Vec::new();
-        if more {
+        if more && sep.is_none() {
             order.extend((0..opts.len()).map(Some));
             order.push(None);
         } else {
@@ -1086,7 +1090,10 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                     let order = ordered(opts.len(), |i| Some(opts[i].1.as_str()) == prefer);
                     return Some(Flow::Choose(st, Kind::OneOf { k, opts }, order));
                 }
-                Step::Then(opts) => return Some(self.then(st, k, opts, write)),
+                Step::Then(opts) => {
+                    let sep = hint.and_then(|h| h.sep.as_deref());
+                    return Some(self.then(st, k, opts, write, sep));
+                }
             }
             pc += 1;
         }

@@ -1,7 +1,7 @@
 //! DeepSeek V3 and V3.1: a section of calls, each a name and JSON arguments between full-width markers.
 
 use crate::catalogue::shorthand::{capture, fork, label, lit, opt, prefer, then, writes};
-use crate::lang::format::{Field, Format, Label, Lit, Opener, Step};
+use crate::lang::format::{Field, Format, Hint, Label, Lit, Opener, Step};
 /// `v3`: rendered as V3 writes a call (`function<｜tool▁sep｜>NAME\n```json\n{…}\n```…`),
 /// else as V3.1 does (`NAME<｜tool▁sep｜>{…}…`); both read both.
 pub(super) fn deepseek(name: &str, models: &str, description: &str, v3: bool) -> Format {
@@ -72,7 +72,15 @@ pub(super) fn deepseek(name: &str, models: &str, description: &str, v3: bool) ->
             Step::Dispatch,
             label("next"),
         ],
-        h(writes(CALLS_END), Some(writes(CALLS_END))),
+        // After the last call the section's end; between two calls V3's
+        // templates write a newline (R1's, the distills').
+        h(
+            Step::Render(Hint {
+                sep: Some(format!("\n{CALL_BEGIN}")),
+                ..Hint::write(CALLS_END)
+            }),
+            Some(writes(CALLS_END)),
+        ),
         vec![
             then(&[
                 (CALL_BEGIN, "call"),

@@ -5,7 +5,7 @@ use crate::catalogue::shorthand::{
     wrapped_spaced, writes,
 };
 use crate::lang::format::{
-    CallKeys, Capture, Field, Format, Label, Lit, Opener, PyStep, Shape, Step, Trust,
+    CallKeys, Capture, Field, Format, Hint, Label, Lit, Opener, PyStep, Shape, Step, Trust,
 };
 /// `<function=NAME>{args}</function>` (Functionary v3.1; also a variant
 /// llama.cpp tolerates for Hermes models).
@@ -258,7 +258,7 @@ pub(super) fn function_tag() -> Format {
 
 pub(super) fn llama3_json() -> Format {
     let keys = CallKeys::new(&["name"], &["parameters", "arguments"]);
-    Format::new(
+    let f = Format::new(
         "llama3-json",
         "Llama 3.1, 3.2, 3.3",
         "{\"name\", \"parameters\"}, optionally after <|python_tag|>, `;`-separated, \
@@ -273,6 +273,9 @@ pub(super) fn llama3_json() -> Format {
             label("call"),
             json(Shape::Call, keys.clone(), false),
             Step::Dispatch,
+            // Llama 4's template writes the calls one after another, each
+            // read as a block of its own (Llama 3's write one call).
+            Step::Render(Hint::sep("")),
             then(&[(";", "next"), ("<|eom_id|>", "end"), ("<|eot_id|>", "end")]),
             label("end"),
             Step::End,
@@ -300,7 +303,9 @@ pub(super) fn llama3_json() -> Format {
             label("end"),
             Step::End,
         ],
-    ))
+    ));
+    // Llama 4's template ends the turn's calls with a newline.
+    framed(f, "", "", "", "\n")
 }
 
 pub(super) fn json_format() -> Format {
