@@ -227,3 +227,49 @@ fn a_call_needs_an_arguments_object_and_a_name() {
         Err(RenderError::EmptyName(1))
     );
 }
+
+/// Between calls and around them, formats write what their templates
+/// write: Kimi K3 numbers its calls (`index="1"`), DeepSeek V3 writes
+/// R1's newline between two calls, Llama 3 JSON writes Llama 4's calls one
+/// after another and its newline after them. Each reads back.
+#[test]
+fn calls_are_spelt_between_and_around_as_the_templates_write_them() {
+    let call = |name: &str, args: Value| Call::from_value(name, &args).expect("an object");
+    let calls = vec![
+        call("get_weather", json!({"city": "Zürich"})),
+        call("search", json!({"query": "météo"})),
+    ];
+    let registry = Registry::builtin();
+    let render = |format: &str| {
+        let f = registry.get(format).expect("built in");
+        let out = f.render("", &calls, None).expect("renders");
+        let grammar = registry.grammar(format).expect("built in");
+        let back = toolscan::parse(grammar, Options::default(), out.as_bytes());
+        let names: Vec<&str> = back.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["get_weather", "search"], "{format}: {out:?}");
+        out
+    };
+    let kimi = render("kimi-k3");
+    assert!(
+        kimi.contains("call tool=\"get_weather\" index=\"1\"<|sep|>"),
+        "{kimi:?}"
+    );
+    assert!(
+        kimi.contains("call tool=\"search\" index=\"2\"<|sep|>"),
+        "{kimi:?}"
+    );
+    let deepseek = render("deepseek-v3");
+    assert!(
+        deepseek.contains("```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function"),
+        "{deepseek:?}"
+    );
+    assert!(
+        deepseek.ends_with("```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+        "{deepseek:?}"
+    );
+    assert_eq!(
+        render("llama3-json"),
+        "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Zürich\"}}\
+         {\"name\": \"search\", \"parameters\": {\"query\": \"météo\"}}\n"
+    );
+}

@@ -116,6 +116,10 @@ pub(crate) enum Field {
     Id,
     /// A word to check and drop (e.g. DeepSeek's `function` type).
     Discard,
+    /// The call's place among the turn's calls (Kimi K3's `index="1"`):
+    /// read and dropped like [`Field::Discard`], written as the call's
+    /// number, counted from 1.
+    Ordinal,
     /// A parameter's name, in a body of parameters (`<parameter=city>`):
     /// the arguments object gets this key, and the parameter's type is
     /// looked up in the tools schema.
@@ -892,10 +896,16 @@ fn byte_set(v: Option<&Value>, at: String) -> Result<ByteSet, FormatFileError> {
 impl Payload for Capture {
     const MODIFIERS: &'static [&'static str] = &["until", "before", "at_end", "keywords"];
     fn read(o: &Obj<'_>, kind: &str) -> Result<Capture, FormatFileError> {
-        let field = match o.choice(kind, &["name", "id", "discard", "key", "type", "named_id"])? {
+        let field = match o.choice(
+            kind,
+            &[
+                "name", "id", "discard", "ordinal", "key", "type", "named_id",
+            ],
+        )? {
             Some("id") => Field::Id,
             Some("named_id") => Field::NamedId,
             Some("discard") => Field::Discard,
+            Some("ordinal") => Field::Ordinal,
             Some("key") => Field::Key,
             Some("type") => Field::Type,
             _ => Field::Name,
@@ -966,6 +976,7 @@ impl Payload for Capture {
             Field::Name => "name",
             Field::Id => "id",
             Field::Discard => "discard",
+            Field::Ordinal => "ordinal",
             Field::Key => "key",
             Field::Type => "type",
             Field::NamedId => "named_id",
@@ -2045,6 +2056,17 @@ mod tests {
                 )),
             ),
             (
+                "an ordinal",
+                json!({"capture": "ordinal", "until": ["\""]}),
+                Ok(Step::Capture(Capture {
+                    field: Field::Ordinal,
+                    stop: Vec::new(),
+                    delims: vec![(Lit::new("\""), None)],
+                    at_end: false,
+                    keywords: Vec::new(),
+                })),
+            ),
+            (
                 "named id, until and before",
                 json!({"capture": "named_id", "until": [":"], "before": "\n"}),
                 Ok(Step::Capture(Capture {
@@ -2108,7 +2130,7 @@ mod tests {
                 json!({"capture": "title", "until": [">"]}),
                 err(
                     "/program/0/capture",
-                    "unknown value \"title\"; expected one of name, id, discard, key, type, named_id",
+                    "unknown value \"title\"; expected one of name, id, discard, ordinal, key, type, named_id",
                 ),
             ),
             (

@@ -527,7 +527,7 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
         true
     }
     /// Writes a captured word: the hint's text, or the call's name, id,
-    /// key or type (the delimiters and what follows are the caller's).
+    /// number, key or type (the delimiters and what follows are the caller's).
     fn capture_word(
         &mut self,
         st: &mut State<'a>,
@@ -610,6 +610,12 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                     (TypeWords::Names, v) => v.type_name(),
                 };
                 if !self.put(st, word) {
+                    return None;
+                }
+            }
+            (None, Field::Ordinal) => {
+                st.call.as_ref()?;
+                if !self.put(st, &(st.ci + 1).to_string()) {
                     return None;
                 }
             }

@@ -491,7 +491,7 @@ pub(super) fn kimi_k3() -> Format {
         fork(&[(b" ", "index"), (b"<", "sep")]),
         label("index"),
         lit(" index=\""),
-        capture(Field::Discard, &[("\"", None)]),
+        capture(Field::Ordinal, &[("\"", None)]),
         label("sep"),
         lit("<|sep|>"),
         // Arguments given to the template as a string are one JSON block.
@@ -558,6 +558,9 @@ pub(super) fn kimi_k3() -> Format {
             kimi_k3_message_close(),
         ))
         .opener(Opener::tentative("<|end_of_msg|>", end_of_msg))
+    // (Its template frames the turn in markup the reader drops, a closed
+    // think and a response frame: the renderer checks that its frame
+    // reads back as text, so it writes none.)
 }
 
 /// Kimi K3's message close, which ends the completion: framing like the

@@ -97,7 +97,7 @@ pub(super) fn captured(
                 .set_name(env.session, env.out, at, name, false, src)?;
             b.calls.set_id(env.session, env.out, at, word, false, src)
         }
-        Field::Discard => Ok(()),
+        Field::Discard | Field::Ordinal => Ok(()),
     }
 }
 

@@ -149,7 +149,7 @@
 //! | `"ws"`, `"blank"` | optional whitespace; optional spaces and tabs |
 //! | `{"lit": LIT}`, `{"opt_lit": LIT}`, `{"lit_or_end": LIT}` | a literal: required; optional; or the end of the stream |
 //! | `"word"` | an optional info word after a code fence |
-//! | `{"capture": "name"\|"id"\|"named_id"\|"discard"\|"key"\|"type", "until": [LIT \| {"lit": LIT, "goto": L}], "before": CHARS, "at_end": true, "keywords": JUMPS}` | a word, up to a delimiter literal or before a stop character |
+//! | `{"capture": "name"\|"id"\|"named_id"\|"discard"\|"ordinal"\|"key"\|"type", "until": [LIT \| {"lit": LIT, "goto": L}], "before": CHARS, "at_end": true, "keywords": JUMPS}` | a word, up to a delimiter literal or before a stop character |
 //! | `{"json": "args"\|"call"\|"call_list"\|"root", …call keys, "text_key": K, "keyed": true, "no_call_names": [...], "lenient": true}` | a JSON value: the arguments, a call object, a list of them, or any of these in an envelope |
 //! | `{"value": LIT \| {"special": "key_tag"\|"space"\|"balanced"}, "recover": JUMPS, "recover_at_end": JUMPS, "nest": JUMPS, "guard": [LIT, LIT], "trim": T, "entities": true, "or_end": true, "null": true}` | a raw parameter value up to its closer |
 //! | `{"py": "keywords"\|"bare_keys", "strings": "quoted"\|LIT, "python_literals": B, "json_literals": B}` | Python-like call arguments, written as JSON |
