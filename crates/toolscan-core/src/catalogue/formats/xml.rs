@@ -459,6 +459,9 @@ const KIMI_K3: &str =
      type=\"object\"<|sep|>{json}<|close|>json<|sep|>)<|close|>call<|sep|>…<|close|>tools<|sep|>; \
      a call after the section ended (a think block or prose between two calls) is read on its own";
 
+// No frame: its template frames the turn in markup the reader drops (a
+// closed think, a response frame), and the renderer writes only a frame
+// that reads back as text.
 pub(super) fn kimi_k3() -> Format {
     const CALL: &str = "<|open|>call tool=\"";
     const CALL_CLOSE: &str = "<|close|>call<|sep|>";
@@ -558,9 +561,6 @@ pub(super) fn kimi_k3() -> Format {
             kimi_k3_message_close(),
         ))
         .opener(Opener::tentative("<|end_of_msg|>", end_of_msg))
-    // (Its template frames the turn in markup the reader drops, a closed
-    // think and a response frame: the renderer checks that its frame
-    // reads back as text, so it writes none.)
 }
 
 /// Kimi K3's message close, which ends the completion: framing like the
