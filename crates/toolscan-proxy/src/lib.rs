@@ -129,6 +129,7 @@ mod idle;
 mod line_guard;
 mod metrics;
 mod path;
+mod redact;
 mod relay;
 pub mod replay;
 mod responses;
@@ -202,7 +203,7 @@ fn build(config: Settings) -> Result<(Router, cut::Cut), ConfigError> {
     let proxy = Arc::new(Proxy::new(&config)?);
     // Said once per router (`validate` builds a `Proxy` too, silently).
     if proxy.api_base {
-        let upstream = state::redact(&config.upstream);
+        let upstream = redact::redact(&config.upstream);
         info!(%upstream, "the upstream's `/v1` is its API base: requests keep their own `/v1/…` path");
     }
     let cut = proxy.cut.clone();

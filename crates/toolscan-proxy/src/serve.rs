@@ -20,7 +20,7 @@ use tracing::{info, warn};
 
 use crate::cut::Cut;
 use crate::drain::Draining;
-use crate::state::redact;
+use crate::redact::redact;
 use crate::Settings;
 
 /// How long the streams cut at the end of the grace period have to send

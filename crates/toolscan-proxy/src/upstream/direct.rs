@@ -11,16 +11,16 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use axum::http::{Method, StatusCode};
+use axum::http::{Method, Response, StatusCode};
 use bytes::{Buf, Bytes, BytesMut};
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use super::error::UpstreamError;
 use super::framing::{self, Chunk, Decoded, Framing};
 use super::pool::{Conn, Pool};
-use super::{Reply, ReplyBody, UpstreamError};
-use crate::state::redact;
+use crate::redact::redact;
 use crate::ConfigError;
 
 /// The most an answer's head (status line and headers) may take.
@@ -110,7 +110,7 @@ impl Direct {
         path: &str,
         headers: &HeaderMap,
         body: Option<Bytes>,
-    ) -> Result<Reply, UpstreamError> {
+    ) -> Result<Response<DirectBody>, UpstreamError> {
         let head = self.head(method, path, headers, body.as_ref().map(Bytes::len));
         loop {
             let (mut conn, kept) = match self.pool.take() {
@@ -185,7 +185,7 @@ impl Direct {
         mut conn: Conn,
         answer: Answer,
         head_request: bool,
-    ) -> Result<Reply, UpstreamError> {
+    ) -> Result<Response<DirectBody>, UpstreamError> {
         let (framing, reuse) = framing::of_answer(
             head_request,
             answer.status.as_u16(),
@@ -209,11 +209,10 @@ impl Direct {
                 pool: Arc::clone(&self.pool),
             }
         };
-        Ok(Reply {
-            status: answer.status,
-            headers: answer.headers,
-            body: ReplyBody::Direct(body),
-        })
+        let mut response = Response::new(body);
+        *response.status_mut() = answer.status;
+        *response.headers_mut() = answer.headers;
+        Ok(response)
     }
 }
 

@@ -88,6 +88,16 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
+    /// The direct client's answer.
+    fn direct(response: axum::http::Response<direct::DirectBody>) -> Reply {
+        let (head, body) = response.into_parts();
+        Reply {
+            status: head.status,
+            headers: head.headers,
+            body: ReplyBody::Direct(body),
+        }
+    }
+
     /// The body's length, when the upstream said it.
     pub(crate) fn content_length(&self) -> Option<u64> {
         self.body.size_hint().exact()
@@ -131,10 +141,12 @@ impl Client {
         } = request;
         let body = match (body, &self.direct) {
             (OutBody::None, Some(direct)) => {
-                return within(timeout, direct.send(&method, &path, &headers, None)).await
+                let sent = direct.send(&method, &path, &headers, None);
+                return within(timeout, sent).await.map(Reply::direct);
             }
             (OutBody::Full(bytes), Some(direct)) => {
-                return within(timeout, direct.send(&method, &path, &headers, Some(bytes))).await
+                let sent = direct.send(&method, &path, &headers, Some(bytes));
+                return within(timeout, sent).await.map(Reply::direct);
             }
             (body, _) => body,
         };
@@ -163,10 +175,10 @@ impl Client {
 }
 
 /// `send`, cut at `timeout` if there is one.
-async fn within(
+async fn within<T>(
     timeout: Option<Duration>,
-    send: impl std::future::Future<Output = Result<Reply, UpstreamError>>,
-) -> Result<Reply, UpstreamError> {
+    send: impl std::future::Future<Output = Result<T, UpstreamError>>,
+) -> Result<T, UpstreamError> {
     match timeout {
         None => send.await,
         Some(after) => tokio::time::timeout(after, send)
