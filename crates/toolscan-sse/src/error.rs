@@ -39,13 +39,18 @@ impl<E: std::error::Error + 'static> std::error::Error for RewriteError<E> {
     }
 }
 
-/// The upstream body could not be decoded as SSE.
-#[derive(Debug)]
-pub struct DecodeError(pub(crate) sse_stream::Error);
+/// The upstream body could not be decoded as SSE: a field's value is not
+/// UTF-8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecodeError(pub(crate) std::str::Utf8Error);
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "upstream body is not valid SSE: {}", self.0)
+        write!(
+            f,
+            "upstream body is not valid SSE: a field is not UTF-8 ({})",
+            self.0
+        )
     }
 }
 

@@ -90,10 +90,10 @@ mod choice;
 mod chunks;
 mod config;
 mod deltas;
-mod encode;
 mod error;
 mod light;
 mod scan;
+mod sse;
 mod stream;
 mod tally;
 
@@ -105,7 +105,6 @@ pub use tally::Tally;
 
 use bytes::Bytes;
 use futures_core::Stream;
-use sse_stream::SseByteStream;
 
 use crate::stream::Rewritten;
 
@@ -145,7 +144,7 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    Rewritten::new(SseByteStream::new(upstream), config)
+    Rewritten::new(upstream, config)
 }
 
 /// Rewrites a whole (non-streaming) `chat.completion` body: each choice's

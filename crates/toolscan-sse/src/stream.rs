@@ -1,7 +1,8 @@
-//! The SSE rewrite: one upstream SSE event in, the bytes of zero or more
+//! The SSE rewrite: one upstream SSE block in, the bytes of zero or more
 //! SSE events out, over the chunk rewrite ([`ChunkRewriter`]).
 //!
-//! - an event without `data` is passed on unchanged;
+//! - a block without fields (blank lines, comments) is dropped, one
+//!   without `data` passed on as it came;
 //! - `[DONE]` ends every choice, is sent once, last; the upstream is not
 //!   read after it;
 //! - any other `data` is a chunk for the [`ChunkRewriter`]: the chunk as it
@@ -13,19 +14,23 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use bytes::{Bytes, BytesMut};
-use futures_core::{Stream, TryStream};
-use sse_stream::{Sse, SseByteStream};
+use futures_core::Stream;
 
 use crate::chunks::{ChunkRewriter, Emit};
 use crate::config::Config;
 use crate::error::{DecodeError, RewriteError};
+use crate::sse::blocks::Blocks;
+use crate::sse::fields::{fields, Fields};
+use crate::sse::write;
 
 /// The stream [`rewrite_stream`](crate::rewrite_stream) returns: the
-/// upstream's events decoded, each rewritten, the bytes of what it became
-/// sent as one item. A `Stream` of its own rather than an `unfold`, which
-/// moves its whole state into a new future and back out for every item.
-pub(crate) struct Rewritten<S: TryStream> {
-    events: Pin<Box<SseByteStream<S>>>,
+/// upstream's blocks, each rewritten, the bytes of what the blocks of one
+/// upstream chunk became sent as one item. A `Stream` of its own rather
+/// than an `unfold`, which moves its whole state into a new future and
+/// back out for every item.
+pub(crate) struct Rewritten<S, E> {
+    upstream: Pin<Box<S>>,
+    blocks: Blocks,
     rewriter: Rewriter,
     /// The bytes of the events to send; emptied into each item (its
     /// allocation is taken back once the items sent from it are dropped).
@@ -34,76 +39,81 @@ pub(crate) struct Rewritten<S: TryStream> {
     /// failed.
     ended: bool,
     /// The error that ends the stream, after what came before it.
-    failed: Option<RewriteError<S::Error>>,
+    failed: Option<RewriteError<E>>,
     max_choices: usize,
 }
 
-// No field is pinned: the decoder is boxed.
-impl<S: TryStream> Unpin for Rewritten<S> {}
+// No field is pinned: the upstream is boxed.
+impl<S, E> Unpin for Rewritten<S, E> {}
 
-impl<S: TryStream> Rewritten<S> {
-    pub(crate) fn new(events: SseByteStream<S>, config: Config) -> Rewritten<S> {
+impl<S, E> Rewritten<S, E> {
+    pub(crate) fn new(upstream: S, config: Config) -> Rewritten<S, E> {
         Rewritten {
             max_choices: config.max_choices,
-            events: Box::pin(events),
+            upstream: Box::pin(upstream),
+            blocks: Blocks::new(),
             rewriter: Rewriter::new(config),
             out: BytesMut::new(),
             ended: false,
             failed: None,
         }
     }
+
+    /// Rewrites the blocks the input so far completes, until one ends the
+    /// stream.
+    fn rewrite_blocks(&mut self) {
+        while !self.ended {
+            let Some(block) = self.blocks.next() else {
+                return;
+            };
+            let flow = match self.rewriter.block(&block, &mut self.out) {
+                Ok(flow) => flow,
+                Err(e) => {
+                    self.ended = true;
+                    self.failed = Some(RewriteError::Decode(DecodeError(e)));
+                    return;
+                }
+            };
+            match flow {
+                Flow::Continue => {}
+                Flow::Done => self.ended = true,
+                Flow::TooManyChoices => {
+                    self.ended = true;
+                    self.failed = Some(RewriteError::TooManyChoices(self.max_choices));
+                }
+            }
+        }
+    }
 }
 
-impl<S, E> Stream for Rewritten<S>
+impl<S, E> Stream for Rewritten<S, E>
 where
     S: Stream<Item = Result<Bytes, E>>,
-    E: std::error::Error + Send + Sync + 'static,
 {
     type Item = Result<Bytes, RewriteError<E>>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let st = self.get_mut();
         loop {
-            if st.ended {
-                return Poll::Ready(st.failed.take().map(Err));
-            }
-            let out = &mut st.out;
-            match ready!(st.events.as_mut().poll_next(cx)) {
-                Some(Ok(event)) => match st.rewriter.event(event, out) {
-                    Flow::Continue => {}
-                    Flow::Done => st.ended = true,
-                    Flow::TooManyChoices => {
-                        st.ended = true;
-                        st.failed = Some(RewriteError::TooManyChoices(st.max_choices));
-                    }
-                },
-                Some(Err(e)) => {
-                    st.ended = true;
-                    return Poll::Ready(Some(Err(upstream_error(e))));
-                }
-                None => {
-                    st.ended = true;
-                    st.rewriter.end(out);
-                }
-            }
+            st.rewrite_blocks();
             if !st.out.is_empty() {
                 return Poll::Ready(Some(Ok(st.out.split().freeze())));
             }
+            if st.ended {
+                return Poll::Ready(st.failed.take().map(Err));
+            }
+            match ready!(st.upstream.as_mut().poll_next(cx)) {
+                Some(Ok(chunk)) => st.blocks.push(chunk),
+                Some(Err(e)) => {
+                    st.ended = true;
+                    return Poll::Ready(Some(Err(RewriteError::Upstream(e))));
+                }
+                None => {
+                    st.ended = true;
+                    st.rewriter.end(&mut st.out);
+                }
+            }
         }
-    }
-}
-
-/// The decoder's error, with the upstream's own error taken back out of
-/// it.
-fn upstream_error<E: std::error::Error + Send + Sync + 'static>(
-    e: sse_stream::Error,
-) -> RewriteError<E> {
-    match e {
-        sse_stream::Error::Body(boxed) => match boxed.downcast::<E>() {
-            Ok(e) => RewriteError::Upstream(*e),
-            Err(other) => RewriteError::Decode(DecodeError(sse_stream::Error::Body(other))),
-        },
-        other => RewriteError::Decode(DecodeError(other)),
     }
 }
 
@@ -136,66 +146,71 @@ impl Rewriter {
         }
     }
 
-    /// Rewrites one upstream event; the output goes to `out`.
-    pub(crate) fn event(&mut self, sse: Sse, out: &mut BytesMut) -> Flow {
+    /// Rewrites one upstream block (an event: its lines and the blank
+    /// line after them); the output goes to `out`. An error when a field
+    /// is not UTF-8.
+    pub(crate) fn block(
+        &mut self,
+        block: &[u8],
+        out: &mut BytesMut,
+    ) -> Result<Flow, std::str::Utf8Error> {
+        let Some(sse) = fields(block)? else {
+            return Ok(Flow::Continue);
+        };
         let Some(data) = sse.data.as_deref() else {
-            write(out, sse);
-            return Flow::Continue;
+            out.extend_from_slice(block);
+            return Ok(Flow::Continue);
         };
         if data.trim() == "[DONE]" {
             self.end(out);
-            write(out, Sse::default().data("[DONE]"));
-            return Flow::Done;
+            write::data(out, "[DONE]");
+            return Ok(Flow::Done);
         }
         let mut emits = std::mem::take(&mut self.emits);
         self.chunks.chunk(data, &mut emits);
-        self.send(&mut emits, Some(sse), out);
+        Self::send(&mut emits, Some((block, &sse)), out);
         self.emits = emits;
         if self.chunks.too_many_choices() {
-            return Flow::TooManyChoices;
+            return Ok(Flow::TooManyChoices);
         }
-        Flow::Continue
+        Ok(Flow::Continue)
     }
 
     /// Ends every choice that is still open (the upstream ended).
     pub(crate) fn end(&mut self, out: &mut BytesMut) {
         let mut emits = std::mem::take(&mut self.emits);
         self.chunks.end(&mut emits);
-        self.send(&mut emits, None, out);
+        Self::send(&mut emits, None, out);
         self.emits = emits;
     }
 
-    /// Writes `emits` (drained) as SSE events; `upstream` is the event they
-    /// answer, if any.
-    fn send(&self, emits: &mut Vec<Emit>, mut upstream: Option<Sse>, out: &mut BytesMut) {
+    /// Writes `emits` (drained) as SSE events; `upstream` is the block
+    /// they answer and its fields, if any: it is sent as it came, or
+    /// rewritten with its other fields kept.
+    fn send(emits: &mut Vec<Emit>, mut upstream: Option<(&[u8], &Fields<'_>)>, out: &mut BytesMut) {
         for emit in emits.drain(..) {
             match emit {
                 Emit::Upstream => {
-                    if let Some(sse) = upstream.take() {
-                        write(out, sse);
+                    if let Some((block, _)) = upstream.take() {
+                        out.extend_from_slice(block);
                     }
                 }
                 Emit::Rewritten(data) => match upstream.take() {
-                    Some(sse) => write(
-                        out,
-                        Sse {
-                            data: Some(data),
-                            ..sse
-                        },
-                    ),
-                    None => write(out, Sse::default().data(data)),
+                    Some((_, sse)) => {
+                        let rewritten = Fields {
+                            data: Some(data.as_str().into()),
+                            event: sse.event,
+                            id: sse.id,
+                            retry: sse.retry,
+                        };
+                        if let Err(e) = write::write(out, &rewritten) {
+                            tracing::warn!(field = ?e, "toolscan-sse: an SSE event could not be encoded");
+                        }
+                    }
+                    None => write::data(out, &data),
                 },
-                Emit::Added(data) => write(out, Sse::default().data(data)),
+                Emit::Added(data) => write::data(out, &data),
             }
         }
-    }
-}
-
-/// Appends the encoding of `sse` to `out`. The events come from the
-/// decoder (or are made here), so their metadata always encodes; if it
-/// ever did not, the event is dropped with a warning.
-fn write(out: &mut BytesMut, sse: Sse) {
-    if let Err(e) = crate::encode::write(out, &sse) {
-        tracing::warn!(field = ?e, "toolscan-sse: an SSE event could not be encoded");
     }
 }

@@ -636,3 +636,56 @@ fn more_choices_than_max_choices_end_the_stream_with_an_error() {
     let e: RewriteError<io::Error> = RewriteError::TooManyChoices(3);
     assert_eq!(e.to_string(), "the upstream sent more than 3 choices");
 }
+
+/// What the rewrite leaves alone reaches the client as the upstream wrote
+/// it (CRLF line ends, a comment inside an event, `data:` without its
+/// space, an event without data), under any cut; what it rewrites keeps
+/// the event's other fields.
+#[test]
+fn events_left_alone_are_sent_as_they_came() {
+    let plain = chunk(0, json!({"content": "Hi"}), None).replace("data: ", "data:");
+    let plain = plain.trim_end().to_owned() + "\r\n: a note\r\n\r\n";
+    let ping = "event: ping\r\nid: 3\r\n\r\n";
+    let call = chunk(
+        0,
+        json!({"content": "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"}),
+        Some("stop"),
+    );
+    let call = format!("event: message\nid: 4\n{call}");
+    let input = format!("{plain}{ping}{call}data: [DONE]\n\n");
+    for plan in chunk::standard(input.len()) {
+        let out =
+            String::from_utf8(rewrite(input.as_bytes(), &plan, config("hermes"))).expect("UTF-8");
+        // (A cut between a block's last CR and LF ends it at the CR.)
+        let cr_ended = |s: &str| s.replace("\r\n\r\n", "\r\n\r");
+        assert!(
+            cr_ended(&out).starts_with(&cr_ended(&format!("{plain}{ping}"))),
+            "{plan:?}: {out:?}"
+        );
+        assert!(out.contains("event: message\ndata: {"), "{out:?}");
+        assert!(out.contains("\"tool_calls\""), "{out:?}");
+        assert!(out.contains("}\nid: 4\n\n"), "{out:?}");
+        assert!(out.ends_with("data: [DONE]\n\n"), "{out:?}");
+    }
+}
+
+/// A field that is not UTF-8 ends the stream with a decoding error, after
+/// the events before it.
+#[test]
+fn a_field_not_utf8_is_a_decode_error() {
+    let first = chunk(0, json!({"content": "Hi"}), None);
+    let items = vec![
+        Ok(Bytes::from(first.clone())),
+        Ok(Bytes::from_static(b"data: \xff\n\ndata: [DONE]\n\n")),
+    ];
+    let out = run_items(items, config("hermes"));
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert!(
+        matches!(&out[0], Ok(b) if b[..] == *first.as_bytes()),
+        "{out:?}"
+    );
+    let Some(Err(RewriteError::Decode(e))) = out.last() else {
+        panic!("{out:?}");
+    };
+    assert!(e.to_string().contains("not UTF-8"), "{e}");
+}

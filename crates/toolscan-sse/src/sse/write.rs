@@ -1,11 +1,13 @@
-//! An SSE event written straight into the output buffer: the bytes
-//! `sse_stream`'s own encoder makes (`event`, `data`, `id`, `retry`, in that
-//! order, a data line per line of the data, line ends as LF, a blank line
-//! after), without the buffer of its own it allocates, fills and hands
-//! back for each event (the output is then copied again).
+//! An SSE event written straight into the output buffer: `event`,
+//! `data`, `id`, `retry`, in that order, a data line per line of the data,
+//! line ends as LF, a blank line after (the bytes `sse_stream`'s encoder
+//! makes, which the tests check).
+
+use std::fmt::Write as _;
 
 use bytes::BytesMut;
-use sse_stream::Sse;
+
+use super::fields::Fields;
 
 /// Why an event cannot be written: its field would hold a line end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,42 +18,42 @@ pub(crate) enum Unwritable {
     Id,
 }
 
-/// Appends `sse`'s encoding to `out`; an event that cannot be encoded
-/// leaves `out` as it was.
-pub(crate) fn write(out: &mut BytesMut, sse: &Sse) -> Result<(), Unwritable> {
-    if sse
-        .event
-        .as_deref()
-        .is_some_and(|e| e.contains(['\r', '\n']))
-    {
+/// Appends the event of `sse`'s fields to `out`; an event that cannot be
+/// written leaves `out` as it was.
+pub(crate) fn write(out: &mut BytesMut, sse: &Fields<'_>) -> Result<(), Unwritable> {
+    if sse.event.is_some_and(|e| e.contains(['\r', '\n'])) {
         return Err(Unwritable::Event);
     }
-    if sse
-        .id
-        .as_deref()
-        .is_some_and(|i| i.contains(['\r', '\n', '\0']))
-    {
+    if sse.id.is_some_and(|i| i.contains(['\r', '\n', '\0'])) {
         return Err(Unwritable::Id);
     }
-    let fields = sse.event.as_ref().map_or(0, |e| e.len() + 8)
+    let fields = sse.event.map_or(0, |e| e.len() + 8)
         + sse.data.as_ref().map_or(0, |d| d.len() + 7)
-        + sse.id.as_ref().map_or(0, |i| i.len() + 5)
+        + sse.id.map_or(0, |i| i.len() + 5)
         + sse.retry.map_or(0, |_| 28);
     out.reserve(fields + 1);
-    if let Some(event) = &sse.event {
+    if let Some(event) = sse.event {
         line(out, b"event: ", event.as_bytes());
     }
     if let Some(data) = &sse.data {
         data_lines(out, data.as_bytes());
     }
-    if let Some(id) = &sse.id {
+    if let Some(id) = sse.id {
         line(out, b"id: ", id.as_bytes());
     }
     if let Some(retry) = sse.retry {
-        line(out, b"retry: ", retry.to_string().as_bytes());
+        // (Writing to a `BytesMut` does not fail.)
+        let _ = writeln!(out, "retry: {retry}");
     }
     out.extend_from_slice(b"\n");
     Ok(())
+}
+
+/// Appends an event of `data` alone.
+pub(crate) fn data(out: &mut BytesMut, data: &str) {
+    out.reserve(data.len() + 8);
+    data_lines(out, data.as_bytes());
+    out.extend_from_slice(b"\n");
 }
 
 fn line(out: &mut BytesMut, prefix: &[u8], value: &[u8]) {
@@ -78,6 +80,8 @@ fn data_lines(out: &mut BytesMut, mut data: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sse_stream::Sse;
+    use std::borrow::Cow;
 
     /// Every field alone and together, data of every line ending: the
     /// bytes `sse_stream`'s encoder makes, or its refusal.
@@ -110,8 +114,14 @@ mod tests {
                             id: id.map(str::to_owned),
                             retry,
                         };
+                        let fields = Fields {
+                            event,
+                            data: data.map(Cow::Borrowed),
+                            id,
+                            retry,
+                        };
                         let mut out = BytesMut::from(&b"before"[..]);
-                        let ours = write(&mut out, &sse);
+                        let ours = write(&mut out, &fields);
                         match sse.clone().encode() {
                             Ok(theirs) => {
                                 assert_eq!(ours, Ok(()), "{sse:?}");

@@ -1,0 +1,276 @@
+//! An SSE byte stream cut into its blocks: the lines of one event up to
+//! and with the blank line that ends it, as they came. Sans-IO: the
+//! caller [pushes](Blocks::push) the chunks it reads and takes the
+//! [blocks](Blocks::next) they complete.
+//!
+//! A line ends at `\r\n`, `\n` or `\r`; a block at an empty line. Each
+//! input byte is looked at once ([`memchr2`] jumps to the next line end);
+//! a block that lies in one chunk is a slice of it (no copy), one that
+//! spans chunks is gathered in a buffer of its own. A byte-order mark at
+//! the stream's start is dropped; an unfinished block at the end is
+//! left unread (what a browser's `EventSource` does).
+
+use bytes::{Buf, Bytes, BytesMut};
+use memchr::memchr2;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The blocks of one SSE stream.
+#[derive(Debug, Default)]
+pub(crate) struct Blocks {
+    /// Input not yet scanned: the scan goes on from its first byte, in
+    /// the state `at`.
+    input: Bytes,
+    /// The start of the block being read, from earlier chunks: scanned,
+    /// no block ends in it.
+    carry: BytesMut,
+    /// Where the scan stands in the block being read.
+    at: At,
+    /// The last block ended with a `\r` at the end of the input: a `\n`
+    /// first in the next input is the rest of its line end, and dropped.
+    skip_lf: bool,
+    /// How much of a byte-order mark the stream has begun with (0 to 3);
+    /// `None` once the first byte that is not one was seen.
+    bom: Option<usize>,
+}
+
+/// The scan's place in a block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum At {
+    /// At the start of a line: a line end here ends the block.
+    #[default]
+    LineStart,
+    /// Inside a line.
+    InLine,
+    /// Just after a `\r` that ended a line: a `\n` here is the rest of
+    /// that line end.
+    AfterCr,
+}
+
+impl Blocks {
+    pub(crate) fn new() -> Blocks {
+        Blocks {
+            bom: Some(0),
+            ..Blocks::default()
+        }
+    }
+
+    /// Adds the next chunk of the stream. (The caller takes every block
+    /// before it pushes again; if it did not, the unscanned input is
+    /// copied in front of the chunk.)
+    pub(crate) fn push(&mut self, mut chunk: Bytes) {
+        if let Some(matched) = self.bom {
+            chunk = self.skip_bom(matched, chunk);
+        }
+        if self.input.is_empty() {
+            self.input = chunk;
+        } else {
+            let mut joined = BytesMut::with_capacity(self.input.len() + chunk.len());
+            joined.extend_from_slice(&self.input);
+            joined.extend_from_slice(&chunk);
+            self.input = joined.freeze();
+        }
+    }
+
+    /// Drops a byte-order mark at the stream's start, which may come
+    /// split over chunks; `matched` of its bytes were seen before.
+    fn skip_bom(&mut self, mut matched: usize, mut chunk: Bytes) -> Bytes {
+        while matched < BOM.len() && chunk.first() == Some(&BOM[matched]) {
+            chunk.advance(1);
+            matched += 1;
+        }
+        if matched == BOM.len() {
+            self.bom = None;
+            return chunk;
+        }
+        if chunk.is_empty() {
+            self.bom = Some(matched);
+            return chunk;
+        }
+        self.bom = None;
+        if matched == 0 {
+            return chunk;
+        }
+        // Not a mark after all: the bytes taken for one are the stream's.
+        let mut bytes = BytesMut::with_capacity(matched + chunk.len());
+        bytes.extend_from_slice(&BOM[..matched]);
+        bytes.extend_from_slice(&chunk);
+        bytes.freeze()
+    }
+
+    /// The next whole block, blank line included; `None` when the input
+    /// pushed so far ends inside one.
+    pub(crate) fn next(&mut self) -> Option<Bytes> {
+        if self.skip_lf && !self.input.is_empty() {
+            self.skip_lf = false;
+            if self.input[0] == b'\n' {
+                self.input.advance(1);
+            }
+        }
+        match self.scan() {
+            Some(end) => {
+                self.at = At::LineStart;
+                if self.carry.is_empty() {
+                    return Some(self.input.split_to(end));
+                }
+                self.carry.extend_from_slice(&self.input[..end]);
+                self.input.advance(end);
+                Some(self.carry.split().freeze())
+            }
+            None => {
+                self.carry.extend_from_slice(&self.input);
+                self.input = Bytes::new();
+                None
+            }
+        }
+    }
+
+    /// Scans the input from the state `at`: the end of the block (just
+    /// past its blank line's line end) if it is in the input. Leaves `at`
+    /// where the input ends otherwise.
+    fn scan(&mut self) -> Option<usize> {
+        let bytes = &self.input[..];
+        let mut i = 0;
+        loop {
+            let &byte = bytes.get(i)?;
+            match (self.at, byte) {
+                (At::InLine, _) => {
+                    let k = memchr2(b'\n', b'\r', &bytes[i..])?;
+                    i += k;
+                    self.at = if bytes[i] == b'\n' {
+                        At::LineStart
+                    } else {
+                        At::AfterCr
+                    };
+                    i += 1;
+                }
+                (At::LineStart, b'\n') => return Some(i + 1),
+                (At::LineStart | At::AfterCr, b'\r') => {
+                    // The LF of a CRLF is the block's when it is here;
+                    // when it is not, it is dropped when it comes.
+                    return match bytes.get(i + 1) {
+                        Some(b'\n') => Some(i + 2),
+                        Some(_) => Some(i + 1),
+                        None => {
+                            self.skip_lf = true;
+                            Some(i + 1)
+                        }
+                    };
+                }
+                (At::AfterCr, b'\n') => {
+                    self.at = At::LineStart;
+                    i += 1;
+                }
+                (At::LineStart | At::AfterCr, _) => self.at = At::InLine,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every block `input`, pushed in chunks of `size` bytes, completes.
+    fn blocks(input: &[u8], size: usize) -> Vec<Vec<u8>> {
+        let mut b = Blocks::new();
+        let mut out = Vec::new();
+        for chunk in input.chunks(size) {
+            b.push(Bytes::copy_from_slice(chunk));
+            while let Some(block) = b.next() {
+                out.push(block.to_vec());
+            }
+        }
+        out
+    }
+
+    /// A block's blank line ended by CRLF, as `\r` alone: the form it
+    /// has when the LF comes in the next chunk.
+    fn cr_ended(mut block: Vec<u8>) -> Vec<u8> {
+        if block.ends_with(b"\r\n") {
+            block.pop();
+        }
+        block
+    }
+
+    /// Inputs and the blocks they are cut into, under every chunk size
+    /// (where a chunk ends between the CR and the LF of a block's last
+    /// line end, the block ends at the CR).
+    #[test]
+    fn a_table_of_inputs_and_their_blocks() {
+        let table: &[(&[u8], &[&[u8]])] = &[
+            (b"", &[]),
+            (b"data: a", &[]),
+            (b"data: a\n", &[]),
+            (b"data: a\n\n", &[b"data: a\n\n"]),
+            (b"data: a\n\ndata: b\n\n", &[b"data: a\n\n", b"data: b\n\n"]),
+            (b"data: a\r\n\r\n", &[b"data: a\r\n\r\n"]),
+            // A lone CR ends a line, and a block; the LF after it is its
+            // line end's rest.
+            (b"data: a\r\rdata: b\r\r", &[b"data: a\r\r", b"data: b\r\r"]),
+            (
+                b"data: a\r\r\ndata: b\n\n",
+                &[b"data: a\r\r\n", b"data: b\n\n"],
+            ),
+            (b"data: a\r\n\n", &[b"data: a\r\n\n"]),
+            (b"data: a\n\r\n", &[b"data: a\n\r\n"]),
+            (
+                b"data: a\r\n\r\ndata: b\r\n\r\n",
+                &[b"data: a\r\n\r\n", b"data: b\r\n\r\n"],
+            ),
+            (b"\n\ndata: a\n\n", &[b"\n", b"\n", b"data: a\n\n"]),
+            (
+                b"event: e\ndata: a\ndata: b\n\n",
+                &[b"event: e\ndata: a\ndata: b\n\n"],
+            ),
+            (b": ping\n\n", &[b": ping\n\n"]),
+            // The byte-order mark goes, once; not-quite-marks stay.
+            (b"\xEF\xBB\xBFdata: a\n\n", &[b"data: a\n\n"]),
+            (b"\xEF\xBB\xBF\n", &[b"\n"]),
+            (b"\xEF\xBBdata: a\n\n", &[b"\xEF\xBBdata: a\n\n"]),
+            (
+                b"data: a\n\n\xEF\xBB\xBFdata: b\n\n",
+                &[b"data: a\n\n", b"\xEF\xBB\xBFdata: b\n\n"],
+            ),
+        ];
+        for &(input, want) in table {
+            let whole = blocks(input, input.len().max(1));
+            assert_eq!(whole, want, "{:?}", String::from_utf8_lossy(input));
+            let want: Vec<_> = want.iter().map(|b| cr_ended(b.to_vec())).collect();
+            for size in 1..=input.len().max(1) {
+                let got: Vec<_> = blocks(input, size).into_iter().map(cr_ended).collect();
+                assert_eq!(
+                    got,
+                    want,
+                    "{:?} in chunks of {size}",
+                    String::from_utf8_lossy(input)
+                );
+            }
+        }
+    }
+
+    /// A block inside one chunk is a slice of it, not a copy.
+    #[test]
+    fn a_block_in_one_chunk_is_not_copied() {
+        let chunk = Bytes::from_static(b"data: a\n\ndata: b\n\n");
+        let mut b = Blocks::new();
+        b.push(chunk.clone());
+        let first = b.next().unwrap_or_default();
+        assert_eq!(first.as_ptr(), chunk.as_ptr());
+        assert_eq!(b.next().unwrap_or_default().as_ptr(), chunk[9..].as_ptr());
+        assert_eq!(b.next(), None);
+    }
+
+    /// An unfinished block is held until it ends, then is one block.
+    #[test]
+    fn an_unfinished_block_is_held() {
+        let mut b = Blocks::new();
+        b.push(Bytes::from_static(b"data: a\nda"));
+        assert_eq!(b.next(), None);
+        b.push(Bytes::from_static(b"ta: b\n\ndata"));
+        assert_eq!(b.next().as_deref(), Some(&b"data: a\ndata: b\n\n"[..]));
+        assert_eq!(b.next(), None);
+        b.push(Bytes::from_static(b": c\n\n"));
+        assert_eq!(b.next().as_deref(), Some(&b"data: c\n\n"[..]));
+    }
+}
