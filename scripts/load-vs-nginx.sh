@@ -12,7 +12,7 @@
 # 250,500,1000) the concurrent streams of each stage. The sides:
 #
 #   nginx     nginx 1 worker, proxy_buffering off, upstream keepalive
-#   forward   toolscan proxy on 1 worker thread, requests without `tools`
+#   forward   toolscan proxy --workers 1 (one thread), requests without `tools`
 #             (the answer is forwarded untouched)
 #   parse     the same proxy, requests with `tools` (the answer is parsed
 #             and its call rewritten into `tool_calls`)
@@ -78,7 +78,7 @@ EOF
 "$nginx_bin" -c "$tmp/nginx.conf" -p "$tmp" &
 nginx_master=$!
 pids+=("$nginx_master")
-TOKIO_WORKER_THREADS=1 "$toolscan" proxy --listen "127.0.0.1:$via_toolscan" \
+"$toolscan" proxy --workers 1 --listen "127.0.0.1:$via_toolscan" \
   --upstream "http://127.0.0.1:$up" --format hermes 2>"$tmp/toolscan.log" &
 toolscan_pid=$!
 pids+=("$toolscan_pid")

@@ -85,8 +85,8 @@ count() {
   case $side in
     nginx) valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.%p" \
       "$nginx_bin" -c "$tmp/nginx.conf" -p "$tmp" 2>"$tmp/valgrind.log" & ;;
-    *) TOKIO_WORKER_THREADS=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.%p" \
-      "$toolscan" proxy --listen "127.0.0.1:$via" --upstream "http://127.0.0.1:$up" \
+    *) valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.%p" \
+      "$toolscan" proxy --workers 1 --listen "127.0.0.1:$via" --upstream "http://127.0.0.1:$up" \
       --format hermes 2>"$tmp/valgrind.log" & ;;
   esac
   pid=$!

@@ -122,6 +122,13 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "FILE", env = "TOOLSCAN_MODEL_MAP")]
     pub model_map: Option<PathBuf>,
 
+    /// Threads that serve the requests (default: one per core). With 1,
+    /// the proxy runs on one thread only, the cheapest per event: run
+    /// one such process per core behind the load balancer for the most
+    /// streams a machine can take.
+    #[arg(long, value_name = "N", env = "TOOLSCAN_WORKERS")]
+    pub workers: Option<std::num::NonZeroUsize>,
+
     /// Serve Prometheus metrics (`/metrics`) and a health check
     /// (`/health`) on this address of their own (never on `--listen`,
     /// where the upstream's own `/metrics` is forwarded).

@@ -191,7 +191,7 @@ fn measure(args: &BenchArgs) -> Result<Vec<Run>, Failure> {
         tool_ms: args.tool_ms,
         format: args.format.clone(),
     };
-    let runtime = crate::runtime::server_runtime()?;
+    let runtime = crate::runtime::server_runtime(None)?;
     let progress = Progress::stderr();
     // Ctrl-C ends the run with the requests finished so far.
     let stop = async {

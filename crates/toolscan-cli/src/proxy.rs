@@ -34,7 +34,7 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
     config
         .validate()
         .map_err(|e| Failure::Usage(e.to_string()))?;
-    let runtime = crate::runtime::server_runtime()?;
+    let runtime = crate::runtime::server_runtime(args.workers)?;
     runtime.block_on(async {
         let listener = crate::runtime::listen(&args.listen).await?;
         // (`serve` says where it listens and forwards to.)

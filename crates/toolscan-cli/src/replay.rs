@@ -26,7 +26,7 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     if let Some(name) = &args.default {
         replay = replay.with_default(name);
     }
-    let runtime = crate::runtime::server_runtime()?;
+    let runtime = crate::runtime::server_runtime(None)?;
     runtime.block_on(async {
         let listener = crate::runtime::listen(&args.listen).await?;
         let addr = listener

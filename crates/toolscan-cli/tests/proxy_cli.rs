@@ -41,6 +41,8 @@ async fn proxy_process_logs_json_access_lines_and_serves_metrics() {
             format!("127.0.0.1:{metrics_port}"),
         )
         .env("TOOLSCAN_LOG_FORMAT", "json")
+        // One thread: the current-thread runtime serves it all.
+        .env("TOOLSCAN_WORKERS", "1")
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -71,6 +73,18 @@ async fn proxy_process_logs_json_access_lines_and_serves_metrics() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert!(up, "the health check answers");
+    // The main thread, and at most one of the blocking pool (the
+    // listeners' address lookups): no worker threads.
+    #[cfg(target_os = "linux")]
+    {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+        let threads: usize = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0);
+        assert!((1..=2).contains(&threads), "{threads} threads");
+    }
 
     let request = json!({
         "model": "Qwen/Qwen3-8B",
