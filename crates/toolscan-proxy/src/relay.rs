@@ -141,6 +141,7 @@ pub(crate) async fn relay(
         Some(Ok(first)) => {
             let mut relay = Relay::new(Some(first), Some(rewritten), start, metrics);
             relay.cut = Some(proxy.cut.watch());
+            relay.timed = proxy.settings.metrics.is_some();
             relay.timing = upstream.tally.clone().map(|t| (model, t));
             relay
         }
@@ -230,7 +231,10 @@ pub(crate) struct Relay {
     cut: Option<CutWatch>,
     span: Span,
     start: Instant,
-    /// When the last chunk went, if the last poll sent one.
+    /// The latency each chunk adds is observed (metrics are served):
+    /// else no clock is read per chunk.
+    timed: bool,
+    /// When the last chunk went, if the last poll sent one (and `timed`).
     sent: Option<Instant>,
     bytes: u64,
     metrics: Metrics,
@@ -252,6 +256,7 @@ impl Relay {
             cut: None,
             span: Span::current(),
             start,
+            timed: false,
             sent: None,
             bytes: 0,
             metrics,
@@ -306,14 +311,19 @@ impl Stream for Relay {
         // The time a poll that finds upstream bytes takes is the time the
         // rewrite holds them: the latency the proxy adds. The poll right
         // after a chunk went (which mostly finds nothing) reads no clock:
-        // it counts from that chunk's time.
-        let began = this.sent.take().unwrap_or_else(Instant::now);
+        // it counts from that chunk's time. Without metrics, no clock.
+        let began = match this.sent.take() {
+            None if this.timed => Some(Instant::now()),
+            began => began,
+        };
         match inner.as_mut().poll_next(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Some(Ok(chunk))) => {
-                let now = Instant::now();
-                this.metrics.added(now.saturating_duration_since(began));
-                this.sent = Some(now);
+                if let Some(began) = began {
+                    let now = Instant::now();
+                    this.metrics.added(now.saturating_duration_since(began));
+                    this.sent = Some(now);
+                }
                 this.bytes += chunk.len() as u64;
                 Poll::Ready(Some(Ok(chunk)))
             }

@@ -42,23 +42,15 @@ impl<E: std::error::Error + 'static> std::error::Error for RewriteError<E> {
 /// The upstream body could not be decoded as SSE: a field's value is not
 /// UTF-8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DecodeError(pub(crate) std::str::Utf8Error);
+pub struct DecodeError(pub(crate) crate::sse::fields::NotUtf8);
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "upstream body is not valid SSE: a field is not UTF-8 ({})",
-            self.0
-        )
+        f.write_str("upstream body is not valid SSE: a field is not UTF-8")
     }
 }
 
-impl std::error::Error for DecodeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0)
-    }
-}
+impl std::error::Error for DecodeError {}
 
 /// What can go wrong while rewriting a whole response.
 #[derive(Debug)]

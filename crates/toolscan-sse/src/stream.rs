@@ -20,7 +20,7 @@ use crate::chunks::{ChunkRewriter, Emit};
 use crate::config::Config;
 use crate::error::{DecodeError, RewriteError};
 use crate::sse::blocks::Blocks;
-use crate::sse::fields::{fields, Fields};
+use crate::sse::fields::{fields, Fields, NotUtf8};
 use crate::sse::write;
 
 /// The stream [`rewrite_stream`](crate::rewrite_stream) returns: the
@@ -149,11 +149,7 @@ impl Rewriter {
     /// Rewrites one upstream block (an event: its lines and the blank
     /// line after them); the output goes to `out`. An error when a field
     /// is not UTF-8.
-    pub(crate) fn block(
-        &mut self,
-        block: &[u8],
-        out: &mut BytesMut,
-    ) -> Result<Flow, std::str::Utf8Error> {
+    pub(crate) fn block(&mut self, block: &[u8], out: &mut BytesMut) -> Result<Flow, NotUtf8> {
         let Some(sse) = fields(block)? else {
             return Ok(Flow::Continue);
         };

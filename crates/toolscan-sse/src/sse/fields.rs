@@ -7,9 +7,17 @@
 //! data of several lines is copied (joined).
 
 use std::borrow::Cow;
-use std::str::Utf8Error;
 
 use memchr::{memchr, memchr2};
+
+/// A field's value is not UTF-8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NotUtf8;
+
+/// `bytes` as text, checked with vector instructions.
+fn text(bytes: &[u8]) -> Result<&str, NotUtf8> {
+    simdutf8::basic::from_utf8(bytes).map_err(|_| NotUtf8)
+}
 
 /// One event's fields, borrowed from its block.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,7 +37,7 @@ pub(crate) struct Fields<'a> {
 /// that ends it); `None` when it holds none (blank lines, comments,
 /// unknown fields), which is no event. An error when a field's value is
 /// not UTF-8.
-pub(crate) fn fields(block: &[u8]) -> Result<Option<Fields<'_>>, Utf8Error> {
+pub(crate) fn fields(block: &[u8]) -> Result<Option<Fields<'_>>, NotUtf8> {
     let mut fields = Fields::default();
     let mut any = false;
     let mut rest = block;
@@ -47,7 +55,7 @@ pub(crate) fn fields(block: &[u8]) -> Result<Option<Fields<'_>>, Utf8Error> {
         };
         match name {
             b"data" => {
-                let value = std::str::from_utf8(value)?;
+                let value = text(value)?;
                 fields.data = Some(match fields.data.take() {
                     None => Cow::Borrowed(value),
                     Some(before) => {
@@ -58,10 +66,10 @@ pub(crate) fn fields(block: &[u8]) -> Result<Option<Fields<'_>>, Utf8Error> {
                     }
                 });
             }
-            b"event" => fields.event = Some(std::str::from_utf8(value)?),
-            b"id" if !value.contains(&0) => fields.id = Some(std::str::from_utf8(value)?),
+            b"event" => fields.event = Some(text(value)?),
+            b"id" if !value.contains(&0) => fields.id = Some(text(value)?),
             b"retry" => {
-                let value = std::str::from_utf8(value)?;
+                let value = text(value)?;
                 if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
                     continue;
                 }
