@@ -35,6 +35,9 @@ pub(crate) struct Rewritten<S, E> {
     /// The bytes of the events to send; emptied into each item (its
     /// allocation is taken back once the items sent from it are dropped).
     out: BytesMut,
+    /// A block sent as it came, the whole item so far: sent itself, not
+    /// copied into `out` (which is empty while this is set).
+    whole: Option<Bytes>,
     /// Nothing more is read: `[DONE]` was sent, the upstream ended or
     /// failed.
     ended: bool,
@@ -54,6 +57,7 @@ impl<S, E> Rewritten<S, E> {
             blocks: Blocks::new(),
             rewriter: Rewriter::new(config),
             out: BytesMut::new(),
+            whole: None,
             ended: false,
             failed: None,
         }
@@ -66,6 +70,9 @@ impl<S, E> Rewritten<S, E> {
             let Some(block) = self.blocks.next() else {
                 return;
             };
+            if let Some(whole) = self.whole.take() {
+                self.out.extend_from_slice(&whole);
+            }
             let flow = match self.rewriter.block(&block, &mut self.out) {
                 Ok(flow) => flow,
                 Err(e) => {
@@ -76,6 +83,8 @@ impl<S, E> Rewritten<S, E> {
             };
             match flow {
                 Flow::Continue => {}
+                Flow::AsItCame if self.out.is_empty() => self.whole = Some(block),
+                Flow::AsItCame => self.out.extend_from_slice(&block),
                 Flow::Done => self.ended = true,
                 Flow::TooManyChoices => {
                     self.ended = true;
@@ -96,6 +105,9 @@ where
         let st = self.get_mut();
         loop {
             st.rewrite_blocks();
+            if let Some(whole) = st.whole.take() {
+                return Poll::Ready(Some(Ok(whole)));
+            }
             if !st.out.is_empty() {
                 return Poll::Ready(Some(Ok(st.out.split().freeze())));
             }
@@ -122,6 +134,9 @@ where
 pub(crate) enum Flow {
     /// Read the next event.
     Continue,
+    /// The block is to be sent as it came (nothing was written for it):
+    /// then read the next.
+    AsItCame,
     /// `[DONE]` was sent: stop.
     Done,
     /// The chunk brought more choices than `Config::max_choices`: stop,
@@ -147,15 +162,15 @@ impl Rewriter {
     }
 
     /// Rewrites one upstream block (an event: its lines and the blank
-    /// line after them); the output goes to `out`. An error when a field
-    /// is not UTF-8.
+    /// line after them); the output goes to `out`, unless the block is
+    /// to be sent as it came ([`Flow::AsItCame`]: the caller sends it).
+    /// An error when a field is not UTF-8.
     pub(crate) fn block(&mut self, block: &[u8], out: &mut BytesMut) -> Result<Flow, NotUtf8> {
         let Some(sse) = fields(block)? else {
             return Ok(Flow::Continue);
         };
         let Some(data) = sse.data.as_deref() else {
-            out.extend_from_slice(block);
-            return Ok(Flow::Continue);
+            return Ok(Flow::AsItCame);
         };
         if data.trim() == "[DONE]" {
             self.end(out);
@@ -164,12 +179,24 @@ impl Rewriter {
         }
         let mut emits = std::mem::take(&mut self.emits);
         self.chunks.chunk(data, &mut emits);
-        Self::send(&mut emits, Some((block, &sse)), out);
+        let as_it_came = matches!(emits[..], [Emit::Upstream]);
+        if as_it_came {
+            emits.clear();
+        } else {
+            Self::send(&mut emits, Some((block, &sse)), out);
+        }
         self.emits = emits;
         if self.chunks.too_many_choices() {
+            if as_it_came {
+                out.extend_from_slice(block);
+            }
             return Ok(Flow::TooManyChoices);
         }
-        Ok(Flow::Continue)
+        Ok(if as_it_came {
+            Flow::AsItCame
+        } else {
+            Flow::Continue
+        })
     }
 
     /// Ends every choice that is still open (the upstream ended).
@@ -208,5 +235,32 @@ impl Rewriter {
                 Emit::Added(data) => write::data(out, &data),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+    use toolscan_core::Registry;
+
+    /// An upstream chunk of one block the rewrite leaves alone is sent
+    /// itself: the item is the upstream's bytes, not a copy.
+    #[test]
+    fn a_block_left_alone_is_the_item_itself() {
+        let chunk = Bytes::from_static(
+            b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"finish_reason\":null}]}\n\n",
+        );
+        let Ok(grammar) = Registry::builtin().grammar("hermes") else {
+            panic!("hermes is built in");
+        };
+        let upstream = futures_util::stream::iter([Ok::<_, std::io::Error>(chunk.clone())]);
+        let items: Vec<_> =
+            futures::executor::block_on(Rewritten::new(upstream, Config::new(grammar)).collect());
+        let Some(Ok(first)) = items.first() else {
+            panic!("{items:?}");
+        };
+        assert_eq!(first, &chunk);
+        assert_eq!(first.as_ptr(), chunk.as_ptr());
     }
 }
