@@ -395,6 +395,42 @@ fn sse_rewrite_of_text_with_a_wrong_case_marker_prefix_is_the_same_under_any_chu
     assert_eq!(run(7), whole);
 }
 
+/// `sse_rewrite`, `xml-tool`: an upstream event ending in `\n\r\n` (its
+/// blank line ended by CRLF) passed on as it came kept the LF when it came
+/// in the same chunk as the CR, and lost it when the chunk ended at the
+/// CR (the SSE decoder of our own, before it was released). A block whose
+/// blank line ends in a CR now always ends in CRLF.
+#[test]
+fn an_event_whose_blank_line_is_cut_between_cr_and_lf_is_the_same_under_any_chunking() {
+    use futures::{executor::block_on, stream, StreamExt};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
+    let data = std::fs::read(dir.join("sse-blank-line-cr-cut-before-its-lf.bin"))
+        .expect("the finding is in the repository");
+    let body = &data[3..];
+    assert!(
+        body.windows(3).any(|w| w == b"\n\r\n"),
+        "the finding's line end"
+    );
+    let grammar = Registry::builtin().grammar("xml-tool").expect("xml-tool");
+    let run = |size: usize| -> Vec<u8> {
+        let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = body
+            .chunks(size)
+            .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+            .collect();
+        let config = toolscan_sse::Config::new(grammar.clone()).with_options(options());
+        let out = toolscan_sse::rewrite_stream(stream::iter(chunks), config);
+        block_on(out.collect::<Vec<_>>())
+            .into_iter()
+            .filter_map(Result::ok)
+            .flat_map(|b| b.to_vec())
+            .collect()
+    };
+    let whole = run(body.len().max(1));
+    for size in 1..=16 {
+        assert_eq!(run(size), whole, "chunks of {size}");
+    }
+}
+
 /// The same, in the core and without chance: text that ends in a byte only
 /// a marker of the wrong case begins (`t`, for `TOOL_CALL`) after a
 /// capital that is no marker's (`L`) goes out whole, wherever it sits in
