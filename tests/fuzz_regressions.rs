@@ -359,6 +359,26 @@ fn a_call_abandoned_at_the_end_of_the_stream_is_abandoned_after_it_started() {
     ));
 }
 
+/// What the SSE rewrite under `format` makes of `body` cut into chunks of
+/// `size` bytes (the items that are not errors, joined).
+fn sse_rewrite_in_chunks(body: &[u8], format: &str, size: usize) -> Vec<u8> {
+    use futures::{executor::block_on, stream, StreamExt};
+    let grammar = Registry::builtin()
+        .grammar(format)
+        .expect("a built-in format");
+    let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = body
+        .chunks(size)
+        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+        .collect();
+    let config = toolscan_sse::Config::new(grammar).with_options(options());
+    let out = toolscan_sse::rewrite_stream(stream::iter(chunks), config);
+    block_on(out.collect::<Vec<_>>())
+        .into_iter()
+        .filter_map(Result::ok)
+        .flat_map(|b| b.to_vec())
+        .collect()
+}
+
 /// `sse_rewrite`, `auto`: a "deadly signal" (the target's assertion
 /// aborting) that a replay did not always reproduce: the rewrite's output
 /// differed from run to run (the `t` of `Let` came one chunk later now and
@@ -371,25 +391,11 @@ fn a_call_abandoned_at_the_end_of_the_stream_is_abandoned_after_it_started() {
 /// path. (On a CPU without AVX-512 both paths always agreed.)
 #[test]
 fn sse_rewrite_of_text_with_a_wrong_case_marker_prefix_is_the_same_under_any_chunking() {
-    use futures::{executor::block_on, stream, StreamExt};
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
     let data = std::fs::read(dir.join("sse-hold-depends-on-address.bin"))
         .expect("the finding is in the repository");
     let body = &data[3..];
-    let grammar = Registry::builtin().grammar("auto").expect("auto");
-    let run = |size: usize| -> Vec<u8> {
-        let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = body
-            .chunks(size)
-            .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
-            .collect();
-        let config = toolscan_sse::Config::new(grammar.clone()).with_options(options());
-        let out = toolscan_sse::rewrite_stream(stream::iter(chunks), config);
-        block_on(out.collect::<Vec<_>>())
-            .into_iter()
-            .filter_map(Result::ok)
-            .flat_map(|b| b.to_vec())
-            .collect()
-    };
+    let run = |size: usize| sse_rewrite_in_chunks(body, "auto", size);
     let whole = run(body.len().max(1));
     assert_eq!(run(1), whole);
     assert_eq!(run(7), whole);
@@ -402,7 +408,6 @@ fn sse_rewrite_of_text_with_a_wrong_case_marker_prefix_is_the_same_under_any_chu
 /// blank line ends in a CR now always ends in CRLF.
 #[test]
 fn an_event_whose_blank_line_is_cut_between_cr_and_lf_is_the_same_under_any_chunking() {
-    use futures::{executor::block_on, stream, StreamExt};
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
     let data = std::fs::read(dir.join("sse-blank-line-cr-cut-before-its-lf.bin"))
         .expect("the finding is in the repository");
@@ -411,20 +416,7 @@ fn an_event_whose_blank_line_is_cut_between_cr_and_lf_is_the_same_under_any_chun
         body.windows(3).any(|w| w == b"\n\r\n"),
         "the finding's line end"
     );
-    let grammar = Registry::builtin().grammar("xml-tool").expect("xml-tool");
-    let run = |size: usize| -> Vec<u8> {
-        let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = body
-            .chunks(size)
-            .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
-            .collect();
-        let config = toolscan_sse::Config::new(grammar.clone()).with_options(options());
-        let out = toolscan_sse::rewrite_stream(stream::iter(chunks), config);
-        block_on(out.collect::<Vec<_>>())
-            .into_iter()
-            .filter_map(Result::ok)
-            .flat_map(|b| b.to_vec())
-            .collect()
-    };
+    let run = |size: usize| sse_rewrite_in_chunks(body, "xml-tool", size);
     let whole = run(body.len().max(1));
     for size in 1..=16 {
         assert_eq!(run(size), whole, "chunks of {size}");
