@@ -3,8 +3,9 @@
 //! caller [pushes](Blocks::push) the chunks it reads and takes the
 //! [blocks](Blocks::next) they complete.
 //!
-//! A line ends at `\r\n`, `\n` or `\r`; a block at an empty line. Each
-//! input byte is looked at once ([`memchr2`] jumps to the next line end);
+//! A line ends at `\r\n`, `\n` or `\r`; a block at an empty line. The
+//! scan looks at each input byte once ([`memchr2`] jumps to the next line
+//! end; reading the fields is the block's second and last pass);
 //! a block that lies in one chunk is a slice of it (no copy), one that
 //! spans chunks is gathered in a buffer of its own. A byte-order mark at
 //! the stream's start is dropped; an unfinished block at the end is
