@@ -24,7 +24,7 @@ use memchr::memchr2;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The blocks of one SSE stream.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Blocks {
     /// Input not yet scanned: the scan goes on from its first byte, in
     /// the state `at`.
@@ -59,8 +59,11 @@ enum At {
 impl Blocks {
     pub(crate) fn new() -> Blocks {
         Blocks {
+            input: Bytes::new(),
+            carry: BytesMut::new(),
+            at: At::LineStart,
+            skip_lf: false,
             bom: Some(0),
-            ..Blocks::default()
         }
     }
 
