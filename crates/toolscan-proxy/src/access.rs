@@ -20,6 +20,7 @@ use tracing::{field, info, info_span, Instrument, Span};
 
 use crate::cut::Cut;
 use crate::state::Proxy;
+use crate::woken::Woken;
 use crate::{Metrics, CHAT_COMPLETIONS};
 
 /// When the proxy got the request (in its extensions, for the handlers).
@@ -144,7 +145,7 @@ impl Access {
             inner: body,
             access: self,
         };
-        Response::from_parts(parts, Body::new(counted))
+        Response::from_parts(parts, Body::new(Woken::new(counted)))
     }
 
     fn log(&mut self, outcome: &str) {

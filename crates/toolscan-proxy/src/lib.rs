@@ -91,7 +91,8 @@
 //! library's configuration, the command line's flags and variables, the
 //! per-model [`Route`]s), `state` (the settings resolved once), the
 //! router here (`.route()` per endpoint read, `.fallback(forward)`),
-//! `access` (the access line and metrics, a layer), `chat` (the chat
+//! `access` (the access line and metrics, a layer; `woken`: its streamed
+//! body polled again only once it woke), `chat` (the chat
 //! completions handler, and the layer that reads its body), `emulate`,
 //! `relay` (the rewritten answer on its way out), `line_guard`, `forward`
 //! (the pass-through), `headers`, `errors`, `path` (the normalising
@@ -139,6 +140,7 @@ mod serve;
 mod settings;
 mod state;
 mod upstream;
+mod woken;
 
 pub use config_error::ConfigError;
 pub use metrics::Metrics;

@@ -97,6 +97,10 @@ pub struct ChunkRewriter {
     /// A choice's events the fast path fed and found changed, for the
     /// general path to use rather than feed the content again.
     prefed: Option<(u64, Delta)>,
+    /// What the fast path feeds each chunk's content into, kept between
+    /// chunks so that its text buffer is not made again for each (empty
+    /// between two calls of `fast`).
+    scratch: Delta,
     /// A chunk brought more choices than `config.max_choices`: it and the
     /// rest of the stream are not read.
     over: bool,
@@ -113,6 +117,7 @@ impl ChunkRewriter {
             stale: false,
             seen: None,
             prefed: None,
+            scratch: Delta::default(),
             over: false,
         }
     }
@@ -161,7 +166,7 @@ impl ChunkRewriter {
             .or_insert_with(|| Choice::new(config, t.index));
         if !state.finished {
             if let Some(content) = &t.content {
-                let mut pieces = Delta::default();
+                let mut pieces = std::mem::take(&mut self.scratch);
                 state.feed(content, &mut pieces);
                 if pieces.text != **content || pieces.has_calls_or_reasoning() {
                     let spliced = (!pieces.has_calls_or_reasoning())
@@ -171,6 +176,8 @@ impl ChunkRewriter {
                         self.prefed = Some((t.index, pieces));
                         return false;
                     };
+                    pieces.clear();
+                    self.scratch = pieces;
                     if let Some(json) = spliced {
                         out.push(Emit::Rewritten(json));
                     } else {
@@ -179,6 +186,8 @@ impl ChunkRewriter {
                     self.later_chunk(data, t.seen);
                     return true;
                 }
+                pieces.clear();
+                self.scratch = pieces;
             }
         }
         out.push(Emit::Upstream);

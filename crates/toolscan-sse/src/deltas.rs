@@ -212,6 +212,17 @@ impl Delta {
         }
     }
 
+    /// Empties it for the next feed, keeping what its buffers hold (a
+    /// stream's deltas are fed one after another into one).
+    pub(crate) fn clear(&mut self) {
+        self.text.clear();
+        self.reasoning.clear();
+        self.entries.clear();
+        self.calls.clear();
+        self.diagnostics.clear();
+        self.done = None;
+    }
+
     /// Whether anything but text was produced.
     pub(crate) fn has_calls_or_reasoning(&self) -> bool {
         !self.entries.is_empty() || !self.reasoning.is_empty()

@@ -132,6 +132,7 @@ impl Blocks {
                 }
                 Some(self.carry.split().freeze())
             }
+            None if self.input.is_empty() => None,
             None => {
                 self.carry.extend_from_slice(&self.input);
                 self.input = Bytes::new();
