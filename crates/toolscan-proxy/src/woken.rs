@@ -109,7 +109,11 @@ mod tests {
     /// when the queue is empty (keeping the waker, woken by `push`); it
     /// counts its polls.
     #[derive(Clone, Default)]
-    struct Queue(Arc<Mutex<(VecDeque<&'static str>, Option<Waker>, usize)>>);
+    struct Queue(Arc<Mutex<Queued>>);
+
+    /// A [`Queue`]'s frames, the waker of its last `Pending`, its polls.
+    #[derive(Default)]
+    struct Queued(VecDeque<&'static str>, Option<Waker>, usize);
 
     impl Queue {
         fn push(&self, frame: &'static str) {
