@@ -19,7 +19,8 @@
 #
 # Prints, per stage, the median over the rounds of each side's µs of CPU
 # per upstream event (and, in brackets, the part of it in the kernel) and
-# p99 latency, and the ratios to nginx. Installs
+# p99 latency, and the ratios to nginx; then each round's ratios and their
+# median. Installs
 # nginx with apt-get when it is missing; builds the release binaries
 # (`cargo build --release`). Linux only. Not run in CI: it is a
 # measurement, not a test.
@@ -133,4 +134,20 @@ for n in stages:
         cells.append(f"{cpu:.2f} [{system:.2f}] ({p99:.1f})")
     ratio = lambda s: f"{med[s] / med['nginx']:.2f}×" if s in med and med.get("nginx") else "—"
     print(f"| {n} | " + " | ".join(cells) + f" | {ratio('forward')} | {ratio('parse')} |")
+# Each round's own ratios (a side against the nginx run just before it),
+# and their median: the machine's load drifts between rounds more than
+# within one, so these move less from run to run than the ratio of the
+# medians above.
+print()
+print("| streams | forward ÷ nginx, per round | median | parse ÷ nginx, per round | median |")
+print("|---:|---|---:|---|---:|")
+for n in stages:
+    base = [x[0] for x in rows.get((n, "nginx"), [])]
+    cells = []
+    for side in ("forward", "parse"):
+        mine = [x[0] for x in rows.get((n, side), [])]
+        per = [m / b for m, b in zip(mine, base) if b]
+        cells.append(" ".join(f"{r:.2f}" for r in per) or "—")
+        cells.append(f"{statistics.median(per):.2f}×" if per else "—")
+    print(f"| {n} | " + " | ".join(cells) + " |")
 EOF
