@@ -174,8 +174,10 @@ fn every_format_reads_back_what_it_renders_under_every_chunking() {
                 })
                 .collect();
             // What the format's templates write before the text of a call
-            // turn (an empty `<think></think>`) reads back as text before
-            // it: the rendering without it is the rest of the bytes.
+            // turn (an empty `<think></think>`) reads back as it reads on
+            // its own (as text, or nothing where it is markup, as Kimi K3's
+            // response frame) before the text: the rendering without it is
+            // the rest of the bytes.
             let unframed = RenderOptions {
                 before: Some(String::new()),
                 ..RenderOptions::default()
@@ -183,7 +185,8 @@ fn every_format_reads_back_what_it_renders_under_every_chunking() {
             let frame = format
                 .render_with(case.text, &case.calls, Some(&tools), &unframed)
                 .ok()
-                .and_then(|bare| out.strip_suffix(bare.as_str()).map(str::to_owned));
+                .and_then(|bare| out.strip_suffix(bare.as_str()).map(str::to_owned))
+                .map(|frame| text_of(&events_everywhere(name, &options, &frame)));
             let text = text_of(&events);
             let after_frame = frame.as_deref().and_then(|f| text.strip_prefix(f));
             if calls_of(&events) != want

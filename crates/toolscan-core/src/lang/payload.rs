@@ -1291,8 +1291,8 @@ impl Payload for PyStep {
 /// How a type attribute ([`Field::Type`]) is written when rendering.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) enum TypeWords {
-    /// A JSON type name: `string`, `number`, `integer`, `boolean`, `null`,
-    /// `object`, `array`.
+    /// A JSON type name: `string`, `number`, `boolean`, `null`, `object`,
+    /// `array`.
     #[default]
     Names,
     /// `true` for a string, `false` for any other value (DeepSeek's

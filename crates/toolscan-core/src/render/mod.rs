@@ -257,6 +257,10 @@ impl Format {
         let want: Vec<_> = calls.iter().map(|c| c.arguments.parse().ok()).collect();
         let mut checks = 0;
         let mut exhausted = false;
+        // The text the turn's text reads back as with the frame around it
+        // (a frame may be markup the parser drops, as Kimi K3's response
+        // frame), for the frame it was last read with.
+        let mut framed_text: Option<(String, String)> = None;
         let mut walk = Walk::new(self, &frame, &items, size, tools, |st| {
             checks += 1;
             if checks > MAX_CHECKS {
@@ -264,8 +268,15 @@ impl Format {
                 return false;
             }
             let r = crate::parse(grammar.clone(), options.clone(), st.out.as_bytes());
-            let text_back = format!("{}{text}{}", st.before, st.between);
-            r.text == text_back
+            let written = format!("{}{text}{}", st.before, st.between);
+            let text_back = match &framed_text {
+                Some((w, back)) if *w == written => back,
+                _ => {
+                    let back = crate::parse(grammar.clone(), options.clone(), written.as_bytes());
+                    &framed_text.insert((written, back.text)).1
+                }
+            };
+            r.text == *text_back
                 && r.reasoning.as_deref().unwrap_or("").is_empty()
                 && r.diagnostics.is_empty()
                 && r.tool_calls.len() == calls.len()

@@ -31,12 +31,12 @@ impl Node {
         (r.i == r.s.len()).then_some(n)
     }
 
-    /// The JSON type name of the value.
+    /// The JSON type name of the value (a number is a `number`, whole or
+    /// not: JSON has no integers, and templates write the value's type).
     pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Node::Null => "null",
             Node::Bool(_) => "boolean",
-            Node::Num(n) if n.bytes().all(|b| b.is_ascii_digit() || b == b'-') => "integer",
             Node::Num(_) => "number",
             Node::Str(_) => "string",
             Node::Arr(_) => "array",

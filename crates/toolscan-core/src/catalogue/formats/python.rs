@@ -14,10 +14,21 @@ fn py_call(step: PyStep) -> Vec<Step> {
     ]
 }
 
+/// [`py_call`], its arguments rendered in `style`.
+fn py_call_styled(step: PyStep, style: Style) -> Vec<Step> {
+    vec![
+        capture(Field::Name, &[("(", None)]),
+        styled(style),
+        Step::Py(step),
+        Step::Dispatch,
+    ]
+}
+
 /// A bracketed list of Python calls, `[f(a=1), g(b='x')]`, from its `[`:
 /// each call is dispatched as soon as its `)` is read. A bad element is
-/// text, and the list reads on after it.
-fn py_list() -> Vec<Step> {
+/// text, and the list reads on after it. Its values are rendered in
+/// `style`.
+fn py_list(style: Style) -> Vec<Step> {
     [
         vec![
             lit("["),
@@ -25,7 +36,7 @@ fn py_list() -> Vec<Step> {
             label("call"),
             Step::Ws,
         ],
-        py_call(PyStep::keywords()),
+        py_call_styled(PyStep::keywords(), style),
         vec![
             label("sep"),
             Step::Ws,
@@ -43,9 +54,15 @@ fn py_list() -> Vec<Step> {
 /// between Llama 4's `<|python_start|>` and `<|python_end|>`.
 pub(super) fn pythonic() -> Format {
     let mut wrapped = vec![Step::Ws];
-    wrapped.extend(py_list());
+    wrapped.extend(py_list(Style::default()));
     wrapped.extend([then(&[("<|python_end|>", "end")]), label("end"), Step::End]);
-    let mut bare = py_list();
+    // Rendered as Llama 4's template writes a call turn: the bare list
+    // (the first opener is the one a rendering tries first), strings in
+    // double quotes.
+    let mut bare = py_list(Style {
+        quote: '"',
+        ..Style::default()
+    });
     bare.push(Step::End);
     Format::new(
         "pythonic",
@@ -53,8 +70,8 @@ pub(super) fn pythonic() -> Format {
         "[NAME(key=value, …), …] with Python literals; also between <|python_start|> and \
          <|python_end|>",
     )
-    .opener(Opener::definite("<|python_start|>", wrapped))
     .opener(Opener::bare("[", bare))
+    .opener(Opener::definite("<|python_start|>", wrapped))
 }
 
 /// Olmo 3: calls one per line between `<function_calls>` and

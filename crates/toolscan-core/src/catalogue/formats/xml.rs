@@ -497,14 +497,15 @@ pub(super) fn kimi_k3() -> Format {
         capture(Field::Ordinal, &[("\"", None)]),
         label("sep"),
         lit("<|sep|>"),
-        // Arguments given to the template as a string are one JSON block.
+        // Arguments given to the template as a string are one JSON block;
+        // no arguments, nothing (the order a rendering tries them in).
         Step::Ws,
         prefer("param"),
         Step::OneOf(
             [
+                (Lit::new(CALL_CLOSE), Label::from("params-done")),
                 (Lit::new(JSON), Label::from("json")),
                 (Lit::new("<|open|>argument key=\""), Label::from("param")),
-                (Lit::new(CALL_CLOSE), Label::from("params-done")),
             ]
             .into_iter()
             .chain(missing_close())
@@ -541,7 +542,7 @@ pub(super) fn kimi_k3() -> Format {
     let mut section = vec![Step::Ws, lit(CALL)];
     section.extend(call.iter().cloned());
     let end_of_msg = framing_at_end();
-    Format::new("kimi-k3", "Kimi K3", KIMI_K3)
+    let f = Format::new("kimi-k3", "Kimi K3", KIMI_K3)
         .opener(Opener::definite("<|open|>tools<|sep|>", section))
         // A call after the section's end: a think block or prose between two
         // calls ends the section, and the next call is read on its own.
@@ -560,7 +561,18 @@ pub(super) fn kimi_k3() -> Format {
             "<|close|>message<|sep|>",
             kimi_k3_message_close(),
         ))
-        .opener(Opener::tentative("<|end_of_msg|>", end_of_msg))
+        .opener(Opener::tentative("<|end_of_msg|>", end_of_msg));
+    // The template closes the (empty) think block and frames the content
+    // as the response, closed before the calls, whether there is content
+    // or not.
+    const RESPONSE_CLOSE: &str = "<|close|>response<|sep|>";
+    framed(
+        f,
+        "<|close|>think<|sep|><|open|>response<|sep|>",
+        RESPONSE_CLOSE,
+        RESPONSE_CLOSE,
+        "",
+    )
 }
 
 /// Kimi K3's message close, which ends the completion: framing like the
