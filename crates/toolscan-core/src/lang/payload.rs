@@ -1322,6 +1322,16 @@ pub(crate) struct Style {
     /// Where a raw parameter value that is not a string is written as
     /// Python prints it (templates that print values with `|string`).
     pub python: PyValues,
+    /// A list of calls written one call a line, each line indented by
+    /// this many spaces, the brackets on lines of their own and each call
+    /// flat (Command R7B's `[\n    {…},\n    {…}\n]`); `indent` then
+    /// applies inside a call.
+    pub lines: Option<u8>,
+    /// A key each call object begins with, its value the call's place in
+    /// the turn counted from 0, as a string (Command R7B's
+    /// `"tool_call_id": "0"`). Read back, it is one of the call's other
+    /// keys.
+    pub ordinal: Option<String>,
 }
 
 /// Which raw parameter values are written as Python prints them.
@@ -1347,6 +1357,8 @@ impl Default for Style {
             quote: '\'',
             types: TypeWords::Names,
             python: PyValues::Json,
+            lines: None,
+            ordinal: None,
         }
     }
 }
@@ -1461,7 +1473,8 @@ impl Hint {
 /// `{"render": {"write": TEXT, "sep": TEXT, "prefer": LABEL, "item_sep": ", ",
 /// "key_sep": ": ", "indent": N, "ascii": BOOL, "sort_keys": BOOL,
 /// "quote": "'" | "\"", "types": "names" | "bool",
-/// "python": "json" | "scalars" | "all", "frame": TEXT,
+/// "python": "json" | "scalars" | "all", "lines": N, "ordinal": KEY,
+/// "frame": TEXT,
 /// "text_sep": TEXT, "lead": TEXT, "tail": TEXT}}`.
 impl Payload for Hint {
     fn read(o: &Obj<'_>, kind: &str) -> Result<Hint, FormatFileError> {
@@ -1480,19 +1493,23 @@ impl Payload for Hint {
             "quote",
             "types",
             "python",
+            "lines",
+            "ordinal",
             "frame",
             "text_sep",
             "lead",
             "tail",
         ])?;
         let d = Style::default();
-        let indent = match h.get("indent") {
-            None => None,
+        let spaces = |key: &str| match h.get(key) {
+            None => Ok(None),
             Some(v) => match v.as_u64().and_then(|n| u8::try_from(n).ok()) {
-                Some(n) => Some(n),
-                None => return Err(h.err("indent", "must be a number of spaces up to 255")),
+                Some(n) => Ok(Some(n)),
+                None => Err(h.err(key, "must be a number of spaces up to 255")),
             },
         };
+        let indent = spaces("indent")?;
+        let lines = spaces("lines")?;
         let quote = match h.choice("quote", &["'", "\""])? {
             Some("\"") => '"',
             _ => '\'',
@@ -1519,6 +1536,8 @@ impl Payload for Hint {
                 quote,
                 types,
                 python,
+                lines,
+                ordinal: h.str("ordinal")?.map(str::to_owned),
             },
             frame: Frame {
                 before: h.str("frame")?.map(str::to_owned),
@@ -1554,6 +1573,12 @@ impl Payload for Hint {
         }
         if let Some(n) = s.indent {
             h.insert("indent".into(), n.into());
+        }
+        if let Some(n) = s.lines {
+            h.insert("lines".into(), n.into());
+        }
+        if let Some(k) = &s.ordinal {
+            h.insert("ordinal".into(), k.clone().into());
         }
         for (key, on) in [("ascii", s.ascii), ("sort_keys", s.sort_keys)] {
             if on {
@@ -2459,7 +2484,8 @@ mod tests {
                 "every style key",
                 json!({"render": {
                     "item_sep": ",", "key_sep": ":", "indent": 255, "ascii": true,
-                    "sort_keys": true, "quote": "\"", "types": "bool", "python": "scalars"
+                    "sort_keys": true, "quote": "\"", "types": "bool", "python": "scalars",
+                    "lines": 4, "ordinal": "tool_call_id"
                 }}),
                 Ok(Step::Render(Hint::style(Style {
                     item_sep: ",".into(),
@@ -2470,6 +2496,8 @@ mod tests {
                     quote: '"',
                     types: TypeWords::Bool,
                     python: PyValues::Scalars,
+                    lines: Some(4),
+                    ordinal: Some("tool_call_id".into()),
                 }))),
             ),
             (
@@ -2510,7 +2538,8 @@ mod tests {
                 err(
                     "/program/0/render/colour",
                     "unknown key; expected one of write, sep, prefer, item_sep, key_sep, indent, \
-                     ascii, sort_keys, quote, types, python, frame, text_sep, lead, tail",
+                     ascii, sort_keys, quote, types, python, lines, ordinal, frame, text_sep, \
+                     lead, tail",
                 ),
             ),
             (
@@ -2589,6 +2618,15 @@ mod tests {
                     ..Style::default()
                 })),
                 Ok(json!({"render": {"quote": "\""}})),
+            ),
+            (
+                "calls a line, with their place",
+                Step::Render(Hint::style(Style {
+                    lines: Some(4),
+                    ordinal: Some("tool_call_id".into()),
+                    ..Style::default()
+                })),
+                Ok(json!({"render": {"lines": 4, "ordinal": "tool_call_id"}})),
             ),
             (
                 "capture with every part",

@@ -647,7 +647,7 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                     return None;
                 }
                 let ci = st.ci;
-                let obj = self.call_object(ci, &j.keys)?;
+                let obj = self.call_object(ci, &j.keys, style)?;
                 json(&obj, style, 0, &mut out);
                 st.call = Some(Current {
                     named: true,
@@ -663,14 +663,15 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
                 }
                 let n = self.items.len();
                 let objs = (st.ci..n)
-                    .map(|i| self.call_object(i, &j.keys))
+                    .map(|i| self.call_object(i, &j.keys, style))
                     .collect::<Option<Vec<_>>>()?;
-                let node = if j.shape == Shape::Root && objs.len() == 1 {
-                    objs.into_iter().next()?
+                if j.shape == Shape::Root && objs.len() == 1 {
+                    json(objs.first()?, style, 0, &mut out);
+                } else if let Some(lines) = style.lines {
+                    call_lines(&objs, lines, style, &mut out);
                 } else {
-                    Node::Arr(objs)
-                };
-                json(&node, style, 0, &mut out);
+                    json(&Node::Arr(objs), style, 0, &mut out);
+                }
                 st.block_calls += n - st.ci;
                 st.ci = n;
             }
@@ -1159,22 +1160,47 @@ impl<'a, F: FnMut(&Tape) -> bool> Walk<'a, F> {
 
     /// The call object of call `i` with the format's keys: name, arguments
     /// and, where the format carries one, the id.
-    fn call_object(&mut self, i: usize, keys: &crate::lang::format::CallKeys) -> Option<Node> {
+    fn call_object(
+        &mut self,
+        i: usize,
+        keys: &crate::lang::format::CallKeys,
+        style: &Style,
+    ) -> Option<Node> {
         let item = &self.items[i];
         let args = Node::Obj(item.args.to_vec());
         if keys.keyed {
             return Some(Node::Obj(vec![(item.name.to_owned(), args)]));
         }
-        let mut m = vec![
-            (keys.name.first()?.clone(), Node::Str(item.name.to_owned())),
-            (keys.args.first()?.clone(), args),
-        ];
+        let place = style
+            .ordinal
+            .iter()
+            .map(|k| (k.clone(), Node::Str(i.to_string())));
+        let mut m: Vec<(String, Node)> = place
+            .chain([
+                (keys.name.first()?.clone(), Node::Str(item.name.to_owned())),
+                (keys.args.first()?.clone(), args),
+            ])
+            .collect();
         if let (Some(k), Some(id)) = (&keys.id, item.id) {
             m.push((k.clone(), Node::Str(id.to_owned())));
             self.tape.set_id(i, true);
         }
         Some(Node::Obj(m))
     }
+}
+
+/// A list of calls one a line (`style.lines`): `[`, each call flat on a
+/// line of its own indented by `lines` spaces, `,` after all but the last,
+/// and `]` on the last line.
+fn call_lines(calls: &[Node], lines: u8, style: &Style, out: &mut String) {
+    let pad = " ".repeat(usize::from(lines));
+    out.push('[');
+    for (k, call) in calls.iter().enumerate() {
+        out.push_str(if k == 0 { "\n" } else { ",\n" });
+        out.push_str(&pad);
+        json(call, style, 0, out);
+    }
+    out.push_str("\n]");
 }
 
 /// The format's frame: the first hint that opens an opener's program and

@@ -20,14 +20,22 @@ fn name_args() -> CallKeys {
 /// A list of call objects (or one) after optional whitespace, then
 /// `close`: each call is dispatched as soon as its object closes.
 fn list_closed_by(close: &str, keys: CallKeys) -> Vec<Step> {
-    vec![
-        Step::Ws,
-        json(Shape::CallList, keys, false),
-        Step::Ws,
-        lit(close),
-        Step::Dispatch,
-        Step::End,
-    ]
+    list_in_style_closed_by(None, close, keys)
+}
+
+/// [`list_closed_by`], the list rendered in `style` (if given).
+fn list_in_style_closed_by(style: Option<Style>, close: &str, keys: CallKeys) -> Vec<Step> {
+    [Step::Ws]
+        .into_iter()
+        .chain(style.map(styled))
+        .chain([
+            json(Shape::CallList, keys, false),
+            Step::Ws,
+            lit(close),
+            Step::Dispatch,
+            Step::End,
+        ])
+        .collect()
 }
 
 pub(crate) fn granite() -> Format {
@@ -206,7 +214,17 @@ pub(crate) fn command_r7b() -> Format {
     )
     .opener(Opener::definite(
         "<|START_ACTION|>",
-        list_closed_by("<|END_ACTION|>", cohere_keys()),
+        // The template writes a call a line, each with its place as
+        // `tool_call_id`.
+        list_in_style_closed_by(
+            Some(Style {
+                lines: Some(4),
+                ordinal: Some("tool_call_id".into()),
+                ..Style::default()
+            }),
+            "<|END_ACTION|>",
+            cohere_keys(),
+        ),
     ));
     // The template closes an empty reasoning block before the calls.
     let f = framed(f, "<|START_THINKING|><|END_THINKING|>", "", "", "");
