@@ -1332,6 +1332,10 @@ pub(crate) struct Style {
     /// `"tool_call_id": "0"`). Read back, it is one of the call's other
     /// keys.
     pub ordinal: Option<String>,
+    /// A Python call's arguments that are not strings written as JSON
+    /// (`true`, `null`, `{"a": [1]}`; Olmo 3's template writes them with
+    /// `tojson`), for a format whose reader takes JSON's literals.
+    pub json_values: bool,
 }
 
 /// Which raw parameter values are written as Python prints them.
@@ -1359,6 +1363,7 @@ impl Default for Style {
             python: PyValues::Json,
             lines: None,
             ordinal: None,
+            json_values: false,
         }
     }
 }
@@ -1474,6 +1479,7 @@ impl Hint {
 /// "key_sep": ": ", "indent": N, "ascii": BOOL, "sort_keys": BOOL,
 /// "quote": "'" | "\"", "types": "names" | "bool",
 /// "python": "json" | "scalars" | "all", "lines": N, "ordinal": KEY,
+/// "json_values": BOOL,
 /// "frame": TEXT,
 /// "text_sep": TEXT, "lead": TEXT, "tail": TEXT}}`.
 impl Payload for Hint {
@@ -1495,6 +1501,7 @@ impl Payload for Hint {
             "python",
             "lines",
             "ordinal",
+            "json_values",
             "frame",
             "text_sep",
             "lead",
@@ -1538,6 +1545,7 @@ impl Payload for Hint {
                 python,
                 lines,
                 ordinal: h.str("ordinal")?.map(str::to_owned),
+                json_values: h.flag("json_values")?,
             },
             frame: Frame {
                 before: h.str("frame")?.map(str::to_owned),
@@ -1580,7 +1588,11 @@ impl Payload for Hint {
         if let Some(k) = &s.ordinal {
             h.insert("ordinal".into(), k.clone().into());
         }
-        for (key, on) in [("ascii", s.ascii), ("sort_keys", s.sort_keys)] {
+        for (key, on) in [
+            ("ascii", s.ascii),
+            ("sort_keys", s.sort_keys),
+            ("json_values", s.json_values),
+        ] {
             if on {
                 h.insert(key.into(), true.into());
             }
@@ -2485,7 +2497,7 @@ mod tests {
                 json!({"render": {
                     "item_sep": ",", "key_sep": ":", "indent": 255, "ascii": true,
                     "sort_keys": true, "quote": "\"", "types": "bool", "python": "scalars",
-                    "lines": 4, "ordinal": "tool_call_id"
+                    "lines": 4, "ordinal": "tool_call_id", "json_values": true
                 }}),
                 Ok(Step::Render(Hint::style(Style {
                     item_sep: ",".into(),
@@ -2498,6 +2510,7 @@ mod tests {
                     python: PyValues::Scalars,
                     lines: Some(4),
                     ordinal: Some("tool_call_id".into()),
+                    json_values: true,
                 }))),
             ),
             (
@@ -2538,8 +2551,8 @@ mod tests {
                 err(
                     "/program/0/render/colour",
                     "unknown key; expected one of write, sep, prefer, item_sep, key_sep, indent, \
-                     ascii, sort_keys, quote, types, python, lines, ordinal, frame, text_sep, \
-                     lead, tail",
+                     ascii, sort_keys, quote, types, python, lines, ordinal, json_values, frame, \
+                     text_sep, lead, tail",
                 ),
             ),
             (

@@ -456,7 +456,11 @@ pub(crate) fn py_args(
                 out.push(':');
             }
         }
-        py(x, step, style, out)?;
+        match x {
+            Node::Str(_) => py(x, step, style, out)?,
+            _ if style.json_values => json(x, style, 0, out),
+            _ => py(x, step, style, out)?,
+        }
     }
     out.push(match step.args {
         PyArgs::Keywords => ')',
@@ -509,6 +513,14 @@ mod tests {
         let mut out = String::new();
         py_args(&args, &PyStep::keywords(), &Style::default(), &mut out).unwrap();
         assert_eq!(out, "q='it\\'s', on=True, n=None, l=[1, 'a'])");
+        // Olmo 3: strings Python's, every other value JSON.
+        let olmo = Style {
+            json_values: true,
+            ..Style::default()
+        };
+        let mut out = String::new();
+        py_args(&args, &PyStep::keywords(), &olmo, &mut out).unwrap();
+        assert_eq!(out, "q='it\\'s', on=true, n=null, l=[1, \"a\"])");
         let gemma = PyStep::bare_keys("<escape>");
         let style = Style {
             item_sep: ",".into(),

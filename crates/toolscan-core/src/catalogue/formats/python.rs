@@ -89,7 +89,14 @@ pub(super) fn olmo3() -> Format {
         label("call"),
         Step::Ws,
     ];
-    program.extend(py_call(PyStep::keywords().json_literals()));
+    // Its template writes a value that is not a string with `tojson`.
+    program.extend(py_call_styled(
+        PyStep::keywords().json_literals(),
+        Style {
+            json_values: true,
+            ..Style::default()
+        },
+    ));
     program.extend([
         label("line"),
         writes("\n"),
