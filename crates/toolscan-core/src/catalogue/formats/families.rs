@@ -5,7 +5,8 @@
 //! over the same machinery as every other format.
 
 use crate::catalogue::shorthand::{
-    capture, fence, fork, framed, json, label, lit, opt, styled, then, wrapped_spaced, writes,
+    capture, fence, fork, framed, json, label, lit, opt, prefer, styled, then, wrapped_spaced,
+    writes,
 };
 use crate::lang::format::{
     ByteSet, CallKeys, Capture, Field, Format, Label, Lit, Opener, Shape, Step, Style, Trim, Trust,
@@ -386,7 +387,10 @@ pub(crate) fn harmony() -> Format {
         // the HF template writes it), or none — the recipient may go
         // straight to `<|message|>`.
         label("content-type"),
+        // Rendered as gpt-oss's template writes it: ` json<|message|>`.
+        writes(" "),
         Step::Blank,
+        prefer("type-word"),
         fork(&[(b"<", "constrain-or-message"), (b"", "type-word")]),
         label("constrain-or-message"),
         Step::OneOf(vec![
@@ -394,6 +398,7 @@ pub(crate) fn harmony() -> Format {
             (Lit::new(MESSAGE), Label::from("message")),
         ]),
         label("type-word"),
+        writes("json"),
         Step::Word,
         lit(MESSAGE),
         label("message"),
@@ -401,6 +406,7 @@ pub(crate) fn harmony() -> Format {
         Step::args(),
         Step::Dispatch,
         // `<|call|>` is a stop token, often stripped.
+        writes("<|call|>"),
         then(&[("<|call|>", "end")]),
         label("end"),
         Step::End,
@@ -426,6 +432,7 @@ pub(crate) fn harmony() -> Format {
             // A recipient and a channel: Harmony's markup, at the start of
             // the stream too (a failure from here on is reported).
             Step::Definite,
+            writes("commentary"),
             Step::Capture(Capture::before(Field::Discard, b" <")),
             Step::goto("content-type"),
         ]
@@ -450,9 +457,11 @@ pub(crate) fn harmony() -> Format {
          {json}<|call|>; other channels' headers are markup, their content text (analysis: \
          reasoning)",
     )
+    // (The stream's start first: a rendering of calls alone writes them
+    // as gpt-oss's template does, the recipient in the role part.)
+    .opener(Opener::stream_start(stream_start))
     .opener(Opener::definite("<|channel|>", channel))
     .opener(Opener::definite("<|start|>", start))
-    .opener(Opener::stream_start(stream_start))
     .opener(Opener::definite("<|end|>", end_of_message.clone()))
     .opener(Opener::definite("<|return|>", end_of_message.clone()))
     .opener(Opener::definite("<|call|>", end_of_message))
