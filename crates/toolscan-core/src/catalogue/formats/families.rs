@@ -364,13 +364,14 @@ pub(crate) fn functionary_v32() -> Format {
     .opener(Opener::tentative(">>>", program).with_trust(Trust::Bare))
 }
 
-pub(crate) fn harmony() -> Format {
+/// Harmony's message from its `<|channel|>` on (see [`harmony`]).
+fn harmony_channel() -> Vec<Step> {
     const MESSAGE: &str = "<|message|>";
     // The header of a message: which channel, then (for a call) the
     // recipient and the content type. Headers are markup; a message that
     // is not a call leaves its content as text (reasoning, for the
     // `analysis` channel with reasoning separation on).
-    let channel = vec![
+    vec![
         label("channel"),
         Step::OneOf(vec![
             (Lit::new("analysis"), Label::from("analysis")),
@@ -419,7 +420,11 @@ pub(crate) fn harmony() -> Format {
         lit(MESSAGE),
         Step::Frame,
         Step::End,
-    ];
+    ]
+}
+
+pub(crate) fn harmony() -> Format {
+    let channel = harmony_channel();
     // `<|start|>assistant`, the recipient maybe in the role part, then the
     // channel.
     let role_to = || {

@@ -539,14 +539,21 @@ pub(super) fn kimi_k3() -> Format {
         Step::DispatchBefore(Lit::new(CALL)),
         Step::goto("name"),
     ]);
-    let mut section = vec![Step::Ws, lit(CALL)];
+    kimi_k3_framed(call, CALL)
+}
+
+/// Kimi K3 from its program from a call's name on (`call`, after the call
+/// opener `call_open`): the call section, a call on its own, the framing
+/// of the content, as its template frames a turn with calls.
+fn kimi_k3_framed(call: Vec<Step>, call_open: &str) -> Format {
+    let mut section = vec![Step::Ws, lit(call_open)];
     section.extend(call.iter().cloned());
     let end_of_msg = framing_at_end();
     let f = Format::new("kimi-k3", "Kimi K3", KIMI_K3)
         .opener(Opener::definite("<|open|>tools<|sep|>", section))
         // A call after the section's end: a think block or prose between two
         // calls ends the section, and the next call is read on its own.
-        .opener(Opener::definite(CALL, call))
+        .opener(Opener::definite(call_open, call))
         // The message's content is framed: the frame is markup, the content
         // text.
         .opener(Opener::definite(
