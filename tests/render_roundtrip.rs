@@ -276,3 +276,29 @@ fn calls_are_spelt_between_and_around_as_the_templates_write_them() {
          {\"name\": \"search\", \"parameters\": {\"query\": \"météo\"}}\n"
     );
 }
+
+/// A frame that is markup (Kimi K3's response frame) is written around the
+/// text, and the text must still read back as it was given: a text that
+/// itself holds the frame's markup, which would read back as nothing, is
+/// refused rather than rendered.
+#[test]
+fn a_markup_frame_reads_back_around_the_text_and_text_holding_it_is_refused() {
+    let kimi = Registry::builtin()
+        .get("kimi-k3")
+        .expect("built-in")
+        .clone();
+    let call = Call::from_value("get_weather", &json!({"city": "Zürich"})).expect("an object");
+    let out = kimi
+        .render("Let me check.", std::slice::from_ref(&call), None)
+        .expect("renders");
+    assert!(
+        out.starts_with(
+            "<|close|>think<|sep|><|open|>response<|sep|>Let me check.<|close|>response<|sep|><|open|>tools<|sep|>"
+        ),
+        "{out:?}"
+    );
+    assert_eq!(
+        kimi.render("a<|close|>response<|sep|>b", &[call], None),
+        Err(RenderError::Unwritable)
+    );
+}

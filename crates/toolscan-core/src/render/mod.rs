@@ -257,10 +257,11 @@ impl Format {
         let want: Vec<_> = calls.iter().map(|c| c.arguments.parse().ok()).collect();
         let mut checks = 0;
         let mut exhausted = false;
-        // The text the turn's text reads back as with the frame around it
-        // (a frame may be markup the parser drops, as Kimi K3's response
-        // frame), for the frame it was last read with.
-        let mut framed_text: Option<(String, String)> = None;
+        // What the frame around the turn's text reads back as, each part on
+        // its own (a frame may be markup the parser drops, as Kimi K3's
+        // response frame), for the frame it was last read for: the text
+        // itself must read back as it is, between the two.
+        let mut frame_text: Option<((String, String), (String, String))> = None;
         let mut walk = Walk::new(self, &frame, &items, size, tools, |st| {
             checks += 1;
             if checks > MAX_CHECKS {
@@ -268,15 +269,19 @@ impl Format {
                 return false;
             }
             let r = crate::parse(grammar.clone(), options.clone(), st.out.as_bytes());
-            let written = format!("{}{text}{}", st.before, st.between);
-            let text_back = match &framed_text {
-                Some((w, back)) if *w == written => back,
+            let read = |part: &str| crate::parse(grammar.clone(), options.clone(), part.as_bytes());
+            let (before, between) = match &frame_text {
+                Some((frame, back)) if frame.0 == st.before && frame.1 == st.between => back,
                 _ => {
-                    let back = crate::parse(grammar.clone(), options.clone(), written.as_bytes());
-                    &framed_text.insert((written, back.text)).1
+                    let back = (read(&st.before).text, read(&st.between).text);
+                    let frame = (st.before.clone(), st.between.clone());
+                    &frame_text.insert((frame, back)).1
                 }
             };
-            r.text == *text_back
+            r.text
+                .strip_prefix(before.as_str())
+                .and_then(|t| t.strip_suffix(between.as_str()))
+                == Some(text)
                 && r.reasoning.as_deref().unwrap_or("").is_empty()
                 && r.diagnostics.is_empty()
                 && r.tool_calls.len() == calls.len()
