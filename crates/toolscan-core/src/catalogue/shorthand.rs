@@ -8,7 +8,7 @@ use crate::lang::format::{
     ByteSet, CallKeys, Capture, Field, Format, Hint, JsonStep, Label, Lit, Opener, Shape, Step,
     Style, Trust,
 };
-use crate::lang::payload::Frame;
+use crate::lang::hint::Frame;
 
 /// A rendering hint: the next step writes `s` (see [`Hint::write`]).
 pub(crate) fn writes(s: &str) -> Step {

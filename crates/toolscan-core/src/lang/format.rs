@@ -10,9 +10,10 @@
 //! what they carry (`payload.rs`) are the crate's own, and are re-exported
 //! here for the catalogue and the engine.
 
+pub(crate) use crate::lang::hint::{Hint, Style, TypeWords};
 pub(crate) use crate::lang::payload::{
-    ByteSet, CallKeys, Capture, Close, Container, ElementEnd, Field, Hint, JsonStep, Label, Lit,
-    PyArgs, PyStep, PyStrings, Shape, Style, Trim, TypeWords, ValueStep,
+    ByteSet, CallKeys, Capture, Close, Container, ElementEnd, Field, JsonStep, Label, Lit, PyArgs,
+    PyStep, PyStrings, Shape, Trim, ValueStep,
 };
 pub(crate) use crate::lang::results::Results;
 pub(crate) use crate::lang::step::Step;

@@ -10,6 +10,7 @@
 pub(crate) mod format;
 pub mod format_file;
 pub(crate) mod grammar;
+pub(crate) mod hint;
 pub(crate) mod op;
 pub(crate) mod payload;
 pub(crate) mod program;

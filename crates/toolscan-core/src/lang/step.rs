@@ -32,10 +32,11 @@ use serde_json::{Map, Value};
 
 use crate::error::FormatFileError;
 use crate::lang::format_file::fields::{Obj, Payload};
+use crate::lang::hint::Hint;
 use crate::lang::op::{CaptureOp, CloseOp, ThenOp, ThenOpt, ValueOp};
 use crate::lang::payload::{
-    ByteSet, CallKeys, Capture, Close, Container, ElementEnd, Field, Hint, JsonStep, Label, Lit,
-    PyStep, PyStrings, Shape, ValueStep,
+    ByteSet, CallKeys, Capture, Close, Container, ElementEnd, Field, JsonStep, Label, Lit, PyStep,
+    PyStrings, Shape, ValueStep,
 };
 
 /// The table's shape: `words` are steps written as a bare string (they

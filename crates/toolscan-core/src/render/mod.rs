@@ -125,7 +125,7 @@ impl RenderOptions {
     }
 
     /// The format's frame with these options over it.
-    fn over(&self, frame: Option<&crate::lang::payload::Frame>) -> crate::lang::payload::Frame {
+    fn over(&self, frame: Option<&crate::lang::hint::Frame>) -> crate::lang::hint::Frame {
         let mut f = frame.cloned().unwrap_or_default();
         for (mine, theirs) in [
             (&self.before, &mut f.before),

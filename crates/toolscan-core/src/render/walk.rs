@@ -23,7 +23,7 @@ use crate::lang::format::{
     ByteSet, Capture, Close, Container, Field, Format, Hint, JsonStep, Label, Lit, Opener, PyArgs,
     Shape, Step, Style, TypeWords, ValueStep,
 };
-use crate::lang::payload::{Frame as TurnFrame, PyValues};
+use crate::lang::hint::{Frame as TurnFrame, PyValues};
 use crate::render::value::{json, py_args, py_repr, xml_escape, Node};
 use crate::scan::marker::is_word;
 use crate::tools::Tools;

@@ -7,7 +7,7 @@ use crate::lang::format::{
     ByteSet, Capture, Close, Container, Field, Format, Hint, Label, Lit, Opener, Step, Style, Trim,
     TypeWords, ValueStep,
 };
-use crate::lang::payload::PyValues;
+use crate::lang::hint::PyValues;
 
 /// How a parameter-style body writes one parameter.
 struct Params {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::fields::Obj;
 use crate::error::{child, FormatFileError};
 use crate::lang::format::{CallKeys, Lit, Opener, Step, Trim, Trust};
-use crate::lang::payload::read_lit;
+use crate::lang::format_file::payloads::read_lit;
 use crate::lang::results::Results;
 
 /// Refuses an object that names a key twice (JSON parsers keep one of

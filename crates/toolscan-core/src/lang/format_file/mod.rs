@@ -213,6 +213,7 @@
 mod compile;
 mod description;
 pub(crate) mod fields;
+pub(crate) mod payloads;
 mod write;
 
 pub use crate::error::FormatFileError;

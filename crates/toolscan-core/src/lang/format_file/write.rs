@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{child, FormatFileError};
 use crate::lang::format::{Format, Opener, Trust};
-use crate::lang::payload::write_lit;
+use crate::lang::format_file::payloads::write_lit;
 
 impl Format {
     /// The format as a JSON description (pretty-printed), each opener in
