@@ -16,12 +16,10 @@ fn py_call(step: PyStep) -> Vec<Step> {
 
 /// [`py_call`], its arguments rendered in `style`.
 fn py_call_styled(step: PyStep, style: Style) -> Vec<Step> {
-    vec![
-        capture(Field::Name, &[("(", None)]),
-        styled(style),
-        Step::Py(step),
-        Step::Dispatch,
-    ]
+    let mut call = py_call(step);
+    // The hint just before the `py` step, after the name.
+    call.insert(1, styled(style));
+    call
 }
 
 /// A bracketed list of Python calls, `[f(a=1), g(b='x')]`, from its `[`:
