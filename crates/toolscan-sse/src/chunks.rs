@@ -169,9 +169,12 @@ impl ChunkRewriter {
                 let mut pieces = std::mem::take(&mut self.scratch);
                 state.feed(content, &mut pieces);
                 if pieces.text != **content || pieces.has_calls_or_reasoning() {
-                    let spliced = (!pieces.has_calls_or_reasoning())
-                        .then(|| crate::light::changed_text(data, &pieces.text))
-                        .flatten();
+                    let spliced = match &t.seen {
+                        Some(seen) if !pieces.has_calls_or_reasoning() => {
+                            crate::light::changed_text(data, seen, &pieces.text)
+                        }
+                        _ => None,
+                    };
                     let Some(spliced) = spliced else {
                         self.prefed = Some((t.index, pieces));
                         return false;
@@ -546,7 +549,7 @@ mod tests {
     use serde_json::{Map, Value};
 
     use super::carries_nothing;
-    use crate::light::changed_text;
+    use crate::light::{changed_text, text_only, Like};
 
     /// What the general path sends for a text-only chunk whose text became
     /// `text`: the chunk, its content replaced, unless it carries nothing.
@@ -557,27 +560,67 @@ mod tests {
         (!carries_nothing(&chunk)).then_some(Value::Object(chunk))
     }
 
+    /// What the fast path sends for `data` (read against `like`, the chunk
+    /// before it, if any) whose text became `text`.
+    fn fast(data: &str, like: Option<&str>, text: &str) -> Option<Value> {
+        let like = like.map(|before| Like {
+            data: before,
+            seen: text_only(before, None).unwrap().seen.unwrap(),
+        });
+        let seen = text_only(data, like)
+            .expect("a text-only chunk")
+            .seen
+            .unwrap();
+        let spliced = changed_text(data, &seen, text).expect("read by the fast path");
+        spliced.map(|json| serde_json::from_str::<Value>(&json).unwrap())
+    }
+
     #[test]
     fn changed_text_sends_what_the_general_path_sends() {
         let chunks = [
             r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"<tool"},"finish_reason":null}]}"#,
-            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","role":null,"tool_calls":[]},"logprobs":null}],"usage":null}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","role":null,"tool_calls":null},"logprobs":null}],"usage":null}"#,
             r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","reasoning_content":""}}],"t_us":17}"#,
             r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","role":"assistant"}}]}"#,
             r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":[]}}]}"#,
-            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","tool_calls":[ ]}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","refusal":[ ]}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x","audio":[0]}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"content":"x"},"logprobs":null,"x":null}],"usage":{"n":1}}"#,
             r#"{ "id": "c", "choices": [ { "index": 0, "delta": { "content": "a\"b" } } ], "extra": [1] }"#,
         ];
         for data in chunks {
             for text in ["", "held <b>\"quoted\"\n"] {
-                let spliced = changed_text(data, text).expect("read by the fast path");
-                let spliced = spliced.map(|json| serde_json::from_str::<Value>(&json).unwrap());
-                assert_eq!(spliced, general(data, text), "{data} with {text:?}");
+                assert_eq!(
+                    fast(data, None, text),
+                    general(data, text),
+                    "{data} with {text:?}"
+                );
             }
         }
-        // A key with escapes is the general path's.
-        let escaped =
-            r#"{"id":"c","choices":[{"index":0,"delta":{"cont\u0065nt":"x","content":"y"}}]}"#;
-        assert_eq!(changed_text(escaped, ""), None);
+    }
+
+    /// A chunk read against the one before it (only its content and
+    /// numbers differ) is spliced and held back as when read whole.
+    #[test]
+    fn changed_text_of_a_chunk_read_against_the_last() {
+        let pairs = [
+            (
+                r#"{"id":"c","created":1,"choices":[{"index":0,"delta":{"content":"a"},"logprobs":null}]}"#,
+                r#"{"id":"c","created":22,"choices":[{"index":0,"delta":{"content":"bb"},"logprobs":null}]}"#,
+            ),
+            (
+                r#"{"id":"c","t":1,"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"n":1}}"#,
+                r#"{"id":"c","t":2,"choices":[{"index":0,"delta":{"content":"<tool_call>"}}],"usage":{"n":2}}"#,
+            ),
+        ];
+        for (before, data) in pairs {
+            for text in ["", "kept"] {
+                assert_eq!(
+                    fast(data, Some(before), text),
+                    general(data, text),
+                    "{data} with {text:?}"
+                );
+            }
+        }
     }
 }
