@@ -222,16 +222,25 @@ fn process_cpu_split(pids: &[u32]) -> Option<(f64, f64)> {
     Some((all as f64 / 100.0, system as f64 / 100.0))
 }
 
-/// CPU seconds of processes `pids`, all their threads (`None` off Linux).
+/// CPU seconds of processes `pids`, all their threads (`None` off Linux):
+/// the sum of each thread's `se.sum_exec_runtime` in `/proc/…/sched`
+/// (milliseconds, to the nanosecond: a stage's third of a second of CPU
+/// is only 35 ticks of `stat`, ±3 % by the tick alone), else from `stat`.
 fn process_cpu_seconds(pids: &[u32]) -> Option<f64> {
-    let mut ticks = 0u64;
-    for pid in pids {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let after = stat.rsplit_once(')')?.1;
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        ticks += fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    }
-    Some(ticks as f64 / 100.0)
+    let scheduled = || {
+        let mut ms = 0.0;
+        for pid in pids {
+            for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+                let sched = std::fs::read_to_string(task.ok()?.path().join("sched")).ok()?;
+                let line = sched
+                    .lines()
+                    .find(|l| l.starts_with("se.sum_exec_runtime"))?;
+                ms += line.rsplit(':').next()?.trim().parse::<f64>().ok()?;
+            }
+        }
+        Some(ms / 1e3)
+    };
+    scheduled().or_else(|| process_cpu_split(pids).map(|(all, _)| all))
 }
 
 /// Where the proxy's CPU time is read: threads of this process, or other

@@ -176,13 +176,19 @@ fn chunked(chunk: &mut Chunk, buf: &mut BytesMut) -> Decoded {
                     return Decoded::More;
                 }
                 let n = left.min(buf.len() as u64);
-                *chunk = if n == left {
-                    Chunk::DataEnd
-                } else {
-                    Chunk::Data(left - n)
-                };
                 // `n` is at most `buf.len()`: it fits a usize.
-                return Decoded::Data(buf.split_to(n as usize).freeze());
+                let data = buf.split_to(n as usize).freeze();
+                *chunk = if n < left {
+                    Chunk::Data(left - n)
+                } else if buf.starts_with(b"\r\n") {
+                    // The CRLF after the data came with it, as it mostly
+                    // does: taken now, not on the next call.
+                    buf.advance(2);
+                    Chunk::Size
+                } else {
+                    Chunk::DataEnd
+                };
+                return Decoded::Data(data);
             }
             Chunk::DataEnd => {
                 if buf.len() < 2 {
